@@ -1,0 +1,51 @@
+use std::fmt;
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// What went wrong, with enough words to say what to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// `Eal::init` was called a second time in one process.
+    EalAlreadyStarted,
+    /// `rte_eal_init` failed.
+    EalInit { reason: String },
+    /// No port matched the given id, PCI address or name.
+    NoSuchPort { spec: String, available: Vec<(u16, String)> },
+    /// A request beyond what the device reports it can do.
+    Limit { port: u16, what: &'static str, asked: u64, limit: String },
+    /// A DPDK call failed.
+    Call { call: &'static str, code: i32, message: String },
+    /// A worker closure panicked on an lcore.
+    WorkerPanicked { lcore: u32, message: String },
+    /// Anything else, said plainly.
+    Other(String),
+}
+
+impl Error {
+    pub(crate) fn call(call: &'static str, code: i32) -> Error {
+        Error::Call { call, code, message: crate::errno_message(code) }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::EalAlreadyStarted => write!(f, "the DPDK EAL is already started in this process (it starts once per process)"),
+            Error::EalInit { reason } => write!(f, "the DPDK EAL failed to start: {reason}"),
+            Error::NoSuchPort { spec, available } => {
+                if available.is_empty() {
+                    write!(f, "port {spec:?} not found: DPDK sees no ports (bind a NIC to vfio-pci, or add --vdev after --)")
+                } else {
+                    let list: Vec<String> = available.iter().map(|(id, name)| format!("{id} ({name})")).collect();
+                    write!(f, "port {spec:?} not found; available ports: {}", list.join(", "))
+                }
+            }
+            Error::Limit { port, what, asked, limit } => write!(f, "port {port}: {what} {asked} is beyond the device's limit ({limit})"),
+            Error::Call { call, code, message } => write!(f, "{call} failed: {message} ({code})"),
+            Error::WorkerPanicked { lcore, message } => write!(f, "worker on lcore {lcore} panicked: {message}"),
+            Error::Other(s) => f.write_str(s),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

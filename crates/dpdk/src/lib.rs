@@ -1,0 +1,40 @@
+//! A small safe layer over DPDK for blastdrop: the EAL (once per process),
+//! ports opened by id, PCI address or device name and checked against what
+//! the device reports, per-queue mempools, and work launched on EAL lcores
+//! with panics caught at the `extern "C"` boundary.
+//!
+//! Handles here (`Port`, `RxQueue`, `TxQueue`, `Mempool`) must not outlive
+//! the [`Eal`]; the binaries hold the `Eal` for the whole of `main`.
+
+mod eal;
+mod error;
+mod lcore;
+mod mbuf;
+mod mempool;
+mod port;
+
+pub use eal::{tsc_hz, rdtsc, Eal};
+pub use error::{Error, Result};
+pub use lcore::{launch, LcoreJob};
+pub use mbuf::{Mbuf, MbufLayout};
+pub use mempool::{Mempool, PoolSizing};
+pub use port::{available_ports, Configured, DescLimits, DeviceInfo, Link, Port, PortConfig, PortStats, RxQueue, TxQueue, XstatIds};
+
+pub use dpdk_ffi as ffi;
+
+/// The DPDK version this build was compiled against.
+pub fn built_against() -> &'static str {
+    dpdk_ffi::BUILT_AGAINST
+}
+
+/// The version string of the DPDK library loaded at run time.
+pub fn runtime_version() -> String {
+    // SAFETY: rte_version returns a static NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(dpdk_ffi::rte_version()) }.to_string_lossy().into_owned()
+}
+
+pub(crate) fn errno_message(code: i32) -> String {
+    let code = code.abs();
+    // SAFETY: rte_strerror returns a pointer to a static or thread-local string.
+    unsafe { std::ffi::CStr::from_ptr(dpdk_ffi::rte_strerror(code)) }.to_string_lossy().into_owned()
+}

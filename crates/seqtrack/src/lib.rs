@@ -1,0 +1,284 @@
+//! Per-stream sequence accounting at the receiver: how many frames were
+//! lost, reordered or duplicated, from the 32-bit sequence numbers in the
+//! probe headers.
+//!
+//! Each stream keeps the next sequence number it expects and a ring of the
+//! last [`WINDOW`] sequence numbers, so a late frame can be told from a
+//! duplicate. A frame older than the window is counted `late`: it arrived,
+//! but whether it was a duplicate or a reordered frame can no longer be said,
+//! and it does not reduce `lost`.
+//!
+//! `lost` counts gaps behind the newest frame seen. Frames lost after the
+//! last one that arrived are invisible to the receiver alone: comparing with
+//! the sender's count per stream closes that gap.
+
+use serde::Serialize;
+
+/// Sequence numbers remembered per stream.
+pub const WINDOW: u64 = 1024;
+const WORDS: usize = (WINDOW / 64) as usize;
+
+/// Counts for one stream, or summed over many.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SeqCounts {
+    pub received: u64,
+    pub lost: u64,
+    pub reordered: u64,
+    pub duplicates: u64,
+    pub late: u64,
+}
+
+impl SeqCounts {
+    pub fn add(&mut self, o: &SeqCounts) {
+        self.received += o.received;
+        self.lost += o.lost;
+        self.reordered += o.reordered;
+        self.duplicates += o.duplicates;
+        self.late += o.late;
+    }
+}
+
+/// The state of one stream.
+#[derive(Clone)]
+pub struct StreamTracker {
+    /// The extended (64-bit) sequence number expected next.
+    next: u64,
+    seen: [u64; WORDS],
+    pub counts: SeqCounts,
+}
+
+impl Default for StreamTracker {
+    fn default() -> Self {
+        StreamTracker { next: 0, seen: [0; WORDS], counts: SeqCounts::default() }
+    }
+}
+
+/// What one arrival was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    InOrder,
+    /// Ahead of the expected number by this many (the gap is now lost).
+    Gap(u64),
+    /// Behind the newest, not seen before: fills a gap.
+    Reordered,
+    Duplicate,
+    /// Too old to tell.
+    Late,
+}
+
+impl StreamTracker {
+    #[inline(always)]
+    fn bit(seq: u64) -> (usize, u64) {
+        let slot = seq % WINDOW;
+        ((slot / 64) as usize, 1u64 << (slot % 64))
+    }
+
+    /// Extends a 32-bit sequence number to the 64-bit number nearest to the
+    /// one expected, so wrap-around is seamless.
+    #[inline(always)]
+    fn extend(&self, seq: u32) -> Option<u64> {
+        let reference = self.next.wrapping_sub(1);
+        let delta = seq.wrapping_sub(reference as u32) as i32 as i64;
+        let ext = reference as i64 + delta;
+        if self.next == 0 {
+            return Some(u64::from(seq));
+        }
+        (ext >= 0).then_some(ext as u64)
+    }
+
+    /// Accounts one arrival of `seq`.
+    #[inline]
+    pub fn record(&mut self, seq: u32) -> Arrival {
+        self.counts.received += 1;
+        let Some(ext) = self.extend(seq) else {
+            self.counts.late += 1;
+            return Arrival::Late;
+        };
+        if ext >= self.next {
+            let gap = ext - self.next;
+            // Forget what the window held for the numbers now skipped over.
+            for s in self.next..ext.min(self.next + WINDOW) {
+                let (w, b) = Self::bit(s);
+                self.seen[w] &= !b;
+            }
+            let (w, b) = Self::bit(ext);
+            self.seen[w] |= b;
+            self.next = ext + 1;
+            self.counts.lost += gap;
+            return if gap == 0 { Arrival::InOrder } else { Arrival::Gap(gap) };
+        }
+        if self.next - ext > WINDOW {
+            self.counts.late += 1;
+            return Arrival::Late;
+        }
+        let (w, b) = Self::bit(ext);
+        if self.seen[w] & b != 0 {
+            self.counts.duplicates += 1;
+            Arrival::Duplicate
+        } else {
+            self.seen[w] |= b;
+            self.counts.reordered += 1;
+            self.counts.lost = self.counts.lost.saturating_sub(1);
+            Arrival::Reordered
+        }
+    }
+
+    /// The highest sequence number seen plus one (extended), 0 if none.
+    pub fn next_expected(&self) -> u64 {
+        self.next
+    }
+}
+
+/// Trackers for a bounded set of stream ids, allocated up front so the
+/// receive path never allocates. Ids beyond the capacity are counted apart.
+pub struct StreamTable {
+    streams: Vec<StreamTracker>,
+    /// Frames whose stream id was beyond the table.
+    pub untracked: u64,
+    /// Running totals over all streams, kept so a reader need not walk the table.
+    pub totals: SeqCounts,
+}
+
+impl StreamTable {
+    pub fn with_capacity(streams: usize) -> Self {
+        StreamTable { streams: vec![StreamTracker::default(); streams], untracked: 0, totals: SeqCounts::default() }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.streams.len()
+    }
+
+    #[inline]
+    pub fn record(&mut self, stream: u16, seq: u32) {
+        let Some(t) = self.streams.get_mut(usize::from(stream)) else {
+            self.untracked += 1;
+            return;
+        };
+        let t_ = &mut self.totals;
+        t_.received += 1;
+        match t.record(seq) {
+            Arrival::InOrder => {}
+            Arrival::Gap(g) => t_.lost += g,
+            Arrival::Reordered => {
+                t_.reordered += 1;
+                t_.lost = t_.lost.saturating_sub(1);
+            }
+            Arrival::Duplicate => t_.duplicates += 1,
+            Arrival::Late => t_.late += 1,
+        }
+    }
+
+    /// (stream id, counts) for every stream that received anything.
+    pub fn active(&self) -> impl Iterator<Item = (u16, &SeqCounts)> {
+        self.streams.iter().enumerate().filter(|(_, t)| t.counts.received > 0).map(|(i, t)| (i as u16, &t.counts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(seqs: &[u32]) -> SeqCounts {
+        let mut t = StreamTracker::default();
+        for &s in seqs {
+            t.record(s);
+        }
+        t.counts
+    }
+
+    #[test]
+    fn in_order_is_clean() {
+        let seqs: Vec<u32> = (0..5000).collect();
+        assert_eq!(run(&seqs), SeqCounts { received: 5000, ..Default::default() });
+    }
+
+    #[test]
+    fn gaps_are_lost() {
+        assert_eq!(run(&[0, 1, 4, 5, 9]), SeqCounts { received: 5, lost: 5, ..Default::default() });
+    }
+
+    #[test]
+    fn leading_gap_counts_when_first_frame_is_not_zero() {
+        assert_eq!(run(&[3, 4]).lost, 3);
+    }
+
+    #[test]
+    fn late_arrival_fills_its_gap() {
+        let c = run(&[0, 2, 3, 1, 4]);
+        assert_eq!(c, SeqCounts { received: 5, reordered: 1, ..Default::default() });
+    }
+
+    #[test]
+    fn duplicates_are_told_from_reorders() {
+        let c = run(&[0, 1, 1, 2, 0, 2]);
+        assert_eq!(c, SeqCounts { received: 6, duplicates: 3, ..Default::default() });
+    }
+
+    #[test]
+    fn swapped_pairs() {
+        let c = run(&[1, 0, 3, 2, 5, 4]);
+        assert_eq!(c, SeqCounts { received: 6, reordered: 3, ..Default::default() });
+    }
+
+    #[test]
+    fn older_than_window_is_late() {
+        let mut seqs: Vec<u32> = (1..=3000).collect();
+        seqs.push(0);
+        let c = run(&seqs);
+        assert_eq!(c.late, 1);
+        assert_eq!(c.lost, 1, "a late frame does not reduce lost");
+        assert_eq!(c.reordered, 0);
+    }
+
+    #[test]
+    fn big_gap_then_late_fill_in_window() {
+        // Jump of 5000; seq 4990 arrives late but inside the window.
+        let c = run(&[0, 5000, 4990]);
+        assert_eq!(c.lost, 4998);
+        assert_eq!(c.reordered, 1);
+        // 10 is behind the window: late.
+        let c = run(&[0, 5000, 10]);
+        assert_eq!(c.late, 1);
+    }
+
+    #[test]
+    fn wraps_around_32_bits() {
+        let start = u32::MAX - 5;
+        let mut t = StreamTracker { next: u64::from(start), ..Default::default() };
+        for i in 0..12u32 {
+            t.record(start.wrapping_add(i));
+        }
+        assert_eq!(t.counts, SeqCounts { received: 12, ..Default::default() });
+        assert_eq!(t.next_expected(), u64::from(u32::MAX) + 7);
+        t.record(2); // already seen after the wrap
+        assert_eq!(t.counts.duplicates, 1);
+    }
+
+    #[test]
+    fn window_slots_are_cleared_when_skipped() {
+        // 0..1024 seen, then a jump of exactly WINDOW: slot of seq 1024 reused by 2048.
+        let mut seqs: Vec<u32> = (0..1024).collect();
+        seqs.push(2048);
+        seqs.push(1500); // in window, never seen: a reorder, not a duplicate
+        let c = run(&seqs);
+        assert_eq!(c.reordered, 1);
+        assert_eq!(c.duplicates, 0);
+        assert_eq!(c.lost, 1023);
+    }
+
+    #[test]
+    fn table_totals_match_per_stream_sums() {
+        let mut table = StreamTable::with_capacity(4);
+        for (stream, seq) in [(0, 0), (1, 0), (0, 2), (1, 1), (0, 1), (1, 1), (9, 0), (3, 5)] {
+            table.record(stream, seq);
+        }
+        let mut sum = SeqCounts::default();
+        for (_, c) in table.active() {
+            sum.add(c);
+        }
+        assert_eq!(sum, table.totals);
+        assert_eq!(table.untracked, 1);
+        assert_eq!(table.totals, SeqCounts { received: 7, lost: 5, reordered: 1, duplicates: 1, late: 0 });
+        assert_eq!(table.active().count(), 3);
+    }
+}

@@ -1,0 +1,145 @@
+//! blastdrop's probe header: the first 18 bytes of every UDP payload it
+//! sends, so the receiver can count loss, reordering and duplicates per
+//! stream and (later) latency.
+//!
+//! ```text
+//!  0               4       6               10                              18
+//! +---------------+-------+---------------+-------------------------------+
+//! | magic "BDP1"  |stream | sequence      | TX timestamp (sender's TSC)   |
+//! +---------------+-------+---------------+-------------------------------+
+//! ```
+//! All fields big-endian. 18 bytes is exactly what a 64-byte frame leaves
+//! after its Ethernet, IPv4 and UDP headers and FCS, so every legal frame
+//! carries a probe. The sequence is 32 bits and wraps; the receiver extends
+//! it (`seqtrack`).
+
+use crate::{ETHERNET_HEADER_LEN, ETHERTYPE_IPV4, HEADERS_LEN, IP_PROTO_UDP, UDP_HEADER_LEN};
+
+/// "BDP1": blastdrop probe, version 1.
+pub const PROBE_MAGIC: u32 = 0x4244_5031;
+pub const PROBE_LEN: usize = 18;
+/// Where the probe starts in a frame whose IPv4 header has no options.
+pub const PROBE_OFFSET: usize = HEADERS_LEN;
+
+mod field {
+    use std::ops::Range;
+    pub const MAGIC: Range<usize> = 0..4;
+    pub const STREAM: Range<usize> = 4..6;
+    pub const SEQ: Range<usize> = 6..10;
+    pub const TX_TSC: Range<usize> = 10..18;
+}
+
+/// A decoded probe header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Probe {
+    pub stream: u16,
+    pub seq: u32,
+    pub tx_tsc: u64,
+}
+
+impl Probe {
+    /// Writes the whole header, magic included.
+    pub fn write(&self, out: &mut [u8; PROBE_LEN]) {
+        out[field::MAGIC].copy_from_slice(&PROBE_MAGIC.to_be_bytes());
+        self.stamp(out);
+    }
+
+    /// Writes everything but the magic: the per-packet work of the sender,
+    /// whose frames already carry the magic from their template.
+    #[inline(always)]
+    pub fn stamp(&self, out: &mut [u8; PROBE_LEN]) {
+        out[field::STREAM].copy_from_slice(&self.stream.to_be_bytes());
+        out[field::SEQ].copy_from_slice(&self.seq.to_be_bytes());
+        out[field::TX_TSC].copy_from_slice(&self.tx_tsc.to_be_bytes());
+    }
+
+    /// Reads a probe header from the start of a UDP payload.
+    #[inline(always)]
+    pub fn read(b: &[u8; PROBE_LEN]) -> Option<Probe> {
+        if u32::from_be_bytes(b[field::MAGIC].try_into().unwrap()) != PROBE_MAGIC {
+            return None;
+        }
+        Some(Probe {
+            stream: u16::from_be_bytes(b[field::STREAM].try_into().unwrap()),
+            seq: u32::from_be_bytes(b[field::SEQ].try_into().unwrap()),
+            tx_tsc: u64::from_be_bytes(b[field::TX_TSC].try_into().unwrap()),
+        })
+    }
+}
+
+/// Finds and reads the probe in a whole Ethernet frame (FCS stripped), or
+/// None when the frame is not UDP over IPv4 or carries no probe.
+#[inline]
+pub fn parse_probe(frame: &[u8]) -> Option<Probe> {
+    if frame.len() < PROBE_OFFSET + PROBE_LEN {
+        return None;
+    }
+    if frame[12..14] != ETHERTYPE_IPV4.to_be_bytes() {
+        return None;
+    }
+    let ver_ihl = frame[ETHERNET_HEADER_LEN];
+    if ver_ihl >> 4 != 4 || frame[ETHERNET_HEADER_LEN + 9] != IP_PROTO_UDP {
+        return None;
+    }
+    let start = ETHERNET_HEADER_LEN + usize::from(ver_ihl & 0x0f) * 4 + UDP_HEADER_LEN;
+    let bytes = frame.get(start..start + PROBE_LEN)?;
+    Probe::read(bytes.try_into().unwrap())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{write_frame, FrameSpec};
+
+    #[test]
+    fn round_trip() {
+        let p = Probe { stream: 513, seq: 0xdead_beef, tx_tsc: 0x0102_0304_0506_0708 };
+        let mut b = [0u8; PROBE_LEN];
+        p.write(&mut b);
+        assert_eq!(&b[..4], b"BDP1");
+        assert_eq!(&b[4..6], &[2, 1]);
+        assert_eq!(&b[6..10], &[0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(&b[10..], &[1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(Probe::read(&b), Some(p));
+    }
+
+    #[test]
+    fn wrong_magic_is_no_probe() {
+        let mut b = [0u8; PROBE_LEN];
+        Probe { stream: 1, seq: 2, tx_tsc: 3 }.write(&mut b);
+        b[0] ^= 0xff;
+        assert_eq!(Probe::read(&b), None);
+    }
+
+    #[test]
+    fn parsed_from_a_built_64_byte_frame() {
+        let mut frame = [0u8; 60];
+        let spec = FrameSpec { frame_size: 64, ..FrameSpec::default() };
+        write_frame(&spec, &mut frame).unwrap();
+        let p = Probe { stream: 7, seq: 42, tx_tsc: 99 };
+        p.stamp((&mut frame[PROBE_OFFSET..PROBE_OFFSET + PROBE_LEN]).try_into().unwrap());
+        assert_eq!(parse_probe(&frame), Some(p));
+        // Truncated, not IPv4, not UDP: no probe.
+        assert_eq!(parse_probe(&frame[..59]), None);
+        let mut arp = frame;
+        arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
+        assert_eq!(parse_probe(&arp), None);
+        let mut tcp = frame;
+        tcp[23] = 6;
+        assert_eq!(parse_probe(&tcp), None);
+    }
+
+    #[test]
+    fn parsed_past_ip_options() {
+        // Same frame with a 24-byte IPv4 header (one word of options).
+        let mut frame = vec![0u8; 64];
+        let spec = FrameSpec { frame_size: 68, ..FrameSpec::default() };
+        let mut plain = [0u8; 64];
+        write_frame(&spec, &mut plain).unwrap();
+        frame[..34].copy_from_slice(&plain[..34]);
+        frame[14] = 0x46;
+        frame[38..].copy_from_slice(&plain[34..60]);
+        Probe { stream: 3, seq: 4, tx_tsc: 5 }.stamp((&mut frame[46..64]).try_into().unwrap());
+        assert_eq!(parse_probe(&frame).map(|p| p.seq), Some(4));
+    }
+}

@@ -1,0 +1,97 @@
+/* Exported wrappers over DPDK's static inline functions; see shim.h for why. */
+#include <stddef.h>
+#include "shim.h"
+
+const uint64_t bd_rss_ip = RTE_ETH_RSS_IP;
+const uint64_t bd_rss_udp = RTE_ETH_RSS_UDP;
+const uint64_t bd_rss_tcp = RTE_ETH_RSS_TCP;
+const uint64_t bd_tx_offload_mbuf_fast_free = RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+const uint64_t bd_tx_offload_ipv4_cksum = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+const uint64_t bd_tx_offload_multi_segs = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+
+void bd_mbuf_layout(struct bd_mbuf_layout *out)
+{
+	out->buf_addr = offsetof(struct rte_mbuf, buf_addr);
+	out->data_off = offsetof(struct rte_mbuf, data_off);
+	out->pkt_len = offsetof(struct rte_mbuf, pkt_len);
+	out->data_len = offsetof(struct rte_mbuf, data_len);
+	out->nb_segs = offsetof(struct rte_mbuf, nb_segs);
+	out->mbuf_size = sizeof(struct rte_mbuf);
+	out->headroom = RTE_PKTMBUF_HEADROOM;
+}
+
+uint16_t bd_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_rx_burst(port, queue, pkts, n);
+}
+
+uint16_t bd_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_tx_burst(port, queue, pkts, n);
+}
+
+int bd_pktmbuf_alloc_bulk(struct rte_mempool *pool, struct rte_mbuf **mbufs, unsigned int n)
+{
+	return rte_pktmbuf_alloc_bulk(pool, mbufs, n);
+}
+
+struct rte_mbuf *bd_pktmbuf_alloc(struct rte_mempool *pool)
+{
+	return rte_pktmbuf_alloc(pool);
+}
+
+void bd_pktmbuf_free(struct rte_mbuf *m)
+{
+	rte_pktmbuf_free(m);
+}
+
+uint16_t bd_mbuf_refcnt_read(const struct rte_mbuf *m)
+{
+	return rte_mbuf_refcnt_read(m);
+}
+
+uint16_t bd_mbuf_refcnt_update(struct rte_mbuf *m, int16_t delta)
+{
+	return rte_mbuf_refcnt_update(m, delta);
+}
+
+void *bd_mbuf_data(struct rte_mbuf *m)
+{
+	return rte_pktmbuf_mtod(m, void *);
+}
+
+uint16_t bd_mbuf_data_len(const struct rte_mbuf *m)
+{
+	return m->data_len;
+}
+
+uint32_t bd_mbuf_pkt_len(const struct rte_mbuf *m)
+{
+	return m->pkt_len;
+}
+
+uint16_t bd_mbuf_nb_segs(const struct rte_mbuf *m)
+{
+	return m->nb_segs;
+}
+
+void bd_mbuf_set_len(struct rte_mbuf *m, uint16_t len)
+{
+	m->data_len = len;
+	m->pkt_len = len;
+}
+
+unsigned int bd_lcore_id(void)
+{
+	return rte_lcore_id();
+}
+
+int bd_errno(void)
+{
+	return rte_errno;
+}
+
+uint64_t bd_rdtsc(void)
+{
+	return rte_rdtsc();
+}

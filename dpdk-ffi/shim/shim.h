@@ -1,0 +1,72 @@
+/*
+ * blastdrop's C shim over DPDK.
+ *
+ * DPDK implements its data-path entry points (rx/tx burst, mbuf alloc and
+ * free, rte_lcore_id, rte_errno, rte_rdtsc) as static inline functions, which
+ * bindgen cannot link against. This file gives each of them an exported
+ * symbol. It also hides the layout of struct rte_mbuf: 24.11 moved data_off,
+ * refcnt and the lengths into anonymous unions, so Rust reads mbuf fields
+ * only through these functions, or through the byte offsets that
+ * bd_mbuf_layout() reports for the hot path.
+ */
+#ifndef BLASTDROP_SHIM_H
+#define BLASTDROP_SHIM_H
+
+#include <stdint.h>
+#include <rte_config.h>
+#include <rte_common.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_launch.h>
+#include <rte_cycles.h>
+#include <rte_mempool.h>
+#include <rte_mbuf.h>
+#include <rte_ethdev.h>
+#include <rte_dev.h>
+#include <rte_version.h>
+
+/* Byte offsets of the struct rte_mbuf fields the hot path touches, and the
+ * size of each length field, as compiled against this DPDK. */
+struct bd_mbuf_layout {
+	uint16_t buf_addr;
+	uint16_t data_off;
+	uint16_t pkt_len;
+	uint16_t data_len;
+	uint16_t nb_segs;
+	uint16_t mbuf_size;
+	uint16_t headroom;
+};
+
+void bd_mbuf_layout(struct bd_mbuf_layout *out);
+
+/* DPDK builds these flags from RTE_BIT64(), which bindgen (without a recent
+ * libclang's macro fallback) does not emit; the shim exports their values. */
+extern const uint64_t bd_rss_ip;
+extern const uint64_t bd_rss_udp;
+extern const uint64_t bd_rss_tcp;
+extern const uint64_t bd_tx_offload_mbuf_fast_free;
+extern const uint64_t bd_tx_offload_ipv4_cksum;
+extern const uint64_t bd_tx_offload_multi_segs;
+
+uint16_t bd_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
+uint16_t bd_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
+
+int bd_pktmbuf_alloc_bulk(struct rte_mempool *pool, struct rte_mbuf **mbufs, unsigned int n);
+struct rte_mbuf *bd_pktmbuf_alloc(struct rte_mempool *pool);
+void bd_pktmbuf_free(struct rte_mbuf *m);
+uint16_t bd_mbuf_refcnt_read(const struct rte_mbuf *m);
+uint16_t bd_mbuf_refcnt_update(struct rte_mbuf *m, int16_t delta);
+
+void *bd_mbuf_data(struct rte_mbuf *m);
+uint16_t bd_mbuf_data_len(const struct rte_mbuf *m);
+uint32_t bd_mbuf_pkt_len(const struct rte_mbuf *m);
+uint16_t bd_mbuf_nb_segs(const struct rte_mbuf *m);
+/* Sets a single-segment mbuf's data and packet length. */
+void bd_mbuf_set_len(struct rte_mbuf *m, uint16_t len);
+
+unsigned int bd_lcore_id(void);
+int bd_errno(void);
+uint64_t bd_rdtsc(void);
+
+#endif
