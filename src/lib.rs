@@ -1,1 +1,16 @@
+//! What `blast` and `drop` share: argument parsing helpers, EAL start-up
+//! with useful errors, per-lcore counters, the send and receive loops, and
+//! the live and final reports.
 
+pub mod counters;
+pub mod eal_args;
+pub mod fail;
+pub mod report;
+pub mod rx;
+pub mod session;
+pub mod signals;
+pub mod tx;
+pub mod units;
+
+/// Upper bound on `--burst`: the loops keep their mbuf arrays on the stack.
+pub const MAX_BURST: usize = 512;

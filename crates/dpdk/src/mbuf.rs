@@ -47,16 +47,6 @@ impl MbufLayout {
         buf.add(usize::from(off))
     }
 
-    /// Start of the buffer's room after the headroom, where a fresh mbuf's data begins.
-    ///
-    /// # Safety
-    /// `m` must be a valid mbuf.
-    #[inline(always)]
-    pub unsafe fn fresh_data(&self, m: *mut Mbuf) -> *mut u8 {
-        let base = m as *mut u8;
-        let buf = (base.add(self.buf_addr) as *const *mut u8).read();
-        buf.add(usize::from(self.headroom))
-    }
 
     /// Length of the first segment.
     ///

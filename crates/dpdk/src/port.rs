@@ -103,7 +103,7 @@ pub struct Link {
 }
 
 /// The port's basic counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PortStats {
     pub ipackets: u64,
     pub opackets: u64,

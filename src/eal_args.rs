@@ -1,0 +1,142 @@
+//! The EAL arguments a run starts with: the user's, passed through
+//! unchanged after `--`, plus defaults for what they left out (one lcore per
+//! queue and a main lcore; quieter EAL logs), and a hint when the EAL fails
+//! for want of hugepages.
+
+use std::path::Path;
+
+/// What was added to the user's EAL arguments, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EalPlan {
+    pub args: Vec<String>,
+    /// Notes for the user (e.g. workers sharing a core).
+    pub notes: Vec<String>,
+}
+
+fn has_flag(args: &[String], names: &[&str]) -> bool {
+    args.iter().any(|a| names.iter().any(|n| a == n || a.starts_with(&format!("{n}="))))
+}
+
+/// True when the user picked lcores themselves.
+pub fn user_chose_lcores(args: &[String]) -> bool {
+    has_flag(args, &["-l", "-c", "--lcores"]) || args.iter().any(|a| a.starts_with("-l") && a.len() > 2 && !a.starts_with("--"))
+}
+
+/// The CPUs this process may run on, in order.
+pub fn allowed_cpus() -> Vec<u32> {
+    // SAFETY: sched_getaffinity fills a cpu_set_t we own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return vec![0];
+        }
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).map(|c| c as u32).collect()
+    }
+}
+
+/// Maps lcore 0 (main) and `workers` worker lcores onto `cpus`: main on the
+/// first CPU, workers on the following ones, wrapping round when there are
+/// too few (which works, but busy-polling workers then share a core).
+pub fn lcore_map(workers: u16, cpus: &[u32]) -> (String, Option<String>) {
+    let cpus = if cpus.is_empty() { &[0][..] } else { cpus };
+    let mut map = vec![format!("0@{}", cpus[0])];
+    let pool: Vec<u32> = if cpus.len() > 1 { cpus[1..].to_vec() } else { cpus.to_vec() };
+    for w in 0..usize::from(workers) {
+        map.push(format!("{}@{}", w + 1, pool[w % pool.len()]));
+    }
+    let note = (usize::from(workers) > pool.len()).then(|| {
+        format!(
+            "{workers} worker lcores share {} CPU(s): busy-polling workers on one core slow each other; pass -l or --lcores after -- to place them",
+            pool.len()
+        )
+    });
+    (format!("--lcores={}", map.join(",")), note)
+}
+
+/// The full EAL argument list for `workers` workers.
+pub fn plan(user: &[String], workers: u16) -> EalPlan {
+    let mut plan = EalPlan::default();
+    if !user_chose_lcores(user) {
+        let (lcores, note) = lcore_map(workers, &allowed_cpus());
+        plan.args.push(lcores);
+        plan.notes.extend(note);
+    }
+    if !has_flag(user, &["--log-level"]) {
+        // EAL's start-up chatter at INFO drowns the report; warnings still show.
+        plan.args.push("--log-level=lib.eal:notice".into());
+    }
+    plan.args.extend(user.iter().cloned());
+    plan
+}
+
+/// Hugepages reserved on this machine, over every page size.
+pub fn hugepages_reserved(sysfs: &Path) -> u64 {
+    let Ok(dir) = std::fs::read_dir(sysfs) else { return 0 };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read_to_string(e.path().join("nr_hugepages")).ok())
+        .filter_map(|s| s.trim().parse::<u64>().ok())
+        .sum()
+}
+
+/// The advice to add when the EAL fails to start.
+pub fn init_failure_hint(user: &[String]) -> String {
+    let no_huge = has_flag(user, &["--no-huge"]);
+    if !no_huge && hugepages_reserved(Path::new("/sys/kernel/mm/hugepages")) == 0 {
+        return "no hugepages are reserved: set them up (echo 1024 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages; \
+                mount -t hugetlbfs nodev /dev/hugepages) or pass --no-huge -m 512 after --"
+            .into();
+    }
+    if no_huge {
+        "check the EAL arguments after -- (with --no-huge, give memory with -m 512 and add --no-shconf when two processes run at once)".into()
+    } else {
+        "check the EAL arguments after -- and the EAL messages above (hugepages mounted? another DPDK process using the same --file-prefix?)".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn lcore_map_spreads_then_wraps() {
+        assert_eq!(lcore_map(1, &[0, 1]), ("--lcores=0@0,1@1".into(), None));
+        let (m, note) = lcore_map(3, &[0, 1]);
+        assert_eq!(m, "--lcores=0@0,1@1,2@1,3@1");
+        assert!(note.unwrap().contains("share 1 CPU"));
+        assert_eq!(lcore_map(2, &[4, 5, 6]).0, "--lcores=0@4,1@5,2@6");
+        assert_eq!(lcore_map(1, &[3]).0, "--lcores=0@3,1@3");
+    }
+
+    #[test]
+    fn user_lcores_are_respected() {
+        let p = plan(&s(&["-l", "0-2", "--no-huge"]), 2);
+        assert_eq!(p.args, s(&["--log-level=lib.eal:notice", "-l", "0-2", "--no-huge"]));
+        assert!(user_chose_lcores(&s(&["-l0-3"])));
+        assert!(user_chose_lcores(&s(&["--lcores=0@0,1@1"])));
+        assert!(!user_chose_lcores(&s(&["--log-level=8"])));
+    }
+
+    #[test]
+    fn user_log_level_is_respected() {
+        let p = plan(&s(&["-l", "0,1", "--log-level=debug"]), 1);
+        assert_eq!(p.args, s(&["-l", "0,1", "--log-level=debug"]));
+    }
+
+    #[test]
+    fn hugepage_count_reads_sysfs_tree() {
+        let dir = std::env::temp_dir().join(format!("bd-huge-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("hugepages-2048kB")).unwrap();
+        std::fs::create_dir_all(dir.join("hugepages-1048576kB")).unwrap();
+        std::fs::write(dir.join("hugepages-2048kB/nr_hugepages"), "0\n").unwrap();
+        std::fs::write(dir.join("hugepages-1048576kB/nr_hugepages"), "2\n").unwrap();
+        assert_eq!(hugepages_reserved(&dir), 2);
+        std::fs::write(dir.join("hugepages-1048576kB/nr_hugepages"), "0\n").unwrap();
+        assert_eq!(hugepages_reserved(&dir), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(hugepages_reserved(&dir), 0);
+    }
+}

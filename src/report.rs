@@ -1,0 +1,164 @@
+//! Figures and their labels: rates from counts, the environment record,
+//! and the text of live lines. Every rate says which end measured it.
+
+use serde::Serialize;
+
+/// Rates over a window. `frame_gbps` counts frame bytes (FCS included);
+/// `wire_gbps` adds the 20 bytes of preamble and inter-frame gap per frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Rates {
+    pub packets: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub mpps: f64,
+    pub frame_gbps: f64,
+    pub wire_gbps: f64,
+}
+
+impl Rates {
+    pub fn over(packets: u64, bytes: u64, seconds: f64) -> Rates {
+        if seconds <= 0.0 {
+            return Rates { packets, bytes, seconds, ..Rates::default() };
+        }
+        Rates {
+            packets,
+            bytes,
+            seconds,
+            mpps: packets as f64 / seconds / 1e6,
+            frame_gbps: bytes as f64 * 8.0 / seconds / 1e9,
+            wire_gbps: wire::wire_bits(packets, bytes) as f64 / seconds / 1e9,
+        }
+    }
+}
+
+/// Cycles per packet, or 0 when nothing moved.
+pub fn cycles_per_packet(cycles: u64, packets: u64) -> f64 {
+    if packets == 0 {
+        0.0
+    } else {
+        cycles as f64 / packets as f64
+    }
+}
+
+/// Which queue ran on which lcore and CPU.
+#[derive(Debug, Clone, Serialize)]
+pub struct LcoreRecord {
+    pub queue: u16,
+    pub lcore: u32,
+    pub cpu: Option<u32>,
+    pub socket: u32,
+}
+
+/// The port as opened and configured.
+#[derive(Debug, Clone, Serialize)]
+pub struct PortRecord {
+    pub id: u16,
+    pub name: String,
+    pub driver: String,
+    pub socket: i32,
+    pub mac: String,
+    pub max_rx_queues: u16,
+    pub max_tx_queues: u16,
+    pub max_frame: u32,
+    pub mtu: u32,
+    pub rss: bool,
+    pub tx_offloads: Vec<&'static str>,
+    pub promiscuous: bool,
+    pub link_up: bool,
+    pub link_speed_mbps: u32,
+}
+
+/// Mempool memory, derived and bounded (see docs/memory.md for the formula).
+#[derive(Debug, Clone, Serialize)]
+pub struct MempoolRecord {
+    pub pools: u32,
+    pub mbufs_per_pool: u32,
+    pub data_room: u32,
+    pub bytes_per_mbuf: u64,
+    pub bytes_total: u64,
+}
+
+impl MempoolRecord {
+    pub fn new(pools: u32, sizing: &dpdk::PoolSizing) -> MempoolRecord {
+        let mbuf = u32::from(dpdk::MbufLayout::get().mbuf_size);
+        MempoolRecord {
+            pools,
+            mbufs_per_pool: sizing.mbufs(),
+            data_room: sizing.data_room,
+            bytes_per_mbuf: sizing.bytes_per_mbuf(mbuf),
+            bytes_total: u64::from(pools) * sizing.bytes(mbuf),
+        }
+    }
+
+    pub fn describe(&self, what: &str) -> String {
+        format!(
+            "{what}: {} pool(s) x {} mbufs x {} B = {:.1} MiB",
+            self.pools,
+            self.mbufs_per_pool,
+            self.bytes_per_mbuf,
+            self.bytes_total as f64 / f64::from(1 << 20)
+        )
+    }
+}
+
+/// Where and on what a run happened.
+#[derive(Debug, Clone, Serialize)]
+pub struct Environment {
+    pub hostname: String,
+    pub cpu_model: String,
+    pub dpdk_runtime: String,
+    pub dpdk_built_against: String,
+    pub tsc_hz: u64,
+    pub hugepages: bool,
+    pub eal_args: Vec<String>,
+    pub port: PortRecord,
+    pub lcores: Vec<LcoreRecord>,
+    pub mempools: Vec<MempoolRecord>,
+}
+
+pub fn hostname() -> String {
+    nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_default()
+}
+
+pub fn cpu_model() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    for key in ["model name", "Model", "CPU part"] {
+        if let Some(line) = info.lines().find(|l| l.starts_with(key)) {
+            if let Some((_, v)) = line.split_once(':') {
+                return v.trim().to_owned();
+            }
+        }
+    }
+    String::from("unknown")
+}
+
+/// "12.345" with a fixed width, for aligned live lines.
+pub fn mpps(v: f64) -> String {
+    format!("{v:7.3}")
+}
+
+/// Writes `value` as pretty JSON to `path`.
+pub fn write_json<T: Serialize>(path: &std::path::Path, value: &T) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| format!("cannot encode the JSON record: {e}"))?;
+    std::fs::write(path, text + "\n").map_err(|e| format!("cannot write --json {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_label_wire_and_frame() {
+        let r = Rates::over(1_000_000, 64_000_000, 1.0);
+        assert_eq!(r.mpps, 1.0);
+        assert!((r.frame_gbps - 0.512).abs() < 1e-9);
+        assert!((r.wire_gbps - 0.672).abs() < 1e-9);
+        assert_eq!(Rates::over(5, 320, 0.0).mpps, 0.0);
+    }
+
+    #[test]
+    fn cycles_per_packet_of_nothing_is_zero() {
+        assert_eq!(cycles_per_packet(100, 0), 0.0);
+        assert_eq!(cycles_per_packet(100, 4), 25.0);
+    }
+}
