@@ -62,16 +62,29 @@ pub fn open_port(spec: &str) -> Result<Port, Failure> {
     })
 }
 
-/// Turns a device-limit error into one that names the flag to change.
-pub fn limit_failure(e: dpdk::Error) -> Failure {
+/// Turns a device-limit error into one that names the flag to change;
+/// `size_flag` is the binary's frame-size flag.
+pub fn limit_failure(e: dpdk::Error, size_flag: &str) -> Failure {
+    let lower_size = format!("lower {size_flag}");
     let flag = match &e {
         dpdk::Error::Limit { what, .. } if what.contains("queues") => "lower --queues",
-        dpdk::Error::Limit { what, .. } if what.contains("frame") => "lower --size (or --max-size)",
+        dpdk::Error::Limit { what, .. } if what.contains("frame") => &lower_size,
         dpdk::Error::Limit { what, .. } if what.contains("RX ring") => "choose another --rx-ring",
         dpdk::Error::Limit { what, .. } if what.contains("TX ring") => "choose another --tx-ring",
         _ => return e.into(),
     };
     Failure::usage(format!("{e}: {flag}"))
+}
+
+/// Says which port would not start and what usually causes it.
+pub fn start_failure(port: &Port, e: dpdk::Error) -> Failure {
+    let i = port.info();
+    Failure::runtime(format!(
+        "cannot start port {} ({}, {}): {e}; check the device's arguments, and that its peer is there (a memif client needs its server running first)",
+        port.id(),
+        i.name,
+        i.driver
+    ))
 }
 
 /// The first `queues` worker lcores, or an error saying how many to give.

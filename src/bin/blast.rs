@@ -178,7 +178,7 @@ fn run(args: Args) -> Result<(), Failure> {
         max_frame: args.size,
         tx_fast_free: true,
     };
-    port.check(&cfg).map_err(session::limit_failure)?;
+    port.check(&cfg).map_err(|e| session::limit_failure(e, "--size"))?;
     let lcores = session::worker_lcores(eal, args.queues)?;
 
     let own_mac = MacAddr(port.mac()?);
@@ -203,7 +203,7 @@ fn run(args: Args) -> Result<(), Failure> {
         data_room: dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE,
     };
     let mempools = vec![MempoolRecord::new(u32::from(args.queues), &tx_sizing), MempoolRecord::new(1, &rx_sizing)];
-    tracing::info!("{}; {}", mempools[0].describe("TX mempools"), mempools[1].describe("RX mempool (unused by blast)"));
+    println!("blast: memory: {}; {}", mempools[0].describe("TX mempools"), mempools[1].describe("RX mempool (unused by blast)"));
 
     let mut pools = Vec::new();
     for q in 0..args.queues {
@@ -224,8 +224,8 @@ fn run(args: Args) -> Result<(), Failure> {
     }
     let rx_pool = Mempool::create(&format!("bd_txrx_{}", port.id()), &rx_sizing, socket)?;
     let rx_refs: Vec<&Mempool> = (0..args.queues).map(|_| &rx_pool).collect();
-    let (_rxqs, txqs) = port.configure(&cfg, &rx_refs).map_err(session::limit_failure)?;
-    port.start()?;
+    let (_rxqs, txqs) = port.configure(&cfg, &rx_refs).map_err(|e| session::limit_failure(e, "--size"))?;
+    port.start().map_err(|e| session::start_failure(&port, e))?;
     let link = port.wait_link_up(args.link_timeout, signals::stopping).ok_or_else(|| {
         Failure::runtime(format!(
             "link of port {} ({}) still down after {:.0?}: is the peer running (drop, or the memif server)? raise --link-timeout to wait longer",

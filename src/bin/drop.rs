@@ -148,7 +148,7 @@ fn run(args: Args) -> Result<(), Failure> {
         max_frame: args.max_size,
         tx_fast_free: false,
     };
-    port.check(&cfg).map_err(session::limit_failure)?;
+    port.check(&cfg).map_err(|e| session::limit_failure(e, "--max-size"))?;
     let lcores = session::worker_lcores(eal, args.queues)?;
     let layout = dpdk::MbufLayout::get();
     let sizing = PoolSizing {
@@ -158,13 +158,13 @@ fn run(args: Args) -> Result<(), Failure> {
         data_room: (u32::from(layout.headroom) + args.max_size).max(dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE),
     };
     let mempools = vec![MempoolRecord::new(u32::from(args.queues), &sizing)];
-    tracing::info!("{}", mempools[0].describe("RX mempools"));
+    println!("drop: memory: {}", mempools[0].describe("RX mempools"));
     let pools: Vec<Mempool> = (0..args.queues)
         .map(|q| Mempool::create(&format!("bd_rx_{}_{q}", port.id()), &sizing, port.socket()))
         .collect::<Result<_, _>>()?;
     let refs: Vec<&Mempool> = pools.iter().collect();
-    let (rxqs, _txqs) = port.configure(&cfg, &refs).map_err(session::limit_failure)?;
-    port.start()?;
+    let (rxqs, _txqs) = port.configure(&cfg, &refs).map_err(|e| session::limit_failure(e, "--max-size"))?;
+    port.start().map_err(|e| session::start_failure(&port, e))?;
     let promiscuous = port.promiscuous();
     let link = port.link();
     let configured = port.configured().cloned().unwrap_or_default();

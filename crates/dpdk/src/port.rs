@@ -227,10 +227,22 @@ fn resolve(spec: &str) -> Option<u16> {
     lookup(spec).or_else(|| lookup(&format!("0000:{spec}")))
 }
 
+/// Ports with a live `Port` handle: one handle per port, so two owners can
+/// never configure or poll the same device.
+static OPEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+
 impl Port {
-    /// Opens the port `spec` names and reads its device info.
+    /// Opens the port `spec` names and reads its device info. Dropping the
+    /// handle stops and closes the device (a closed virtual device is gone).
     pub fn open(spec: &str) -> Result<Port> {
         let id = resolve(spec).ok_or_else(|| Error::NoSuchPort { spec: spec.to_owned(), available: available_ports() })?;
+        {
+            let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+            if open.contains(&id) {
+                return Err(Error::Other(format!("port {id} is already open in this process")));
+            }
+            open.push(id);
+        }
         let mut raw = ffi::rte_eth_dev_info::default();
         let rc = unsafe { ffi::rte_eth_dev_info_get(id, &mut raw) };
         if rc != 0 {
@@ -469,6 +481,7 @@ impl Drop for Port {
     fn drop(&mut self) {
         self.stop();
         unsafe { ffi::rte_eth_dev_close(self.id) };
+        OPEN.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != self.id);
     }
 }
 

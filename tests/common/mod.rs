@@ -1,0 +1,162 @@
+//! Helpers for the integration tests: they start the real `blast` and
+//! `drop` binaries as processes (the EAL starts once per process), on real
+//! virtual devices, with bounded waits everywhere.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+pub const BLAST: &str = env!("CARGO_BIN_EXE_blast");
+pub const DROP: &str = env!("CARGO_BIN_EXE_drop");
+
+/// EAL arguments for tests: no hugepages, no PCI scan, no shared config, so
+/// several processes can run at once on a CI machine without set-up.
+pub fn eal_base() -> Vec<String> {
+    ["--no-huge", "-m", "512", "--no-pci", "--no-shconf"].iter().map(|s| s.to_string()).collect()
+}
+
+/// Busy-polling runs share a 2-core machine: one at a time within a test binary.
+pub fn heavy() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A scratch directory unique to this test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("blastdrop-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Output {
+    /// stderr without the EAL's and PMDs' own chatter.
+    pub fn our_stderr(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|l| !l.starts_with("EAL:") && !l.starts_with("TELEMETRY:") && !l.starts_with("rte_pmd_") && !l.trim().is_empty())
+            .collect()
+    }
+}
+
+/// A running binary whose stdout lines are collected as they come.
+pub struct Running {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+    err: std::thread::JoinHandle<String>,
+    started: Instant,
+}
+
+pub fn spawn(bin: &str, args: &[String]) -> Running {
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+    let out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    Running { child, lines: rx, seen: Vec::new(), err, started: Instant::now() }
+}
+
+impl Running {
+    /// Waits until a stdout line contains `needle`; panics after `timeout`.
+    pub fn wait_for_line(&mut self, needle: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(l) = self.seen.iter().find(|l| l.contains(needle)) {
+                return l.clone();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left.min(Duration::from_millis(100))) {
+                Ok(l) => self.seen.push(l),
+                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {
+                    if let Ok(Some(st)) = self.child.try_wait() {
+                        // Drain what is left before giving up.
+                        while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
+                            self.seen.push(l);
+                        }
+                        if let Some(l) = self.seen.iter().find(|l| l.contains(needle)) {
+                            return l.clone();
+                        }
+                        panic!("process exited ({st}) before printing {needle:?}; stdout: {:?}", self.seen);
+                    }
+                }
+                Err(_) => {
+                    let _ = self.child.kill();
+                    panic!("no line with {needle:?} within {timeout:?}; stdout so far: {:?}", self.seen);
+                }
+            }
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Waits for exit within `timeout` (killing it and failing past that).
+    pub fn finish(mut self, timeout: Duration) -> Output {
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                break st;
+            }
+            if Instant::now() >= deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("process still running after {timeout:?}; stdout so far: {:?}", self.seen);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let elapsed = self.started.elapsed();
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(500)) {
+            self.seen.push(l);
+        }
+        let stderr = self.err.join().unwrap_or_default();
+        Output { status, stdout: self.seen.join("\n"), stderr, elapsed }
+    }
+}
+
+/// Runs a binary to completion within `timeout`.
+pub fn run(bin: &str, args: &[String], timeout: Duration) -> Output {
+    spawn(bin, args).finish(timeout)
+}
+
+pub fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+pub fn read_json(path: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("no JSON at {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("JSON at {} does not parse: {e}", path.display()))
+}
+
+pub fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
