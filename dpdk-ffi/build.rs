@@ -16,19 +16,15 @@ fn main() {
         println!("cargo::rustc-check-cfg=cfg(dpdk_{y}_{m})");
     }
 
-    let lib = pkg_config::Config::new()
-        .cargo_metadata(false)
-        .probe("libdpdk")
-        .unwrap_or_else(|e| {
-            fail(&format!(
-                "DPDK not found by pkg-config ({}). Install it: apt-get install dpdk-dev libdpdk-dev pkg-config \
+    let lib = pkg_config::Config::new().cargo_metadata(false).probe("libdpdk").unwrap_or_else(|e| {
+        fail(&format!(
+            "DPDK not found by pkg-config ({}). Install it: apt-get install dpdk-dev libdpdk-dev pkg-config \
                  (or set PKG_CONFIG_PATH to a DPDK 22.11, 23.11 or 24.11 build)",
-                first_line(&e.to_string())
-            ))
-        });
-    let (year, month) = parse_line(&lib.version).unwrap_or_else(|| {
-        fail(&format!("cannot read DPDK version {:?} from pkg-config", lib.version))
+            first_line(&e.to_string())
+        ))
     });
+    let (year, month) =
+        parse_line(&lib.version).unwrap_or_else(|| fail(&format!("cannot read DPDK version {:?} from pkg-config", lib.version)));
     if !SUPPORTED_LINES.contains(&(year, month)) {
         fail(&format!(
             "DPDK {} found, but blastdrop supports the 22.11, 23.11 and 24.11 LTS lines only; \

@@ -87,7 +87,8 @@ pub fn init_failure_hint(user: &[String]) -> String {
             .into();
     }
     if no_huge {
-        "check the EAL arguments after -- (with --no-huge, give memory with -m 512 and add --no-shconf when two processes run at once)".into()
+        "check the EAL arguments after -- (with --no-huge, give memory with -m 512 and add --no-shconf when two processes run at once)"
+            .into()
     } else {
         "check the EAL arguments after -- and the EAL messages above (hugepages mounted? another DPDK process using the same --file-prefix?)".into()
     }

@@ -69,7 +69,8 @@ fn blast_to_drop_over_af_packet_on_veth() {
     let mut drop_proc = spawn("ip", &in_ns(&ns.0, DROP, d));
     drop_proc.wait_for_line("drop: port", Duration::from_secs(30));
 
-    let mut b = strings(&["--port", "net_af_packet0", "--count", &count.to_string(), "--rate", "50k", "--flows", "2", "--size", "256", "--"]);
+    let mut b =
+        strings(&["--port", "net_af_packet0", "--count", &count.to_string(), "--rate", "50k", "--flows", "2", "--size", "256", "--"]);
     b.extend(eal_base());
     b.extend(strings(&["--vdev=net_af_packet0,iface=bd-a", "--lcores=0@0,1@0"]));
     let blast_out = run("ip", &in_ns(&ns.0, BLAST, b), Duration::from_secs(60));

@@ -80,7 +80,15 @@ fn zero_flows() {
 
 #[test]
 fn unparsable_values() {
-    for args in [&["--rate", "fast"][..], &["--duration", "-1"], &["--count", "many"], &["--dst-mac", "zz"], &["--burst", "0"], &["--queues", "0"], &["--nonsense"]] {
+    for args in [
+        &["--rate", "fast"][..],
+        &["--duration", "-1"],
+        &["--count", "many"],
+        &["--dst-mac", "zz"],
+        &["--burst", "0"],
+        &["--queues", "0"],
+        &["--nonsense"],
+    ] {
         one_line_error(BLAST, args, None);
     }
 }

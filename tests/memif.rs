@@ -63,8 +63,10 @@ fn drop_receives_exactly_what_blast_sent_over_memif() {
     // (memif's own port counters read zero once the peer has gone, so the
     // port's ipackets is not compared here; the af_packet test does.)
     // Per stream: the receiver's counts equal the sender's and add up.
-    let sent: Vec<(u64, u64)> = bs["streams"].as_array().unwrap().iter().map(|s| (s["id"].as_u64().unwrap(), s["sent"].as_u64().unwrap())).collect();
-    let got: Vec<(u64, u64)> = ds["streams"].as_array().unwrap().iter().map(|s| (s["id"].as_u64().unwrap(), s["received"].as_u64().unwrap())).collect();
+    let sent: Vec<(u64, u64)> =
+        bs["streams"].as_array().unwrap().iter().map(|s| (s["id"].as_u64().unwrap(), s["sent"].as_u64().unwrap())).collect();
+    let got: Vec<(u64, u64)> =
+        ds["streams"].as_array().unwrap().iter().map(|s| (s["id"].as_u64().unwrap(), s["received"].as_u64().unwrap())).collect();
     assert_eq!(sent.len(), 4);
     assert_eq!(got, sent);
     assert_eq!(got.iter().map(|s| s.1).sum::<u64>(), count);

@@ -106,6 +106,9 @@ struct Summary {
     /// Streams seen on more than one queue (their sequence accounting is split).
     split_streams: u32,
     port: PortStats,
+    /// The device's counters went backwards before the end (memif resets
+    /// them when its peer leaves): `port` holds the last read before that.
+    port_counters_reset: bool,
     queues: Vec<QueueSummary>,
     streams: Vec<StreamSummary>,
 }
@@ -159,9 +162,8 @@ fn run(args: Args) -> Result<(), Failure> {
     };
     let mempools = vec![MempoolRecord::new(u32::from(args.queues), &sizing)];
     println!("drop: memory: {}", mempools[0].describe("RX mempools"));
-    let pools: Vec<Mempool> = (0..args.queues)
-        .map(|q| Mempool::create(&format!("bd_rx_{}_{q}", port.id()), &sizing, port.socket()))
-        .collect::<Result<_, _>>()?;
+    let pools: Vec<Mempool> =
+        (0..args.queues).map(|q| Mempool::create(&format!("bd_rx_{}_{q}", port.id()), &sizing, port.socket())).collect::<Result<_, _>>()?;
     let refs: Vec<&Mempool> = pools.iter().collect();
     let (rxqs, _txqs) = port.configure(&cfg, &refs).map_err(|e| session::limit_failure(e, "--max-size"))?;
     port.start().map_err(|e| session::start_failure(&port, e))?;
@@ -194,7 +196,7 @@ fn run(args: Args) -> Result<(), Failure> {
 
     let baseline = port.stats()?;
     let began = Instant::now();
-    live_loop(&port, &lanes, baseline, began, &args);
+    let last_sample = live_loop(&port, &lanes, baseline, began, &args);
     signals::request_stop();
 
     let mut outcomes: Vec<(u16, u32, RxOutcome)> = Vec::new();
@@ -209,7 +211,11 @@ fn run(args: Args) -> Result<(), Failure> {
     if let Some(e) = panicked {
         return Err(e.into());
     }
-    let port_stats = port.stats()?.since(&baseline);
+    // Some devices reset their counters mid-run (memif does when its peer
+    // leaves): a final read below the last live one is not believed.
+    let final_stats = port.stats()?;
+    let port_counters_reset = final_stats.ipackets < last_sample.ipackets;
+    let port_stats = if port_counters_reset { last_sample } else { final_stats }.since(&baseline);
 
     let first = outcomes.iter().filter_map(|o| o.2.first_tsc).min();
     let last = outcomes.iter().filter_map(|o| o.2.last_tsc).max();
@@ -251,6 +257,7 @@ fn run(args: Args) -> Result<(), Failure> {
         probe,
         split_streams: seen_on.values().filter(|&&n| n > 1).count() as u32,
         port: port_stats,
+        port_counters_reset,
         queues,
         streams,
     };
@@ -296,7 +303,8 @@ fn run(args: Args) -> Result<(), Failure> {
 
 /// A line a second until the duration, count or idle timeout ends the run,
 /// or a signal arrives.
-fn live_loop(port: &dpdk::Port, lanes: &[Arc<LaneCounters>], baseline: PortStats, began: Instant, args: &Args) {
+/// Returns the last port counters read.
+fn live_loop(port: &dpdk::Port, lanes: &[Arc<LaneCounters>], baseline: PortStats, began: Instant, args: &Args) -> PortStats {
     let mut prev = Tally::default();
     let mut prev_q: Vec<Tally> = vec![Tally::default(); lanes.len()];
     let mut prev_port = baseline;
@@ -307,11 +315,11 @@ fn live_loop(port: &dpdk::Port, lanes: &[Arc<LaneCounters>], baseline: PortStats
         std::thread::sleep(Duration::from_millis(10));
         let now = Instant::now();
         if signals::stopping() || args.duration.is_some_and(|d| now.duration_since(began) >= d) {
-            return;
+            return prev_port;
         }
         let cur = counters::total(lanes);
         if args.count.is_some_and(|c| cur.packets >= c) {
-            return;
+            return port.stats().unwrap_or(prev_port);
         }
         match last_arrival {
             Some((_, n)) if n == cur.packets => {}
@@ -320,7 +328,7 @@ fn live_loop(port: &dpdk::Port, lanes: &[Arc<LaneCounters>], baseline: PortStats
         }
         if let (Some(idle), Some((t, _))) = (args.idle_timeout, last_arrival) {
             if now.duration_since(t) >= idle {
-                return;
+                return prev_port;
             }
         }
         if now < next_tick {
@@ -379,8 +387,9 @@ fn print_summary(s: &Summary) {
         s.untracked
     );
     println!(
-        "port: ipackets {} imissed {} rx_nombuf {} ierrors {}  cycles/pkt {:.1}{}",
+        "port: ipackets {}{} imissed {} rx_nombuf {} ierrors {}  cycles/pkt {:.1}{}",
         s.port.ipackets,
+        if s.port_counters_reset { " (device reset its counters before the end; last live read)" } else { "" },
         s.port.imissed,
         s.port.rx_nombuf,
         s.port.ierrors,

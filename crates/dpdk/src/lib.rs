@@ -13,7 +13,7 @@ mod mbuf;
 mod mempool;
 mod port;
 
-pub use eal::{tsc_hz, rdtsc, Eal};
+pub use eal::{rdtsc, tsc_hz, Eal};
 pub use error::{Error, Result};
 pub use lcore::{launch, LcoreJob};
 pub use mbuf::{Mbuf, MbufLayout};

@@ -47,7 +47,6 @@ impl MbufLayout {
         buf.add(usize::from(off))
     }
 
-
     /// Length of the first segment.
     ///
     /// # Safety

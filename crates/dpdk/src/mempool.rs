@@ -62,10 +62,7 @@ impl Mempool {
     pub fn create(name: &str, sizing: &PoolSizing, socket: i32) -> Result<Mempool> {
         let cname = CString::new(name).map_err(|_| Error::Other("mempool name contains NUL".into()))?;
         if sizing.data_room > u32::from(u16::MAX) {
-            return Err(Error::Other(format!(
-                "mbuf data room {} is above DPDK's 65535-byte limit for one segment",
-                sizing.data_room
-            )));
+            return Err(Error::Other(format!("mbuf data room {} is above DPDK's 65535-byte limit for one segment", sizing.data_room)));
         }
         let cache = sizing.cache.min(ffi::RTE_MEMPOOL_CACHE_MAX_SIZE);
         let n = sizing.mbufs();

@@ -19,7 +19,7 @@ impl DescLimits {
     }
 
     fn accepts(&self, n: u16) -> bool {
-        n >= self.min && n <= self.max && n % self.align == 0
+        n >= self.min && n <= self.max && n.is_multiple_of(self.align)
     }
 }
 
@@ -287,13 +287,25 @@ impl Port {
     pub fn check(&self, cfg: &PortConfig) -> Result<()> {
         let i = &self.info;
         if cfg.rx_queues > i.max_rx_queues {
-            return Err(self.limit("RX queues", cfg.rx_queues.into(), format!("{} ({}) has at most {}", i.name, i.driver, i.max_rx_queues)));
+            return Err(self.limit(
+                "RX queues",
+                cfg.rx_queues.into(),
+                format!("{} ({}) has at most {}", i.name, i.driver, i.max_rx_queues),
+            ));
         }
         if cfg.tx_queues > i.max_tx_queues {
-            return Err(self.limit("TX queues", cfg.tx_queues.into(), format!("{} ({}) has at most {}", i.name, i.driver, i.max_tx_queues)));
+            return Err(self.limit(
+                "TX queues",
+                cfg.tx_queues.into(),
+                format!("{} ({}) has at most {}", i.name, i.driver, i.max_tx_queues),
+            ));
         }
         if cfg.max_frame > i.max_frame() {
-            return Err(self.limit("frame size", cfg.max_frame.into(), format!("{} ({}) takes frames up to {} bytes", i.name, i.driver, i.max_frame())));
+            return Err(self.limit(
+                "frame size",
+                cfg.max_frame.into(),
+                format!("{} ({}) takes frames up to {} bytes", i.name, i.driver, i.max_frame()),
+            ));
         }
         if cfg.rx_queues > 0 && !i.rx_desc.accepts(cfg.rx_ring) {
             return Err(self.limit("RX ring size", cfg.rx_ring.into(), i.rx_desc.to_string()));

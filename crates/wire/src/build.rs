@@ -4,8 +4,8 @@ use std::fmt;
 use std::net::Ipv4Addr;
 
 use crate::{
-    EthernetFrame, Ipv4Packet, MacAddr, Probe, UdpDatagram, ETHERTYPE_IPV4, FCS_LEN, HEADERS_LEN,
-    IPV4_HEADER_LEN, IP_PROTO_UDP, MIN_FRAME, PROBE_LEN, PROBE_OFFSET,
+    EthernetFrame, Ipv4Packet, MacAddr, Probe, UdpDatagram, ETHERTYPE_IPV4, FCS_LEN, HEADERS_LEN, IPV4_HEADER_LEN, IP_PROTO_UDP, MIN_FRAME,
+    PROBE_LEN, PROBE_OFFSET,
 };
 
 /// What one UDP-over-IPv4 frame looks like. `frame_size` counts the FCS.

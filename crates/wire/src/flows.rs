@@ -35,9 +35,7 @@ impl FlowPlan {
         }
         let last = u32::from(base_port) + flows - 1;
         if last > u32::from(u16::MAX) {
-            return Err(format!(
-                "--flows {flows} from source port {base_port} runs past port 65535: lower --flows or --src-port"
-            ));
+            return Err(format!("--flows {flows} from source port {base_port} runs past port 65535: lower --flows or --src-port"));
         }
         Ok(FlowPlan { queues, flows, base_port })
     }
@@ -86,7 +84,7 @@ mod tests {
     #[test]
     fn every_stream_has_one_queue() {
         let plan = FlowPlan::new(3, 10, 1).unwrap();
-        let mut seen = vec![0; 10];
+        let mut seen = [0; 10];
         for q in 0..3 {
             for s in plan.streams_for_queue(q) {
                 assert_eq!(s.queue, q);

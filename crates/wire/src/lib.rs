@@ -16,7 +16,7 @@ mod udp;
 
 pub use addr::{MacAddr, ParseMacError};
 pub use build::{write_frame, FrameError, FrameSpec};
-pub use ethernet::{EthernetFrame, ETHERTYPE_IPV4, ETHERNET_HEADER_LEN};
+pub use ethernet::{EthernetFrame, ETHERNET_HEADER_LEN, ETHERTYPE_IPV4};
 pub use flows::{FlowPlan, Stream};
 pub use ipv4::{checksum, Ipv4Packet, IPV4_HEADER_LEN, IP_PROTO_UDP};
 pub use probe::{parse_probe, Probe, PROBE_LEN, PROBE_MAGIC, PROBE_OFFSET};

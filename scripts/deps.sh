@@ -1,0 +1,51 @@
+# shellcheck shell=bash
+# Installs what blastdrop needs to build and test, when it is missing, on
+# Debian or Ubuntu: DPDK (the distribution's package), libclang for bindgen,
+# a C compiler for the shim, pkg-config, iproute2 for the veth tests, and
+# the Rust toolchain. Idempotent: with everything present it changes nothing.
+# Sourced by scripts/demo and scripts/test.
+
+blastdrop_deps() {
+    local need=()
+    command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+    command -v cc >/dev/null 2>&1 || need+=(build-essential)
+    pkg-config --exists libdpdk 2>/dev/null || need+=(dpdk-dev libdpdk-dev)
+    command -v dpdk-testpmd >/dev/null 2>&1 || need+=(dpdk)
+    if ! ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so'; then
+        need+=(libclang-dev)
+    fi
+    command -v ip >/dev/null 2>&1 || need+=(iproute2)
+    if [ "${#need[@]}" -gt 0 ]; then
+        echo "blastdrop: installing ${need[*]}" >&2
+        local sudo=""
+        if [ "$(id -u)" -ne 0 ]; then
+            if command -v sudo >/dev/null 2>&1; then
+                sudo="sudo"
+            else
+                echo "blastdrop: error: missing ${need[*]}; run as root or install them with apt-get" >&2
+                return 1
+            fi
+        fi
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq || return 1
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null || return 1
+    fi
+    if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+        export PATH="$HOME/.cargo/bin:$PATH"
+    fi
+    if ! command -v cargo >/dev/null 2>&1; then
+        echo "blastdrop: installing the Rust toolchain with rustup (https://rustup.rs)" >&2
+        command -v curl >/dev/null 2>&1 || { ${sudo:-} apt-get install -y -qq curl >/dev/null || return 1; }
+        curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal || {
+            echo "blastdrop: error: no cargo, and rustup could not be fetched; install Rust 1.80 or later" >&2
+            return 1
+        }
+        export PATH="$HOME/.cargo/bin:$PATH"
+    fi
+    local version
+    version=$(pkg-config --modversion libdpdk)
+    case "$version" in
+        22.11*|23.11*|24.11*) ;;
+        *) echo "blastdrop: error: DPDK $version found; blastdrop supports the 22.11, 23.11 and 24.11 LTS lines (Debian 12, Ubuntu 24.04, Debian 13 ship them)" >&2
+           return 1 ;;
+    esac
+}
