@@ -42,6 +42,7 @@ fn main() {
     let cflags = pkg_config_output(&["--cflags", "libdpdk"]);
     let cflag_list: Vec<String> = cflags.split_whitespace().map(str::to_owned).collect();
     println!("cargo:cflags={cflags}");
+    println!("cargo:libs={}", pkg_config_output(&["--libs", "libdpdk"]));
 
     let mut shim = cc::Build::new();
     shim.file("shim/shim.c").warnings(true).flag_if_supported("-Wno-unused-parameter");

@@ -94,3 +94,41 @@ fn two_queues_over_memif_pair_queue_to_queue() {
     let b = read_json(&p.blast_json);
     assert_eq!(b["summary"]["sent"]["packets"], count);
 }
+
+#[test]
+fn the_c_reference_sender_is_counted_exactly_like_blast() {
+    let _g = heavy();
+    let dir = scratch("memif-ref");
+    let sock = dir.join("memif.sock").display().to_string();
+    let drop_json = dir.join("drop.json");
+    let count = 150_000u64;
+    let mut d = strings(&["--port", "net_memif0", "--count", &count.to_string(), "--duration", "60", "--json"]);
+    d.push(drop_json.display().to_string());
+    d.push("--".into());
+    d.extend(eal_base());
+    d.push(format!("--vdev=net_memif0,role=server,socket={sock},socket-abstract=no"));
+    d.push("--lcores=0@1,1@1".into());
+    let mut drop_proc = spawn(DROP, &d);
+    drop_proc.wait_for_line("drop: port", Duration::from_secs(30));
+
+    let mut r = eal_base();
+    r.push(format!("--vdev=net_memif0,role=client,socket={sock},socket-abstract=no"));
+    r.push("--lcores=0@0,1@0".into());
+    r.extend(strings(&["--", "--count", &count.to_string(), "--flows", "3", "--size", "128"]));
+    let out = run(env!("BLAST_REF"), &r, Duration::from_secs(60));
+    assert!(out.status.success(), "blast-ref: {}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains(&format!("sent {count} frames")), "{}", out.stdout);
+    let drop_out = drop_proc.finish(Duration::from_secs(30));
+    assert!(drop_out.status.success(), "{}", drop_out.stderr);
+
+    let v = read_json(&drop_json);
+    let s = &v["summary"];
+    assert_eq!(s["received"]["packets"], count);
+    assert_eq!(s["received"]["bytes"], count * 128);
+    assert_eq!(s["no_probe"], 0, "the C sender's frames carry blastdrop's probe");
+    for k in ["lost", "reordered", "duplicates", "late"] {
+        assert_eq!(s["probe"][k], 0, "{k}");
+    }
+    let per: Vec<u64> = s["streams"].as_array().unwrap().iter().map(|x| x["received"].as_u64().unwrap()).collect();
+    assert_eq!(per, [50_000, 50_000, 50_000], "same flow plan as blast");
+}

@@ -1,0 +1,30 @@
+//! Builds the plain C reference sender (examples/ref_sender.c) into
+//! `target/<profile>/blast-ref`, with exactly the compiler and linker flags
+//! dpdk-ffi found for DPDK, so both senders run against the same DPDK.
+
+use std::env;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-changed=examples/ref_sender.c");
+    let cflags = env::var("DEP_DPDK_CFLAGS").expect("dpdk-ffi exports DPDK's cflags");
+    let libs = env::var("DEP_DPDK_LIBS").expect("dpdk-ffi exports DPDK's libs");
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+    // OUT_DIR is target/<profile>/build/<pkg>-<hash>/out: the binaries live three levels up.
+    let bin_dir = out_dir.ancestors().nth(3).expect("cargo's target layout").to_path_buf();
+    let target = bin_dir.join("blast-ref");
+    let cc = env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = Command::new(&cc)
+        .args(["-O3", "-g", "-Wall", "-o"])
+        .arg(&target)
+        .arg("examples/ref_sender.c")
+        .args(cflags.split_whitespace())
+        .args(libs.split_whitespace())
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {cc} to build the C reference sender: {e}"));
+    if !status.success() {
+        panic!("building examples/ref_sender.c failed with {status}");
+    }
+    println!("cargo:rustc-env=BLAST_REF={}", target.display());
+}

@@ -1,0 +1,252 @@
+/*
+ * blast-ref: a plain C reference sender, to cross-check blast's figures.
+ *
+ * It sends the same frames as blast (Ethernet/IPv4/UDP, UDP source port
+ * per flow, flows split over queues the same way, blastdrop's 18-byte probe
+ * header stamped per packet with one TSC read per burst), so drop counts it
+ * exactly like blast, and it prints the same summary fields. DPDK only.
+ *
+ *   blast-ref [EAL args] -- [--port ID] [--queues N] [--size B] [--flows K]
+ *             [--count N | --duration S] [--burst B] [--dst-mac M]
+ *             [--src-ip A] [--dst-ip A] [--src-port P] [--dst-port P]
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#define PROBE_MAGIC 0x42445031u /* "BDP1" */
+#define HDRS (14 + 20 + 8)
+#define MAX_Q 128
+#define MAX_STREAMS_PER_Q 4096
+
+static volatile int stop;
+static struct {
+	uint16_t port, queues, burst, src_port, dst_port;
+	uint32_t size, flows;
+	uint64_t count;
+	double duration;
+	struct rte_ether_addr src_mac, dst_mac;
+	uint32_t src_ip, dst_ip;
+} cfg = { 0, 1, 32, 1024, 9, 64, 0, 0, 0, {{0}}, {{2, 0, 0, 0, 0, 2}}, 0, 0 };
+
+struct lane {
+	uint16_t queue;
+	struct rte_mempool *pool;
+	uint64_t quota, sent, retries, busy, t0, t1;
+	uint32_t nstreams;
+	uint16_t ids[MAX_STREAMS_PER_Q], ports[MAX_STREAMS_PER_Q];
+	uint32_t seqs[MAX_STREAMS_PER_Q];
+} __rte_cache_aligned;
+static struct lane lanes[MAX_Q];
+
+static void on_signal(int sig) { (void)sig; stop = 1; }
+
+static void die(const char *msg) { fprintf(stderr, "blast-ref: error: %s\n", msg); exit(2); }
+
+/* Writes the frame template for a queue's first stream into every mbuf. */
+static void write_template(struct rte_mempool *mp, void *arg, void *obj, unsigned i)
+{
+	struct lane *l = arg;
+	struct rte_mbuf *m = obj;
+	uint8_t *p = (uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM;
+	uint16_t len = cfg.size - 4;
+	struct rte_ether_hdr *eth = (void *)p;
+	struct rte_ipv4_hdr *ip = (void *)(p + 14);
+	struct rte_udp_hdr *udp = (void *)(p + 34);
+	uint32_t magic = htonl(PROBE_MAGIC);
+	(void)mp; (void)i;
+	memset(p, 0, len);
+	eth->dst_addr = cfg.dst_mac;
+	eth->src_addr = cfg.src_mac;
+	eth->ether_type = htons(RTE_ETHER_TYPE_IPV4);
+	ip->version_ihl = 0x45;
+	ip->total_length = htons(len - 14);
+	ip->fragment_offset = htons(0x4000);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = cfg.src_ip;
+	ip->dst_addr = cfg.dst_ip;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp->src_port = htons(l->ports[0]);
+	udp->dst_port = htons(cfg.dst_port);
+	udp->dgram_len = htons(len - 34);
+	memcpy(p + HDRS, &magic, 4);
+}
+
+static int send_loop(void *arg)
+{
+	struct lane *l = arg;
+	struct rte_mbuf *pkts[512];
+	uint16_t head = 0, tail = 0, len = cfg.size - 4;
+	uint32_t s = 0;
+	uint64_t remaining = l->quota, last;
+	int multi = l->nstreams > 1 && cfg.flows > 1;
+
+	l->t0 = last = rte_rdtsc();
+	while (!stop) {
+		if (head == tail) {
+			uint16_t n = remaining < cfg.burst ? remaining : cfg.burst;
+			uint64_t tsc;
+			if (n == 0)
+				break;
+			if (rte_pktmbuf_alloc_bulk(l->pool, pkts, n) != 0)
+				continue;
+			tsc = rte_cpu_to_be_64(rte_rdtsc());
+			for (uint16_t i = 0; i < n; i++) {
+				uint8_t *p = rte_pktmbuf_mtod(pkts[i], uint8_t *);
+				uint16_t id = htons(l->ids[s]);
+				uint32_t seq = htonl(l->seqs[s]++);
+				pkts[i]->data_len = len;
+				pkts[i]->pkt_len = len;
+				if (multi) {
+					uint16_t port = htons(l->ports[s]);
+					memcpy(p + 34, &port, 2);
+				}
+				memcpy(p + HDRS + 4, &id, 2);
+				memcpy(p + HDRS + 6, &seq, 4);
+				memcpy(p + HDRS + 10, &tsc, 8);
+				if (++s == l->nstreams)
+					s = 0;
+			}
+			head = 0;
+			tail = n;
+			remaining -= n;
+		}
+		uint16_t sent = rte_eth_tx_burst(cfg.port, l->queue, pkts + head, tail - head);
+		head += sent;
+		l->sent += sent;
+		if (head < tail)
+			l->retries++;
+	}
+	if (head < tail)
+		rte_pktmbuf_free_bulk(pkts + head, tail - head);
+	l->t1 = rte_rdtsc();
+	l->busy = l->t1 - l->t0;
+	(void)last;
+	return 0;
+}
+
+static void parse(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"port", 1, 0, 'p'}, {"queues", 1, 0, 'q'}, {"size", 1, 0, 's'}, {"flows", 1, 0, 'f'},
+		{"count", 1, 0, 'c'}, {"duration", 1, 0, 'd'}, {"burst", 1, 0, 'b'}, {"dst-mac", 1, 0, 'm'},
+		{"src-ip", 1, 0, 'i'}, {"dst-ip", 1, 0, 'j'}, {"src-port", 1, 0, 'r'}, {"dst-port", 1, 0, 't'},
+		{0, 0, 0, 0}};
+	int c;
+	struct in_addr a;
+	inet_pton(AF_INET, "198.18.0.1", &a); cfg.src_ip = a.s_addr;
+	inet_pton(AF_INET, "198.18.0.2", &a); cfg.dst_ip = a.s_addr;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': cfg.port = atoi(optarg); break;
+		case 'q': cfg.queues = atoi(optarg); break;
+		case 's': cfg.size = atoi(optarg); break;
+		case 'f': cfg.flows = atoi(optarg); if (cfg.flows == 0) die("--flows must be at least 1"); break;
+		case 'c': cfg.count = strtoull(optarg, NULL, 10); break;
+		case 'd': cfg.duration = atof(optarg); break;
+		case 'b': cfg.burst = atoi(optarg); break;
+		case 'm': if (rte_ether_unformat_addr(optarg, &cfg.dst_mac)) die("bad --dst-mac"); break;
+		case 'i': if (inet_pton(AF_INET, optarg, &a) != 1) die("bad --src-ip"); cfg.src_ip = a.s_addr; break;
+		case 'j': if (inet_pton(AF_INET, optarg, &a) != 1) die("bad --dst-ip"); cfg.dst_ip = a.s_addr; break;
+		case 'r': cfg.src_port = atoi(optarg); break;
+		case 't': cfg.dst_port = atoi(optarg); break;
+		default: die("unknown option (see the comment at the top of examples/ref_sender.c)");
+		}
+	}
+	if (cfg.size < 64) die("--size is below the Ethernet minimum of 64 bytes (FCS included)");
+	if (cfg.queues == 0 || cfg.queues > MAX_Q) die("--queues must be from 1 to 128");
+	if (cfg.burst == 0 || cfg.burst > 512) die("--burst must be from 1 to 512");
+	if (cfg.flows == 0) cfg.flows = cfg.queues;
+	if (cfg.count == 0 && cfg.duration <= 0) cfg.duration = 10;
+}
+
+int main(int argc, char **argv)
+{
+	int n = rte_eal_init(argc, argv);
+	struct rte_eth_conf conf = {0};
+	struct rte_eth_dev_info info;
+	struct rte_mempool *rxpool;
+	unsigned lcore;
+	uint64_t hz, sent = 0, retries = 0, busy = 0, t0 = UINT64_MAX, t1 = 0;
+	uint32_t streams;
+	char name[32];
+
+	if (n < 0) die("the DPDK EAL failed to start (see above)");
+	parse(argc - n, argv + n);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (!rte_eth_dev_is_valid_port(cfg.port)) die("no such --port");
+	if (rte_lcore_count() < (unsigned)cfg.queues + 1u) die("give one more lcore than --queues (-l)");
+	rte_eth_dev_info_get(cfg.port, &info);
+	if (cfg.queues > info.max_tx_queues) die("more --queues than the device has");
+	rte_eth_macaddr_get(cfg.port, &cfg.src_mac);
+	if (cfg.size - 18 > 1500) conf.rxmode.mtu = cfg.size - 18;
+	if (rte_eth_dev_configure(cfg.port, cfg.queues, cfg.queues, &conf) < 0) die("cannot configure the port");
+	rxpool = rte_pktmbuf_pool_create("ref_rx", 4095, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_eth_dev_socket_id(cfg.port));
+	streams = cfg.flows > cfg.queues ? cfg.flows : cfg.queues;
+	for (uint16_t q = 0; q < cfg.queues; q++) {
+		struct lane *l = &lanes[q];
+		l->queue = q;
+		for (uint32_t id = q; id < streams && l->nstreams < MAX_STREAMS_PER_Q; id += cfg.queues) {
+			l->ids[l->nstreams] = id;
+			l->ports[l->nstreams++] = cfg.src_port + id % cfg.flows;
+		}
+		l->quota = cfg.count ? cfg.count / cfg.queues + (q < cfg.count % cfg.queues) : UINT64_MAX;
+		snprintf(name, sizeof(name), "ref_tx_%u", q);
+		l->pool = rte_pktmbuf_pool_create(name, 2047, 256, 0,
+				RTE_ALIGN_CEIL(RTE_PKTMBUF_HEADROOM + cfg.size - 4, 64), rte_eth_dev_socket_id(cfg.port));
+		if (!l->pool || !rxpool) die("cannot create mempools: give the EAL more memory (-m)");
+		rte_mempool_obj_iter(l->pool, write_template, l);
+		if (rte_eth_tx_queue_setup(cfg.port, q, 1024, rte_eth_dev_socket_id(cfg.port), NULL) < 0 ||
+		    rte_eth_rx_queue_setup(cfg.port, q, 1024, rte_eth_dev_socket_id(cfg.port), NULL, rxpool) < 0)
+			die("cannot set up queues");
+	}
+	if (rte_eth_dev_start(cfg.port) < 0) die("cannot start the port");
+	for (int i = 0; i < 1000; i++) {
+		struct rte_eth_link link;
+		rte_eth_link_get_nowait(cfg.port, &link);
+		if (link.link_status) break;
+		rte_delay_ms(10);
+	}
+	printf("blast-ref: port %u, %u queue(s), %u B frames (FCS incl.), %u flow(s), unpaced; sender-side figures\n",
+	       cfg.port, cfg.queues, cfg.size, cfg.flows);
+	fflush(stdout);
+	hz = rte_get_tsc_hz();
+	lcore = rte_get_next_lcore(-1, 1, 0);
+	for (uint16_t q = 0; q < cfg.queues; q++, lcore = rte_get_next_lcore(lcore, 1, 0))
+		rte_eal_remote_launch(send_loop, &lanes[q], lcore);
+	if (cfg.duration > 0) {
+		uint64_t end = rte_rdtsc() + (uint64_t)(cfg.duration * hz);
+		while (!stop && rte_rdtsc() < end) rte_delay_ms(10);
+		stop = 1;
+	}
+	rte_eal_mp_wait_lcore();
+	for (uint16_t q = 0; q < cfg.queues; q++) {
+		sent += lanes[q].sent; retries += lanes[q].retries; busy += lanes[q].busy;
+		if (lanes[q].t0 < t0) t0 = lanes[q].t0;
+		if (lanes[q].t1 > t1) t1 = lanes[q].t1;
+	}
+	double secs = (double)(t1 - t0) / hz;
+	printf("--- blast-ref summary (sender-side: frames accepted by tx_burst) ---\n");
+	printf("sent %" PRIu64 " frames, %" PRIu64 " bytes in %.3f s: %.3f Mpps, %.3f Gb/s of frames, %.3f Gb/s on the wire (+20 B/frame)\n",
+	       sent, sent * cfg.size, secs, sent / secs / 1e6, sent * cfg.size * 8 / secs / 1e9,
+	       sent * (cfg.size + 20) * 8 / secs / 1e9);
+	printf("cycles/pkt %.1f  ring-full retries %" PRIu64 "\n", sent ? (double)busy / sent : 0.0, retries);
+	rte_eth_dev_stop(cfg.port);
+	rte_eth_dev_close(cfg.port);
+	rte_eal_cleanup();
+	return 0;
+}
