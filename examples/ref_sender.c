@@ -245,6 +245,7 @@ int main(int argc, char **argv)
 	       sent, sent * cfg.size, secs, sent / secs / 1e6, sent * cfg.size * 8 / secs / 1e9,
 	       sent * (cfg.size + 20) * 8 / secs / 1e9);
 	printf("cycles/pkt %.1f  ring-full retries %" PRIu64 "\n", sent ? (double)busy / sent : 0.0, retries);
+	rte_delay_ms(500); /* let frames still in the rings leave, as blast's --drain does */
 	rte_eth_dev_stop(cfg.port);
 	rte_eth_dev_close(cfg.port);
 	rte_eal_cleanup();

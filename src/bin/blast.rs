@@ -82,6 +82,11 @@ struct Args {
     #[arg(long, default_value = "10", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     link_timeout: Duration,
+    /// How long the port keeps running after the last frame, so frames still in the TX ring (or a
+    /// memif ring the peer has not read yet) leave before the port stops
+    #[arg(long, default_value = "0.5", value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    drain: Duration,
     /// Write the summary with its configuration and environment as JSON to this file
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -301,6 +306,8 @@ fn run(args: Args) -> Result<(), Failure> {
     if let Some(e) = panicked {
         return Err(e.into());
     }
+    // Frames accepted but still in a ring are lost if the port stops now.
+    std::thread::sleep(args.drain);
     let port_stats = port.stats()?;
 
     let window_start = outcomes.iter().map(|o| o.2).min().unwrap_or(0);

@@ -130,7 +130,11 @@ impl Running {
             if Instant::now() >= deadline {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                panic!("process still running after {timeout:?}; stdout so far: {:?}", self.seen);
+                while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
+                    self.seen.push(l);
+                }
+                let stderr = self.err.join().unwrap_or_default();
+                panic!("process still running after {timeout:?}; stdout so far: {:?}; stderr: {stderr}", self.seen);
             }
             std::thread::sleep(Duration::from_millis(20));
         };
