@@ -12,14 +12,14 @@
 //! last one that arrived are invisible to the receiver alone: comparing with
 //! the sender's count per stream closes that gap.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Sequence numbers remembered per stream.
 pub const WINDOW: u64 = 1024;
 const WORDS: usize = (WINDOW / 64) as usize;
 
 /// Counts for one stream, or summed over many.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeqCounts {
     pub received: u64,
     pub lost: u64,

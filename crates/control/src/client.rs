@@ -1,0 +1,89 @@
+use std::fmt;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use crate::message::{Envelope, Request, Response, MAX_LINE, VERSION};
+
+#[derive(Debug)]
+pub enum ClientError {
+    /// Could not reach the server.
+    Connect(String),
+    /// The connection failed or the server said nothing in time.
+    Io(String),
+    /// The server answered with an error.
+    Remote(String),
+    /// The answer made no sense.
+    Protocol(String),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Connect(e) => write!(f, "cannot reach drop's control port: {e}"),
+            ClientError::Io(e) => write!(f, "control connection to drop failed: {e}"),
+            ClientError::Remote(e) => write!(f, "drop refused: {e}"),
+            ClientError::Protocol(e) => write!(f, "drop answered nonsense: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// blast's end of the control channel.
+pub struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    token: Option<String>,
+    next_id: u64,
+}
+
+impl Client {
+    pub fn connect(addr: &str, token: Option<String>, timeout: Duration) -> Result<Client, ClientError> {
+        let addrs: Vec<_> = addr.to_socket_addrs().map_err(|e| ClientError::Connect(format!("{addr}: {e}")))?.collect();
+        let mut last = String::from("no address");
+        for a in addrs {
+            match TcpStream::connect_timeout(&a, timeout) {
+                Ok(s) => {
+                    let _ = s.set_nodelay(true);
+                    let writer = s.try_clone().map_err(|e| ClientError::Connect(e.to_string()))?;
+                    return Ok(Client { reader: BufReader::new(s), writer, token, next_id: 1 });
+                }
+                Err(e) => last = format!("{a}: {e}"),
+            }
+        }
+        Err(ClientError::Connect(last))
+    }
+
+    /// Sends `req` and waits up to `timeout` for its answer.
+    pub fn call(&mut self, req: Request, timeout: Duration) -> Result<Response, ClientError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let env = Envelope { v: VERSION, id, token: self.token.clone(), body: req };
+        let mut line = serde_json::to_string(&env).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        line.push('\n');
+        self.writer.write_all(line.as_bytes()).map_err(|e| ClientError::Io(e.to_string()))?;
+        self.reader.get_ref().set_read_timeout(Some(timeout)).map_err(|e| ClientError::Io(e.to_string()))?;
+        let mut answer = String::new();
+        match self.reader.by_ref().take(MAX_LINE as u64 + 1).read_line(&mut answer) {
+            Ok(0) => return Err(ClientError::Io("drop closed the connection".into())),
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                return Err(ClientError::Io(format!("no answer within {timeout:?}")))
+            }
+            Err(e) => return Err(ClientError::Io(e.to_string())),
+        }
+        let env: Envelope<Response> =
+            serde_json::from_str(answer.trim_end()).map_err(|e| ClientError::Protocol(format!("{e}: {:.200}", answer.trim_end())))?;
+        if env.v != VERSION {
+            return Err(ClientError::Protocol(format!("drop speaks protocol version {}, this blast {VERSION}", env.v)));
+        }
+        if env.id != id {
+            return Err(ClientError::Protocol(format!("answer to request {} while waiting for {id}", env.id)));
+        }
+        match env.body {
+            Response::Error { error } => Err(ClientError::Remote(error)),
+            other => Ok(other),
+        }
+    }
+}

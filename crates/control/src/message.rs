@@ -1,0 +1,229 @@
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The protocol version this build speaks.
+pub const VERSION: u32 = 1;
+/// The longest line either side accepts, newline excluded.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// What blast asks of drop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    /// Who are you? Answered with [`PeerInfo`].
+    Hello,
+    /// Get ready for a step: use this many RX queues (restarting the port if
+    /// the count changes) and frames up to `max_size` bytes.
+    Prepare { rx_queues: u16, max_size: u32 },
+    /// Baseline every counter now: the measured window starts.
+    StartWindow,
+    /// The window ends now: answer with its figures.
+    EndWindow { window: u64 },
+    /// Closing the connection.
+    Bye,
+}
+
+/// The receiver as blast's record needs it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeerInfo {
+    pub hostname: String,
+    pub dpdk: String,
+    pub port_name: String,
+    pub driver: String,
+    pub max_rx_queues: u16,
+    pub worker_lcores: u16,
+    pub max_size: u32,
+    pub rss: bool,
+    pub cpu_model: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Prepared {
+    pub rx_queues: u16,
+    pub restarted: bool,
+    pub link_up: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueueFigures {
+    pub queue: u16,
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+/// What drop counted over one measured window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowFigures {
+    pub window: u64,
+    /// The window's length on drop's clock.
+    pub seconds: f64,
+    pub packets: u64,
+    /// Frame bytes, FCS included.
+    pub bytes: u64,
+    pub queues: Vec<QueueFigures>,
+    pub imissed: u64,
+    pub rx_nombuf: u64,
+    pub ierrors: u64,
+    pub no_probe: u64,
+    pub probe: seqtrack::SeqCounts,
+    /// Extended-stat deltas over the window, by name.
+    pub xstats: BTreeMap<String, u64>,
+}
+
+/// What drop answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Response {
+    Hello { info: PeerInfo },
+    Prepared(Prepared),
+    WindowStarted { window: u64 },
+    WindowFigures(WindowFigures),
+    Bye,
+    Error { error: String },
+}
+
+/// A request with its envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Envelope<T> {
+    pub v: u32,
+    pub id: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(flatten)]
+    pub body: T,
+}
+
+/// Why a request line was refused. Each has a one-sentence reason for the reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProtoError {
+    TooLong,
+    Malformed(String),
+    WrongVersion(u64),
+    WrongToken,
+    Unknown(String),
+    BadFields(String),
+}
+
+impl ProtoError {
+    /// The connection ends after this error (the peer is not trusted).
+    pub fn closes(&self) -> bool {
+        matches!(self, ProtoError::WrongToken)
+    }
+}
+
+impl fmt::Display for ProtoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProtoError::TooLong => write!(f, "message longer than {MAX_LINE} bytes"),
+            ProtoError::Malformed(e) => write!(f, "not a JSON object: {e}"),
+            ProtoError::WrongVersion(v) => write!(f, "protocol version {v} is not spoken here (this side speaks {VERSION})"),
+            ProtoError::WrongToken => write!(f, "wrong or missing token"),
+            ProtoError::Unknown(t) => write!(f, "unknown message type {t:?}"),
+            ProtoError::BadFields(e) => write!(f, "bad fields: {e}"),
+        }
+    }
+}
+
+/// Parses one request line. `token` is the server's, when it has one.
+/// Returns the request id (when one could be read) with the error, so the
+/// reply can repeat it.
+pub fn parse_request(line: &[u8], token: Option<&str>) -> Result<Envelope<Request>, (u64, ProtoError)> {
+    if line.len() > MAX_LINE {
+        return Err((0, ProtoError::TooLong));
+    }
+    let value: serde_json::Value = serde_json::from_slice(line).map_err(|e| (0, ProtoError::Malformed(e.to_string())))?;
+    let obj = value.as_object().ok_or((0, ProtoError::Malformed("not an object".into())))?;
+    let id = obj.get("id").and_then(|v| v.as_u64()).unwrap_or(0);
+    match obj.get("v").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(VERSION) => {}
+        Some(v) => return Err((id, ProtoError::WrongVersion(v))),
+        None => return Err((id, ProtoError::Malformed("no protocol version \"v\"".into()))),
+    }
+    if let Some(want) = token {
+        if obj.get("token").and_then(|t| t.as_str()) != Some(want) {
+            return Err((id, ProtoError::WrongToken));
+        }
+    }
+    let kind = match obj.get("type").and_then(|t| t.as_str()) {
+        Some(k) => k.to_owned(),
+        None => return Err((id, ProtoError::Malformed("no message \"type\"".into()))),
+    };
+    if !matches!(kind.as_str(), "hello" | "prepare" | "start_window" | "end_window" | "bye") {
+        return Err((id, ProtoError::Unknown(kind)));
+    }
+    serde_json::from_value::<Envelope<Request>>(value).map_err(|e| (id, ProtoError::BadFields(e.to_string())))
+}
+
+/// Encodes a reply as one line, newline included.
+pub fn reply_line(id: u64, body: &Response) -> String {
+    let env = Envelope { v: VERSION, id, token: None, body };
+    let mut s = serde_json::to_string(&env).expect("responses always encode");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Envelope<Request>, (u64, ProtoError)> {
+        parse_request(s.as_bytes(), None)
+    }
+
+    #[test]
+    fn requests_round_trip() {
+        for body in [
+            Request::Hello,
+            Request::Prepare { rx_queues: 4, max_size: 1518 },
+            Request::StartWindow,
+            Request::EndWindow { window: 7 },
+            Request::Bye,
+        ] {
+            let env = Envelope { v: VERSION, id: 3, token: Some("t".into()), body: body.clone() };
+            let line = serde_json::to_string(&env).unwrap();
+            let back = parse_request(line.as_bytes(), Some("t")).unwrap();
+            assert_eq!(back, env, "{line}");
+        }
+    }
+
+    #[test]
+    fn wire_form_is_flat_json() {
+        let env = Envelope { v: 1, id: 9, token: None, body: Request::EndWindow { window: 2 } };
+        assert_eq!(serde_json::to_string(&env).unwrap(), r#"{"v":1,"id":9,"type":"end_window","window":2}"#);
+    }
+
+    #[test]
+    fn each_refusal_has_its_reason() {
+        assert!(matches!(parse("{nope"), Err((0, ProtoError::Malformed(_)))));
+        assert!(matches!(parse("[1,2]"), Err((0, ProtoError::Malformed(_)))));
+        assert!(matches!(parse(r#"{"id":4,"type":"hello"}"#), Err((4, ProtoError::Malformed(_)))));
+        assert_eq!(parse(r#"{"v":2,"id":5,"type":"hello"}"#).unwrap_err(), (5, ProtoError::WrongVersion(2)));
+        assert_eq!(parse(r#"{"v":1,"id":6,"type":"reboot"}"#).unwrap_err(), (6, ProtoError::Unknown("reboot".into())));
+        assert!(matches!(parse(r#"{"v":1,"id":7,"type":"prepare","rx_queues":"many"}"#), Err((7, ProtoError::BadFields(_)))));
+        // Fields a later minor revision may add are ignored, not refused.
+        assert!(parse(r#"{"v":1,"id":8,"type":"hello","extra":1}"#).is_ok());
+        let long = format!(r#"{{"v":1,"id":1,"type":"hello","pad":"{}"}}"#, "x".repeat(MAX_LINE));
+        assert_eq!(parse(&long).unwrap_err(), (0, ProtoError::TooLong));
+    }
+
+    #[test]
+    fn token_is_checked_when_the_server_has_one() {
+        let line = br#"{"v":1,"id":1,"type":"hello","token":"abc"}"#;
+        assert!(parse_request(line, Some("abc")).is_ok());
+        assert_eq!(parse_request(line, Some("abd")).unwrap_err(), (1, ProtoError::WrongToken));
+        assert_eq!(parse_request(br#"{"v":1,"id":1,"type":"hello"}"#, Some("abc")).unwrap_err(), (1, ProtoError::WrongToken));
+        assert!(ProtoError::WrongToken.closes());
+        assert!(parse_request(line, None).is_ok(), "a server without a token ignores one");
+    }
+
+    #[test]
+    fn replies_are_one_line() {
+        let l = reply_line(3, &Response::Error { error: "bad\nthing".into() });
+        assert!(l.ends_with('\n'));
+        assert_eq!(l.matches('\n').count(), 1);
+        let back: Envelope<Response> = serde_json::from_str(l.trim_end()).unwrap();
+        assert_eq!(back.id, 3);
+    }
+}
