@@ -7,6 +7,7 @@ pub mod eal_args;
 pub mod fail;
 pub mod report;
 pub mod rx;
+pub mod sender;
 pub mod session;
 pub mod signals;
 pub mod tx;

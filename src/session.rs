@@ -115,6 +115,34 @@ pub mod parse {
         Ok(n)
     }
 
+    /// A list given as one flag value ("1,2,4", "1..32").
+    #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+    #[serde(transparent)]
+    pub struct List<T>(pub Vec<T>);
+
+    impl<T> std::ops::Deref for List<T> {
+        type Target = Vec<T>;
+        fn deref(&self) -> &Vec<T> {
+            &self.0
+        }
+    }
+
+    /// A queue count, a list of them or a doubling range.
+    pub fn queue_list(s: &str) -> Result<List<u16>, String> {
+        Ok(List(ladder::parse_list(s, "queue count", u64::from(u16::MAX))?.into_iter().map(|v| v as u16).collect()))
+    }
+
+    /// A frame size, a list of them or a doubling range.
+    pub fn size_list(s: &str) -> Result<List<u32>, String> {
+        let v = ladder::parse_list(s, "frame size", u64::from(u32::MAX))?;
+        for &n in &v {
+            if (n as usize) < wire::MIN_FRAME {
+                return Err(format!("{n} is below the Ethernet minimum of {} bytes (FCS included)", wire::MIN_FRAME));
+            }
+        }
+        Ok(List(v.into_iter().map(|n| n as u32).collect()))
+    }
+
     pub fn flows(s: &str) -> Result<u32, String> {
         match s.parse::<u32>() {
             Ok(0) => Err("there must be at least 1 flow".into()),

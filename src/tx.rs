@@ -26,6 +26,9 @@ pub struct TxLane {
     pub pool: Arc<Mempool>,
     /// The streams this queue sends, round robin.
     pub streams: Vec<Stream>,
+    /// The sequence number each stream continues from (so a ladder's steps
+    /// continue each stream's numbering and the receiver sees no gap).
+    pub first_seqs: Vec<u32>,
     /// Frame length in the mbuf (FCS excluded).
     pub frame_len: u16,
     pub burst: usize,
@@ -38,13 +41,18 @@ pub struct TxLane {
 }
 
 /// What a send loop reports when it ends.
-#[derive(Debug, Clone, Default)]
 pub struct TxOutcome {
     pub tally: Tally,
     /// Frames built but never accepted by the device (freed at stop).
     pub unsent: u64,
     /// Frames accepted per stream, in the lane's stream order.
     pub per_stream: Vec<u64>,
+    /// The sequence number each stream continues from next time: frames
+    /// built but never accepted do not use one up.
+    pub next_seqs: Vec<u32>,
+    /// Cycle counter when the loop started and ended.
+    pub start_tsc: u64,
+    pub end_tsc: u64,
 }
 
 /// Writes the frame of `spec` into every mbuf of `pool`, at the place a
@@ -68,8 +76,10 @@ pub fn split_round_robin(accepted: u64, streams: usize) -> Vec<u64> {
 }
 
 impl TxLane {
-    /// Runs until the quota is sent or `stop` is set.
-    pub fn run(mut self, stop: &AtomicBool) -> TxOutcome {
+    /// Runs until the quota is sent or `stop` is set; hands the queue back
+    /// with the outcome.
+    pub fn run(mut self, stop: &AtomicBool) -> (TxQueue, TxOutcome) {
+        let start_tsc = dpdk::rdtsc();
         let layout = MbufLayout::get();
         let burst = self.burst.clamp(1, MAX_BURST);
         let pool = self.pool.as_ptr();
@@ -77,7 +87,8 @@ impl TxLane {
         let multi_flow = self.streams.iter().any(|s| s.src_port != self.streams[0].src_port);
         let ids: Vec<u16> = self.streams.iter().map(|s| s.id).collect();
         let ports: Vec<[u8; 2]> = self.streams.iter().map(|s| s.src_port.to_be_bytes()).collect();
-        let mut seqs = vec![0u32; nstreams];
+        assert_eq!(self.first_seqs.len(), nstreams, "one first sequence number per stream");
+        let mut seqs = self.first_seqs.clone();
         let mut next_stream = 0usize;
         let frame_bytes = u64::from(self.frame_len) + wire::FCS_LEN as u64;
 
@@ -155,7 +166,9 @@ impl TxLane {
         self.counters.mark_done();
         // Frames are accepted in the order they were built, so the accepted
         // ones are a prefix of the round robin.
-        TxOutcome { tally, unsent, per_stream: split_round_robin(tally.packets, nstreams) }
+        let per_stream = split_round_robin(tally.packets, nstreams);
+        let next_seqs = self.first_seqs.iter().zip(&per_stream).map(|(&s, &n)| s.wrapping_add(n as u32)).collect();
+        (self.queue, TxOutcome { tally, unsent, per_stream, next_seqs, start_tsc, end_tsc: dpdk::rdtsc() })
     }
 }
 

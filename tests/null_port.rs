@@ -21,8 +21,9 @@ fn blast_on_net_null_reports_a_rate_and_its_configuration() {
 
     let v = read_json(&json);
     assert_eq!(v["tool"], "blast");
-    assert_eq!(v["config"]["size"], 128);
-    assert_eq!(v["config"]["queues"], 1);
+    assert_eq!(v["mode"], "single");
+    assert_eq!(v["config"]["size"], serde_json::json!([128]));
+    assert_eq!(v["config"]["queues"], serde_json::json!([1]));
     assert_eq!(v["config"]["duration"], 1.5);
     assert_eq!(v["flows"], 3);
     assert_eq!(v["environment"]["port"]["driver"], "net_null");

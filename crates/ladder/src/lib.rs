@@ -1,1 +1,19 @@
+//! Ladders: the plan of steps (queue counts x frame sizes), the record of
+//! each step with both ends' figures, and the analysis users come for:
+//! where adding queues stops helping, and at which frame size bandwidth
+//! takes over from the packet rate. Rendered as a table, CSV and SVG.
+//! No EAL here: everything is unit-tested on numbers.
 
+mod analysis;
+mod plan;
+mod plot;
+mod rates;
+mod record;
+mod table;
+
+pub use analysis::{crossover, find_ceiling, spread, Ceiling, Crossover, SizeVerdict, Spread};
+pub use plan::{parse_list, Ladder, Order, StepSpec};
+pub use plot::render_svg;
+pub use rates::Rates;
+pub use record::{Aggregate, StepRecord};
+pub use table::{render_csv, render_table, CSV_HEADER};

@@ -1,0 +1,140 @@
+use serde::{Deserialize, Serialize};
+
+/// Min, median and max of repeated measurements.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+pub fn spread(values: &[f64]) -> Spread {
+    if values.is_empty() {
+        return Spread::default();
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+    Spread { min: v[0], median, max: v[n - 1] }
+}
+
+/// Where adding queues stopped helping, for one frame size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ceiling {
+    /// The ceiling was seen: a later step failed to add `threshold` of Mpps.
+    /// False when every step grew: the ladder ended before any ceiling.
+    pub reached: bool,
+    pub queues: u16,
+    pub mpps: f64,
+    /// Every step up to the ceiling kept at least 90% of the first step's Mpps per queue.
+    pub linear_before: bool,
+    pub mpps_per_queue_first: f64,
+}
+
+/// `points` are (queues, Mpps) in increasing queue order. The ceiling is
+/// the first step after which more queues no longer raise Mpps by at least
+/// `threshold` (0.05 for 5%).
+pub fn find_ceiling(points: &[(u16, f64)], threshold: f64) -> Option<Ceiling> {
+    let first = points.first()?;
+    let per_q0 = first.1 / f64::from(first.0.max(1));
+    let stall = points.windows(2).position(|w| w[1].1 < w[0].1 * (1.0 + threshold));
+    let (idx, reached) = match stall {
+        Some(i) => (i, true),
+        None => (points.len() - 1, false),
+    };
+    let linear_before = points[..=idx].iter().all(|&(q, m)| m / f64::from(q.max(1)) >= 0.9 * per_q0);
+    Some(Ceiling { reached, queues: points[idx].0, mpps: points[idx].1, linear_before, mpps_per_queue_first: per_q0 })
+}
+
+/// What held one frame size back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SizeVerdict {
+    pub size: u32,
+    /// Best receiver Gb/s of frames over the size's steps.
+    pub gbps: f64,
+    /// "bandwidth" when within 3% of the published figure, else "packet rate".
+    pub held_by: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Crossover {
+    pub published_gbps: f64,
+    /// The smallest frame size that reached the published bandwidth (within 3%).
+    pub first_size: Option<u32>,
+    pub sizes: Vec<SizeVerdict>,
+}
+
+/// `best` holds (frame size, best Gb/s at that size).
+pub fn crossover(best: &[(u32, f64)], published_gbps: f64) -> Crossover {
+    let mut sizes: Vec<SizeVerdict> = best
+        .iter()
+        .map(|&(size, gbps)| SizeVerdict {
+            size,
+            gbps,
+            held_by: if gbps >= published_gbps * 0.97 { "bandwidth" } else { "packet rate" }.into(),
+        })
+        .collect();
+    sizes.sort_by_key(|s| s.size);
+    let first_size = sizes.iter().find(|s| s.held_by == "bandwidth").map(|s| s.size);
+    Crossover { published_gbps, first_size, sizes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_of_odd_and_even_counts() {
+        assert_eq!(spread(&[3.0, 1.0, 2.0]), Spread { min: 1.0, median: 2.0, max: 3.0 });
+        assert_eq!(spread(&[4.0, 1.0, 2.0, 3.0]).median, 2.5);
+        assert_eq!(spread(&[]), Spread::default());
+    }
+
+    #[test]
+    fn linear_ladder_has_no_ceiling() {
+        let pts: Vec<(u16, f64)> = [1u16, 2, 4, 8, 16].iter().map(|&q| (q, 2.0 * f64::from(q))).collect();
+        let c = find_ceiling(&pts, 0.05).unwrap();
+        assert!(!c.reached);
+        assert_eq!(c.queues, 16);
+        assert!(c.linear_before);
+        assert_eq!(c.mpps_per_queue_first, 2.0);
+    }
+
+    #[test]
+    fn plateau_ceiling_is_the_first_step_that_stops_paying() {
+        // 36.6 Mpps at 24 queues, flat to 64 (the c8gn.12xlarge shape).
+        let pts = [(1, 1.6), (2, 3.2), (4, 6.4), (8, 12.8), (16, 25.0), (24, 36.6), (32, 36.7), (64, 36.6)];
+        let c = find_ceiling(&pts, 0.05).unwrap();
+        assert!(c.reached);
+        assert_eq!((c.queues, c.mpps), (24, 36.6));
+        assert!(c.linear_before, "1.6 x 24 = 38.4, and 36.6 keeps 95% of it");
+    }
+
+    #[test]
+    fn falling_ladder_ceiling_before_the_fall() {
+        // c8gn.8xlarge: peak at 16 queues, worse beyond.
+        let pts = [(1, 1.8), (2, 3.6), (4, 7.0), (8, 13.0), (16, 21.0), (24, 18.0), (32, 17.0)];
+        let c = find_ceiling(&pts, 0.05).unwrap();
+        assert_eq!((c.queues, c.mpps), (16, 21.0));
+        assert!(!c.linear_before, "21/16 = 1.31 per queue is under 90% of 1.8");
+    }
+
+    #[test]
+    fn growth_under_the_threshold_counts_as_a_stall() {
+        let c = find_ceiling(&[(1, 10.0), (2, 10.4), (4, 20.0)], 0.05).unwrap();
+        assert_eq!(c.queues, 1);
+        assert!(find_ceiling(&[], 0.05).is_none());
+    }
+
+    #[test]
+    fn size_crossover_at_the_first_size_meeting_published_bandwidth() {
+        // 100G with a ~21 Mpps ceiling: 64 B -> 10.8 Gb/s, 512 B -> 86, 640 B -> 99, 1500 -> 99.5.
+        let best = [(1500, 99.5), (64, 10.8), (512, 86.0), (640, 98.9), (9000, 99.8)];
+        let x = crossover(&best, 100.0);
+        assert_eq!(x.first_size, Some(640));
+        let held: Vec<(u32, &str)> = x.sizes.iter().map(|s| (s.size, s.held_by.as_str())).collect();
+        assert_eq!(held, [(64, "packet rate"), (512, "packet rate"), (640, "bandwidth"), (1500, "bandwidth"), (9000, "bandwidth")]);
+        assert_eq!(crossover(&[(64, 10.0)], 100.0).first_size, None);
+    }
+}

@@ -1,0 +1,147 @@
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{spread, Rates, Spread};
+
+/// One step as measured: both ends' figures over the same window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Index in the ladder, from 0.
+    pub step: usize,
+    /// Which repetition, from 1.
+    pub run: u32,
+    pub queues: u16,
+    /// Frame size, FCS included.
+    pub size: u32,
+    pub flows: u32,
+    pub mtu: u32,
+    /// How frames left the sender: "open" (unpaced) or "burst:B" (paced, B back-to-back).
+    pub shape: String,
+    /// The paced rate asked for, in Mpps.
+    pub offered_mpps: Option<f64>,
+    /// Sender-side: frames accepted by tx_burst during the window.
+    pub sent: Rates,
+    pub sender_cycles_per_packet: f64,
+    pub ring_full_retries: u64,
+    /// The sender port's own counters over the window.
+    pub sender_opackets: u64,
+    pub sender_oerrors: u64,
+    pub sender_xstats: BTreeMap<String, u64>,
+    /// Receiver-side: frames that arrived during the window (None without `--peer`).
+    pub received: Option<Rates>,
+    /// drop's full figures for the window.
+    pub receiver: Option<control::WindowFigures>,
+    /// Frames the sender's tx_burst accepted that did not arrive, as a share of them.
+    pub loss_pct: Option<f64>,
+    /// Why this step stopped where it did (filled by limit attribution).
+    pub limit: String,
+    /// The step could not be measured, and why.
+    pub error: Option<String>,
+}
+
+impl StepRecord {
+    /// The figure the analysis uses: receiver Mpps when there is one.
+    pub fn headline_mpps(&self) -> f64 {
+        self.received.map_or(self.sent.mpps, |r| r.mpps)
+    }
+
+    pub fn headline_frame_gbps(&self) -> f64 {
+        self.received.map_or(self.sent.frame_gbps, |r| r.frame_gbps)
+    }
+
+    pub fn mpps_per_queue(&self) -> f64 {
+        self.headline_mpps() / f64::from(self.queues.max(1))
+    }
+
+    /// Loss from the two ends' counts: negative values (frames in flight
+    /// across the window's edges) are shown as 0.
+    pub fn loss_from(sent: u64, received: u64) -> f64 {
+        if sent == 0 {
+            return 0.0;
+        }
+        ((sent as f64 - received as f64) / sent as f64 * 100.0).max(0.0)
+    }
+}
+
+/// The repetitions of one step, as min / median / max.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Aggregate {
+    pub queues: u16,
+    pub size: u32,
+    pub runs: u32,
+    /// Receiver Mpps (sender Mpps without a receiver).
+    pub mpps: Spread,
+    pub frame_gbps: Spread,
+    pub wire_gbps: Spread,
+    pub sent_mpps: Spread,
+}
+
+impl Aggregate {
+    /// Groups records by (queues, size), in the order the steps first ran.
+    pub fn from_records(records: &[StepRecord]) -> Vec<Aggregate> {
+        let mut keys: Vec<(u16, u32)> = Vec::new();
+        for r in records.iter().filter(|r| r.error.is_none()) {
+            if !keys.contains(&(r.queues, r.size)) {
+                keys.push((r.queues, r.size));
+            }
+        }
+        keys.into_iter()
+            .map(|(q, s)| {
+                let rs: Vec<&StepRecord> = records.iter().filter(|r| r.error.is_none() && r.queues == q && r.size == s).collect();
+                let take = |f: &dyn Fn(&StepRecord) -> f64| spread(&rs.iter().map(|r| f(r)).collect::<Vec<_>>());
+                Aggregate {
+                    queues: q,
+                    size: s,
+                    runs: rs.len() as u32,
+                    mpps: take(&|r| r.headline_mpps()),
+                    frame_gbps: take(&|r| r.headline_frame_gbps()),
+                    wire_gbps: take(&|r| r.received.map_or(r.sent.wire_gbps, |x| x.wire_gbps)),
+                    sent_mpps: take(&|r| r.sent.mpps),
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(q: u16, size: u32, run: u32, mpps: f64) -> StepRecord {
+        StepRecord {
+            queues: q,
+            size,
+            run,
+            sent: Rates::over((mpps * 1e6) as u64 + 10, 0, 1.0),
+            received: Some(Rates::over((mpps * 1e6) as u64, (mpps * 1e6) as u64 * u64::from(size), 1.0)),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn loss_is_never_negative() {
+        assert_eq!(StepRecord::loss_from(100, 90), 10.0);
+        assert_eq!(StepRecord::loss_from(100, 101), 0.0);
+        assert_eq!(StepRecord::loss_from(0, 0), 0.0);
+    }
+
+    #[test]
+    fn headline_is_the_receivers() {
+        let r = rec(2, 64, 1, 3.0);
+        assert!((r.headline_mpps() - 3.0).abs() < 1e-9);
+        assert!((r.mpps_per_queue() - 1.5).abs() < 1e-9);
+        let sender_only = StepRecord { received: None, ..r };
+        assert!(sender_only.headline_mpps() > 3.0);
+    }
+
+    #[test]
+    fn repeats_aggregate_per_step() {
+        let recs = vec![rec(1, 64, 1, 1.0), rec(1, 64, 2, 3.0), rec(1, 64, 3, 2.0), rec(2, 64, 1, 4.0)];
+        let a = Aggregate::from_records(&recs);
+        assert_eq!(a.len(), 2);
+        assert_eq!(a[0].runs, 3);
+        assert!((a[0].mpps.median - 2.0).abs() < 1e-6 && (a[0].mpps.min - 1.0).abs() < 1e-6 && (a[0].mpps.max - 3.0).abs() < 1e-6);
+        assert_eq!((a[1].queues, a[1].runs), (2, 1));
+    }
+}

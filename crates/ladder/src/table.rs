@@ -1,0 +1,164 @@
+use std::fmt::Write;
+
+use crate::StepRecord;
+
+fn opt(v: Option<f64>, prec: usize) -> String {
+    v.map_or_else(|| "-".into(), |x| format!("{x:.prec$}"))
+}
+
+/// Extra receiver Mpps this record bought over the step with the next
+/// lower queue count at the same size and run.
+fn gain(records: &[StepRecord], r: &StepRecord) -> Option<f64> {
+    records
+        .iter()
+        .filter(|o| o.size == r.size && o.run == r.run && o.queues < r.queues && o.error.is_none())
+        .max_by_key(|o| o.queues)
+        .map(|o| r.headline_mpps() - o.headline_mpps())
+}
+
+/// The ladder as a text table, one row per step. Receiver columns read
+/// "-" when there is no receiver.
+pub fn render_table(records: &[StepRecord]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8}  {}",
+        "step",
+        "run",
+        "queues",
+        "size",
+        "flows",
+        "offered",
+        "sent",
+        "recv",
+        "recv",
+        "recv",
+        "loss",
+        "recv/q",
+        "gain",
+        "snd cyc",
+        "limit"
+    );
+    let _ = writeln!(
+        s,
+        "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8}  {}",
+        "", "", "", "B", "", "Mpps", "Mpps", "Mpps", "Gb/s wire", "Gb/s frm", "%", "Mpps", "Mpps", "/pkt", ""
+    );
+    for r in records {
+        if let Some(e) = &r.error {
+            let _ = writeln!(s, "{:>4} {:>3} {:>6} {:>6} {:>5}  step failed: {e}", r.step + 1, r.run, r.queues, r.size, r.flows);
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9.3} {:>9} {:>9} {:>9} {:>7} {:>8.3} {:>8} {:>8.1}  {}",
+            r.step + 1,
+            r.run,
+            r.queues,
+            r.size,
+            r.flows,
+            opt(r.offered_mpps, 3),
+            r.sent.mpps,
+            opt(r.received.map(|x| x.mpps), 3),
+            opt(r.received.map(|x| x.wire_gbps), 3),
+            opt(r.received.map(|x| x.frame_gbps), 3),
+            opt(r.loss_pct, 3),
+            r.mpps_per_queue(),
+            opt(gain(records, r), 3),
+            r.sender_cycles_per_packet,
+            r.limit
+        );
+    }
+    s
+}
+
+pub const CSV_HEADER: &str = "step,run,queues,size_bytes,flows,mtu,shape,offered_mpps,sent_mpps,sent_packets,received_mpps,received_packets,\
+received_wire_gbps,received_frame_gbps,loss_pct,mpps_per_queue,gain_mpps,sender_cycles_per_packet,ring_full_retries,imissed,rx_nombuf,limit,error";
+
+/// The ladder as CSV, one row per step, with a header.
+pub fn render_csv(records: &[StepRecord]) -> String {
+    let mut s = String::from(CSV_HEADER);
+    s.push('\n');
+    let num = |v: Option<f64>| v.map_or_else(String::new, |x| format!("{x:.6}"));
+    let int = |v: Option<u64>| v.map_or_else(String::new, |x| x.to_string());
+    for r in records {
+        let quoted = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{:.6},{},{},{},{},{},{},{:.6},{},{:.2},{},{},{},{},{}",
+            r.step + 1,
+            r.run,
+            r.queues,
+            r.size,
+            r.flows,
+            r.mtu,
+            r.shape,
+            num(r.offered_mpps),
+            r.sent.mpps,
+            r.sent.packets,
+            num(r.received.map(|x| x.mpps)),
+            int(r.received.map(|x| x.packets)),
+            num(r.received.map(|x| x.wire_gbps)),
+            num(r.received.map(|x| x.frame_gbps)),
+            num(r.loss_pct),
+            r.mpps_per_queue(),
+            num(gain(records, r)),
+            r.sender_cycles_per_packet,
+            r.ring_full_retries,
+            int(r.receiver.as_ref().map(|f| f.imissed)),
+            int(r.receiver.as_ref().map(|f| f.rx_nombuf)),
+            quoted(&r.limit),
+            r.error.as_deref().map(quoted).unwrap_or_default()
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Rates;
+
+    fn rec(step: usize, q: u16, mpps: f64) -> StepRecord {
+        let n = (mpps * 1e6) as u64;
+        StepRecord {
+            step,
+            run: 1,
+            queues: q,
+            size: 64,
+            flows: 4,
+            shape: "open".into(),
+            sent: Rates::over(n, n * 64, 1.0),
+            received: Some(Rates::over(n, n * 64, 1.0)),
+            loss_pct: Some(0.0),
+            limit: "n/a".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn table_rows_carry_gain_per_queue_and_limit() {
+        let t = render_table(&[rec(0, 1, 2.0), rec(1, 2, 3.5)]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert!(lines[3].contains("1.500"), "gain of 1.5 Mpps: {}", lines[3]);
+        assert!(lines[3].contains("1.750"), "per queue: {}", lines[3]);
+        assert!(lines[3].trim_end().ends_with("n/a"));
+        assert!(lines[1].contains("Gb/s wire"));
+    }
+
+    #[test]
+    fn csv_has_a_row_per_step_and_fixed_columns() {
+        let mut failed = rec(2, 4, 0.0);
+        failed.error = Some("peer vanished, \"x\"".into());
+        let c = render_csv(&[rec(0, 1, 2.0), rec(1, 2, 3.5), failed]);
+        let lines: Vec<&str> = c.lines().collect();
+        assert_eq!(lines.len(), 4);
+        let cols = CSV_HEADER.split(',').count();
+        for l in &lines[..3] {
+            assert_eq!(l.split(',').count(), cols, "{l}");
+        }
+        assert!(lines[2].contains(",1.500000,"), "{}", lines[2]);
+        assert!(lines[3].ends_with("\"peer vanished, \"\"x\"\"\""), "{}", lines[3]);
+    }
+}

@@ -1,0 +1,146 @@
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use serde::Serialize;
+
+use blastdrop::session::parse::{self, List};
+use wire::MacAddr;
+
+/// Send UDP-over-IPv4 frames from N TX queues (one worker lcore each) and
+/// report what the port accepted (sender-side figures). With --peer, drive
+/// a `drop --listen` receiver over a control connection and report, step
+/// by step, what really arrived (receiver-side figures) beside what was sent.
+#[derive(Parser, Debug, Serialize)]
+#[command(
+    name = "blast",
+    version,
+    after_help = "A single step (one queue count, one size, no --peer) prints a line a second and a summary.\n\
+                  Lists in --queues or --size, --repeat, or --peer make a ladder: one measured step per entry,\n\
+                  then a table, the ceiling per frame size, and --json/--csv/--plot files.\n\n\
+                  DPDK EAL arguments go after --, passed through unchanged, for example:\n  \
+                  blast --queues 2 --size 64 -- -l 0-2 -a 0000:00:06.0\n  \
+                  blast --peer 10.0.0.2:7700 --queues 1..16 --size 64,1500 --flows 64 -- -l 0-16 -a 0000:00:06.0\n\
+                  Without -l/--lcores, lcore 0 (main) and one worker per queue are placed on this process's CPUs in order."
+)]
+pub struct Args {
+    /// Port to send on: a port id (0), a PCI address (0000:00:06.0) or a device name (net_memif0)
+    #[arg(long, default_value = "0")]
+    pub port: String,
+    /// TX queues, each driven by its own worker lcore: a number, a list (1,2,4,8) or a doubling range (1..32)
+    #[arg(long, default_value = "1", value_parser = parse::queue_list)]
+    pub queues: List<u16>,
+    /// Frame size in bytes, including the 4-byte FCS, 64 up to the port's largest frame: a number or a list (64,128,1500)
+    #[arg(long, default_value = "64", value_parser = parse::size_list, value_name = "BYTES")]
+    pub size: List<u32>,
+    /// Flows (distinct UDP source ports), split across queues so the receiver's RSS spreads them [default: one per queue]
+    #[arg(long, value_parser = parse::flows)]
+    pub flows: Option<u32>,
+    /// Source MAC [default: the port's own MAC; EC2 drops frames from any other]
+    #[arg(long)]
+    pub src_mac: Option<MacAddr>,
+    /// Destination MAC: the receiver's (or, across a VPC subnet, the gateway's)
+    #[arg(long, default_value = "02:00:00:00:00:02")]
+    pub dst_mac: MacAddr,
+    /// Source IPv4 address (on EC2: the sending interface's own)
+    #[arg(long, default_value = "198.18.0.1")]
+    pub src_ip: Ipv4Addr,
+    /// Destination IPv4 address
+    #[arg(long, default_value = "198.18.0.2")]
+    pub dst_ip: Ipv4Addr,
+    /// UDP source port of the first flow; flow i uses this + i
+    #[arg(long, default_value_t = 1024)]
+    pub src_port: u16,
+    /// UDP destination port
+    #[arg(long, default_value_t = 9)]
+    pub dst_port: u16,
+    /// How long to send (10, 2.5s, 500ms, 1m); in a ladder, each step's measured window [default: 10s, unless --count]
+    #[arg(long, value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_opt_secs")]
+    pub duration: Option<Duration>,
+    /// Frames to send in all, split over the queues (1000, 10M); the run ends when all are accepted (single step only)
+    #[arg(long, value_parser = parse::count)]
+    pub count: Option<u64>,
+    /// Total frames per second over all queues (1M, 250k), paced per queue on the TSC [default: unpaced]
+    #[arg(long, value_parser = parse::rate)]
+    pub rate: Option<f64>,
+    /// Frames per tx_burst call; when paced, frames sent back-to-back before each wait
+    #[arg(long, default_value = "32", value_parser = parse::burst)]
+    pub burst: usize,
+    /// TX ring size per queue, in descriptors
+    #[arg(long, default_value = "1024", value_parser = parse::ring)]
+    pub tx_ring: u16,
+    /// Seconds to wait for the link to come up before sending, and for progress while sending
+    #[arg(long, default_value = "10", value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    pub link_timeout: Duration,
+    /// How long the port keeps running after the last frame, so frames still in the TX ring (or a
+    /// memif ring the peer has not read yet) leave before the port stops
+    #[arg(long, default_value = "0.5", value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    pub drain: Duration,
+    /// drop's control address (drop --listen), on the management network, never the port under test
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub peer: Option<String>,
+    /// Shared secret drop was started with (--token)
+    #[arg(long)]
+    #[serde(skip)]
+    pub token: Option<String>,
+    /// How long to wait for each answer from drop
+    #[arg(long, default_value = "15", value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    pub control_timeout: Duration,
+    /// RX queues drop uses in every step [default: as many as the step's TX queues]
+    #[arg(long, value_parser = parse::queues)]
+    pub rx_queues: Option<u16>,
+    /// In a ladder, how long each step sends before its measured window opens
+    #[arg(long, default_value = "2", value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    pub warmup: Duration,
+    /// Run every ladder step this many times and report min / median / max
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// Order of a ladder with several queue counts and sizes: size-major (every queue count for each size) or queue-major
+    #[arg(long, default_value = "size-major")]
+    pub order: ladder::Order,
+    /// Adding queues "stops helping" when the next step adds less than this many percent of Mpps
+    #[arg(long, default_value_t = 5.0)]
+    pub ceiling_threshold: f64,
+    /// The interface's published bandwidth in Gb/s: report the smallest frame size that reaches it (within 3%)
+    #[arg(long, value_name = "GBPS")]
+    pub published_gbps: Option<f64>,
+    /// Print a line a second during ladder steps too
+    #[arg(long)]
+    pub live: bool,
+    /// Write the summary (or the whole ladder) with its configuration and environment as JSON to this file
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the ladder as CSV, one row per step, to this file
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Draw received Mpps against queues and Gb/s against frame size to this SVG file
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// More log output (-v debug, -vv trace)
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// DPDK EAL arguments, after --
+    #[arg(last = true, value_name = "EAL ARGS")]
+    pub eal: Vec<String>,
+}
+
+impl Args {
+    /// A ladder: several steps, or a receiver to measure against.
+    pub fn is_ladder(&self) -> bool {
+        self.queues.len() > 1 || self.size.len() > 1 || self.repeat > 1 || self.peer.is_some()
+    }
+
+    pub fn max_queues(&self) -> u16 {
+        self.queues.iter().copied().max().unwrap_or(1)
+    }
+
+    pub fn max_size(&self) -> u32 {
+        self.size.iter().copied().max().unwrap_or(64)
+    }
+}

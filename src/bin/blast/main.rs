@@ -1,0 +1,109 @@
+//! blast: sends UDP frames from N TX queues, one lcore per queue. Alone it
+//! reports what the device accepted (sender-side); with `--peer` it drives
+//! `drop --listen` through a ladder of steps and reports what arrived.
+
+mod args;
+mod ladder_run;
+mod single;
+
+use std::process::ExitCode;
+
+use blastdrop::fail::{self, Failure};
+use blastdrop::report::{self, Environment, LcoreRecord, PortRecord};
+use blastdrop::sender::{Addressing, Sender, SenderConfig};
+use blastdrop::session;
+use blastdrop::signals;
+
+use args::Args;
+
+fn main() -> ExitCode {
+    let args = match session::parse_args::<Args>() {
+        Ok(a) => a,
+        Err(f) => return fail::report("blast", &f),
+    };
+    session::init_logging(args.verbose);
+    signals::install();
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => fail::report("blast", &f),
+    }
+}
+
+fn run(args: Args) -> Result<(), Failure> {
+    if args.src_mac.is_some_and(|m| m.is_multicast()) {
+        return Err(Failure::usage("--src-mac must be a unicast address (its first byte even)"));
+    }
+    if args.is_ladder() && args.count.is_some() {
+        return Err(Failure::usage("--count is for a single step; a ladder measures each step over --duration"));
+    }
+    // Every step's flow plan must be possible before anything starts.
+    for &q in args.queues.iter() {
+        wire::FlowPlan::new(q, args.flows.unwrap_or(u32::from(q)), args.src_port).map_err(Failure::usage)?;
+    }
+    let started = session::start_eal("blast", &args.eal, args.max_queues())?;
+    let cfg = SenderConfig {
+        port: args.port.clone(),
+        max_queues: args.max_queues(),
+        max_size: args.max_size(),
+        burst: args.burst,
+        tx_ring: args.tx_ring,
+        link_timeout: args.link_timeout,
+        drain: args.drain,
+        addressing: Addressing {
+            src_mac: args.src_mac,
+            dst_mac: args.dst_mac,
+            src_ip: args.src_ip,
+            dst_ip: args.dst_ip,
+            src_port: args.src_port,
+            dst_port: args.dst_port,
+        },
+    };
+    let mut sender = Sender::new(&started.eal, cfg)?;
+    println!(
+        "blast: memory: {}; {}",
+        sender.mempools[0].describe("TX mempools"),
+        sender.mempools[1].describe("RX mempool (unused by blast)")
+    );
+    let result = if args.is_ladder() { ladder_run::run(&args, &started, &mut sender) } else { single::run(&args, &started, &mut sender) };
+    drop(sender);
+    result
+}
+
+/// The sender's environment, for the JSON record.
+pub fn environment(started: &session::Started, sender: &Sender, queues: u16) -> Environment {
+    let eal = &started.eal;
+    let info = sender.info();
+    let configured = sender.configured();
+    let link = sender.link();
+    Environment {
+        hostname: report::hostname(),
+        cpu_model: report::cpu_model(),
+        dpdk_runtime: dpdk::runtime_version(),
+        dpdk_built_against: dpdk::built_against().into(),
+        tsc_hz: sender.tsc_hz(),
+        hugepages: eal.has_hugepages(),
+        eal_args: started.eal_args.clone(),
+        port: PortRecord {
+            id: sender.port().id(),
+            name: info.name.clone(),
+            driver: info.driver.clone(),
+            socket: info.socket,
+            mac: sender.own_mac().to_string(),
+            max_rx_queues: info.max_rx_queues,
+            max_tx_queues: info.max_tx_queues,
+            max_frame: info.max_frame(),
+            mtu: configured.mtu,
+            rss: configured.rss,
+            tx_offloads: configured.tx_offloads.clone(),
+            promiscuous: false,
+            link_up: link.up,
+            link_speed_mbps: link.speed_mbps,
+        },
+        lcores: sender.lcores()[..usize::from(queues)]
+            .iter()
+            .enumerate()
+            .map(|(q, &l)| LcoreRecord { queue: q as u16, lcore: l, cpu: eal.lcore_cpu(l), socket: eal.lcore_socket(l) })
+            .collect(),
+        mempools: sender.mempools.clone(),
+    }
+}

@@ -1,0 +1,191 @@
+//! One step, no receiver: a line a second and a sender-side summary.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use blastdrop::fail::Failure;
+use blastdrop::report::{self, cycles_per_packet, Environment, Rates};
+use blastdrop::sender::{NoPeer, Sender, StepParams};
+use blastdrop::session::Started;
+use wire::{FlowPlan, MacAddr};
+
+use crate::args::Args;
+
+#[derive(Serialize)]
+struct QueueSummary {
+    queue: u16,
+    lcore: u32,
+    sent: Rates,
+    cycles_per_packet: f64,
+    ring_full_retries: u64,
+    alloc_failures: u64,
+    unsent: u64,
+}
+
+#[derive(Serialize)]
+struct StreamSummary {
+    id: u16,
+    queue: u16,
+    src_port: u16,
+    sent: u64,
+}
+
+#[derive(Serialize)]
+struct PortCounters {
+    opackets: u64,
+    obytes: u64,
+    oerrors: u64,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    side: &'static str,
+    interrupted: bool,
+    /// Frames accepted by tx_burst over the send window.
+    sent: Rates,
+    offered_mpps: Option<f64>,
+    cycles_per_packet: f64,
+    ring_full_retries: u64,
+    alloc_failures: u64,
+    unsent: u64,
+    probe: bool,
+    port: PortCounters,
+    queues: Vec<QueueSummary>,
+    streams: Vec<StreamSummary>,
+}
+
+#[derive(Serialize)]
+struct Record<'a> {
+    tool: &'static str,
+    mode: &'static str,
+    version: &'static str,
+    config: &'a Args,
+    flows: u32,
+    src_mac: MacAddr,
+    environment: Environment,
+    summary: Summary,
+}
+
+pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
+    let queues = args.queues[0];
+    let size = args.size[0];
+    let flows = args.flows.unwrap_or(u32::from(queues));
+    let plan = FlowPlan::new(queues, flows, args.src_port).map_err(Failure::usage)?;
+    let duration = args.duration.or(if args.count.is_none() { Some(Duration::from_secs(10)) } else { None });
+    sender.set_queues(queues)?;
+    let info = sender.info().clone();
+    let what = match (args.count, duration) {
+        (Some(c), Some(d)) => format!("{c} frames or {d:.1?}, whichever first"),
+        (Some(c), None) => format!("{c} frames"),
+        (None, Some(d)) => format!("{d:.1?}"),
+        (None, None) => unreachable!("a duration defaults when there is no count"),
+    };
+    println!(
+        "blast: port {} ({}, {}), {} queue(s), {} B frames (FCS incl.), {} flow(s), {}, {}; sender-side figures",
+        sender.port().id(),
+        info.name,
+        info.driver,
+        queues,
+        size,
+        flows,
+        args.rate.map_or("unpaced".into(), |r| format!("paced at {:.3} Mpps in bursts of {}", r / 1e6, args.burst)),
+        what
+    );
+    let params = StepParams {
+        queues,
+        size,
+        flows,
+        rate: args.rate,
+        count: args.count,
+        duration,
+        warmup: Duration::ZERO,
+        window: false,
+        live: true,
+    };
+    let outcome = sender.run_step(&params, &mut NoPeer)?;
+    let port_stats = sender.port().stats()?;
+
+    let total = outcome.total();
+    let mut unsent = 0;
+    let mut queue_rows = Vec::new();
+    let mut streams = Vec::new();
+    for l in &outcome.lanes {
+        let o = &l.outcome;
+        unsent += o.unsent;
+        let secs = o.end_tsc.saturating_sub(o.start_tsc) as f64 / sender.tsc_hz() as f64;
+        queue_rows.push(QueueSummary {
+            queue: l.queue,
+            lcore: l.lcore,
+            sent: Rates::over(o.tally.packets, o.tally.bytes, secs),
+            cycles_per_packet: cycles_per_packet(o.tally.busy_cycles, o.tally.packets),
+            ring_full_retries: o.tally.retries,
+            alloc_failures: o.tally.alloc_failures,
+            unsent: o.unsent,
+        });
+        for (st, sent) in plan.streams_for_queue(l.queue).iter().zip(&o.per_stream) {
+            streams.push(StreamSummary { id: st.id, queue: st.queue, src_port: st.src_port, sent: *sent });
+        }
+    }
+    streams.sort_by_key(|s| s.id);
+    let summary = Summary {
+        side: "sender",
+        interrupted: outcome.interrupted,
+        sent: Rates::over(total.packets, total.bytes, outcome.seconds),
+        offered_mpps: args.rate.map(|r| r / 1e6),
+        cycles_per_packet: cycles_per_packet(total.busy_cycles, total.packets),
+        ring_full_retries: total.retries,
+        alloc_failures: total.alloc_failures,
+        unsent,
+        probe: true,
+        port: PortCounters { opackets: port_stats.opackets, obytes: port_stats.obytes, oerrors: port_stats.oerrors },
+        queues: queue_rows,
+        streams,
+    };
+    print_summary(&summary);
+    if let Some(path) = &args.json {
+        let environment = crate::environment(started, sender, queues);
+        let record = Record {
+            tool: "blast",
+            mode: "single",
+            version: env!("CARGO_PKG_VERSION"),
+            config: args,
+            flows,
+            src_mac: sender.src_mac(),
+            environment,
+            summary,
+        };
+        report::write_json(path, &record).map_err(Failure::runtime)?;
+    }
+    match outcome.failure {
+        Some(msg) => Err(Failure::runtime(msg)),
+        None => Ok(()),
+    }
+}
+
+fn print_summary(s: &Summary) {
+    println!("--- blast summary (sender-side: frames accepted by tx_burst) ---");
+    println!(
+        "sent {} frames, {} bytes in {:.3} s: {:.3} Mpps, {:.3} Gb/s of frames, {:.3} Gb/s on the wire (+20 B/frame)",
+        s.sent.packets, s.sent.bytes, s.sent.seconds, s.sent.mpps, s.sent.frame_gbps, s.sent.wire_gbps
+    );
+    if let Some(o) = s.offered_mpps {
+        println!("offered {o:.3} Mpps (paced)");
+    }
+    println!(
+        "cycles/pkt {:.1}  ring-full retries {}  alloc failures {}  unsent at stop {}  port opackets {} oerrors {}{}",
+        s.cycles_per_packet,
+        s.ring_full_retries,
+        s.alloc_failures,
+        s.unsent,
+        s.port.opackets,
+        s.port.oerrors,
+        if s.interrupted { "  (interrupted)" } else { "" }
+    );
+    for q in &s.queues {
+        println!(
+            "  q{} (lcore {}): {:.3} Mpps, {} frames, {:.1} cycles/pkt, {} retries",
+            q.queue, q.lcore, q.sent.mpps, q.sent.packets, q.cycles_per_packet, q.ring_full_retries
+        );
+    }
+}

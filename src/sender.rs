@@ -1,0 +1,503 @@
+//! blast's machinery: the port, one mempool per TX queue with its frames
+//! prebuilt, the sequence numbers of every stream, and the running of one
+//! step (a queue count and a frame size) with an optional measured window.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dpdk::{DeviceInfo, Eal, Link, Mempool, PoolSizing, Port, PortConfig, PortStats, TxQueue, XstatIds};
+use wire::{FlowPlan, FrameSpec, MacAddr};
+
+use crate::counters::{self, LaneCounters, Tally};
+use crate::fail::Failure;
+use crate::report::{self, cycles_per_packet, MempoolRecord, Rates};
+use crate::session;
+use crate::signals;
+use crate::tx::{self, TxLane, TxOutcome};
+
+/// What the frames look like, apart from size and flows.
+#[derive(Debug, Clone)]
+pub struct Addressing {
+    pub src_mac: Option<MacAddr>,
+    pub dst_mac: MacAddr,
+    pub src_ip: std::net::Ipv4Addr,
+    pub dst_ip: std::net::Ipv4Addr,
+    pub src_port: u16,
+    pub dst_port: u16,
+}
+
+/// Fixed for the whole run.
+#[derive(Debug, Clone)]
+pub struct SenderConfig {
+    pub port: String,
+    /// The most queues any step uses.
+    pub max_queues: u16,
+    /// The largest frame any step sends (FCS included).
+    pub max_size: u32,
+    pub burst: usize,
+    pub tx_ring: u16,
+    pub link_timeout: Duration,
+    pub drain: Duration,
+    pub addressing: Addressing,
+}
+
+/// One step.
+#[derive(Debug, Clone)]
+pub struct StepParams {
+    pub queues: u16,
+    pub size: u32,
+    pub flows: u32,
+    /// Total frames per second over all queues; None: unpaced.
+    pub rate: Option<f64>,
+    /// Frames in all; None: until the duration (or the window) ends.
+    pub count: Option<u64>,
+    /// How long to send when there is no window; with a window, how long the window lasts.
+    pub duration: Option<Duration>,
+    /// With a window: how long to send before it starts.
+    pub warmup: Duration,
+    pub window: bool,
+    /// Print a line a second.
+    pub live: bool,
+}
+
+/// The sender's counters at one instant.
+#[derive(Debug, Clone)]
+struct Snapshot {
+    tsc: u64,
+    lanes: Vec<Tally>,
+    port: PortStats,
+    xstats: Vec<u64>,
+}
+
+/// The sender's figures over a measured window.
+#[derive(Debug, Clone, Default)]
+pub struct SenderWindow {
+    pub seconds: f64,
+    pub total: Tally,
+    pub per_queue: Vec<Tally>,
+    pub port: PortStats,
+    pub xstats: BTreeMap<String, u64>,
+}
+
+impl SenderWindow {
+    pub fn sent(&self) -> Rates {
+        Rates::over(self.total.packets, self.total.bytes, self.seconds)
+    }
+}
+
+/// Called at the window's edges; an error ends the step.
+pub trait WindowHooks {
+    fn start(&mut self) -> Result<(), String>;
+    fn end(&mut self) -> Result<(), String>;
+}
+
+/// No receiver to tell.
+pub struct NoPeer;
+
+impl WindowHooks for NoPeer {
+    fn start(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn end(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+pub struct LaneResult {
+    pub queue: u16,
+    pub lcore: u32,
+    pub outcome: TxOutcome,
+}
+
+pub struct StepOutcome {
+    pub lanes: Vec<LaneResult>,
+    pub window: Option<SenderWindow>,
+    /// Why the step ended early, if it did (stall, hook failure).
+    pub failure: Option<String>,
+    pub interrupted: bool,
+    /// Seconds from the first lane's start to the last lane's end.
+    pub seconds: f64,
+}
+
+impl StepOutcome {
+    pub fn total(&self) -> Tally {
+        let mut t = Tally::default();
+        for l in &self.lanes {
+            t.add(&l.outcome.tally);
+        }
+        t
+    }
+}
+
+pub struct Sender {
+    port: Port,
+    info: DeviceInfo,
+    own_mac: MacAddr,
+    src_mac: MacAddr,
+    cfg: SenderConfig,
+    lcores: Vec<u32>,
+    pools: Vec<Arc<Mempool>>,
+    rx_pool: Mempool,
+    /// Queue handles of the current configuration.
+    txqs: Vec<Option<TxQueue>>,
+    configured_queues: Option<u16>,
+    link: Link,
+    /// Next sequence number by stream id: streams keep counting across steps.
+    seqs: Vec<u32>,
+    /// Frame size and flow count the pools' templates hold now.
+    templates: Option<(u32, u32, u16)>,
+    pub mempools: Vec<MempoolRecord>,
+    xstat_ids: Option<XstatIds>,
+    hz: u64,
+}
+
+impl Sender {
+    /// Opens the port and makes the pools for the largest step.
+    pub fn new(eal: &Eal, cfg: SenderConfig) -> Result<Sender, Failure> {
+        let port = session::open_port(&cfg.port)?;
+        let info = port.info().clone();
+        let check = PortConfig {
+            rx_queues: cfg.max_queues,
+            tx_queues: cfg.max_queues,
+            rx_ring: cfg.tx_ring,
+            tx_ring: cfg.tx_ring,
+            max_frame: cfg.max_size,
+            tx_fast_free: true,
+        };
+        port.check(&check).map_err(|e| session::limit_failure(e, "--size"))?;
+        let lcores = session::worker_lcores(eal, cfg.max_queues)?;
+        let own_mac = MacAddr(port.mac()?);
+        let src_mac = cfg.addressing.src_mac.unwrap_or(own_mac);
+        let layout = dpdk::MbufLayout::get();
+        let socket = port.socket();
+        // One pool per TX queue: each holds its queue's frame template, and
+        // MBUF_FAST_FREE needs one pool per queue.
+        let tx_sizing = PoolSizing {
+            ring: u32::from(cfg.tx_ring),
+            burst: cfg.burst as u32,
+            cache: 256,
+            data_room: (u32::from(layout.headroom) + cfg.max_size - wire::FCS_LEN as u32).next_multiple_of(64),
+        };
+        // blast never reads its RX queues, but paired devices (memif) need them.
+        let rx_sizing = PoolSizing {
+            ring: u32::from(cfg.tx_ring) * u32::from(cfg.max_queues),
+            burst: cfg.burst as u32,
+            cache: 0,
+            data_room: dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE,
+        };
+        let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &tx_sizing), MempoolRecord::new(1, &rx_sizing)];
+        let pools = (0..cfg.max_queues)
+            .map(|q| Mempool::create(&format!("bd_tx_{}_{q}", port.id()), &tx_sizing, socket).map(Arc::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        let rx_pool = Mempool::create(&format!("bd_txrx_{}", port.id()), &rx_sizing, socket)?;
+        Ok(Sender {
+            port,
+            info,
+            own_mac,
+            src_mac,
+            cfg,
+            lcores,
+            pools,
+            rx_pool,
+            txqs: Vec::new(),
+            configured_queues: None,
+            link: Link::default(),
+            seqs: vec![0; 65536],
+            templates: None,
+            mempools,
+            xstat_ids: None,
+            hz: dpdk::tsc_hz(),
+        })
+    }
+
+    pub fn port(&self) -> &Port {
+        &self.port
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    pub fn own_mac(&self) -> MacAddr {
+        self.own_mac
+    }
+
+    pub fn src_mac(&self) -> MacAddr {
+        self.src_mac
+    }
+
+    pub fn lcores(&self) -> &[u32] {
+        &self.lcores
+    }
+
+    pub fn link(&self) -> Link {
+        self.link
+    }
+
+    pub fn tsc_hz(&self) -> u64 {
+        self.hz
+    }
+
+    /// Extended stats to difference over each window (none by default).
+    pub fn watch_xstats(&mut self, names: &[&str]) -> Result<(), Failure> {
+        if !names.is_empty() {
+            self.xstat_ids = Some(self.port.xstat_ids(names)?);
+        }
+        Ok(())
+    }
+
+    /// (Re)configures the port for `queues` queues, starts it and waits for the link.
+    pub fn set_queues(&mut self, queues: u16) -> Result<(), Failure> {
+        if self.configured_queues == Some(queues) {
+            return Ok(());
+        }
+        self.port.stop();
+        self.txqs.clear();
+        let cfg = PortConfig {
+            rx_queues: queues,
+            tx_queues: queues,
+            rx_ring: self.cfg.tx_ring,
+            tx_ring: self.cfg.tx_ring,
+            max_frame: self.cfg.max_size,
+            tx_fast_free: true,
+        };
+        let rx: Vec<&Mempool> = (0..queues).map(|_| &self.rx_pool).collect();
+        let (_rxqs, txqs) = self.port.configure(&cfg, &rx).map_err(|e| session::limit_failure(e, "--size"))?;
+        self.txqs = txqs.into_iter().map(Some).collect();
+        self.port.start().map_err(|e| session::start_failure(&self.port, e))?;
+        self.configured_queues = Some(queues);
+        self.templates = None;
+        self.link = self.port.wait_link_up(self.cfg.link_timeout, signals::stopping).ok_or_else(|| {
+            if signals::interrupted() {
+                Failure::runtime("interrupted while waiting for the link")
+            } else {
+                Failure::runtime(format!(
+                    "link of port {} ({}) still down after {:.0?}: is the peer running (drop, or the memif server)? raise --link-timeout to wait longer",
+                    self.port.id(),
+                    self.info.name,
+                    self.cfg.link_timeout
+                ))
+            }
+        })?;
+        Ok(())
+    }
+
+    pub fn mtu(&self) -> u32 {
+        self.port.configured().map_or(0, |c| c.mtu)
+    }
+
+    pub fn configured(&self) -> dpdk::Configured {
+        self.port.configured().cloned().unwrap_or_default()
+    }
+
+    fn write_templates(&mut self, plan: &FlowPlan, size: u32) -> Result<(), Failure> {
+        let key = (size, plan.flows, plan.queues);
+        if self.templates == Some(key) {
+            return Ok(());
+        }
+        let a = &self.cfg.addressing;
+        for q in 0..plan.queues {
+            let first = plan.streams_for_queue(q)[0];
+            let spec = FrameSpec {
+                src_mac: self.src_mac,
+                dst_mac: a.dst_mac,
+                src_ip: a.src_ip,
+                dst_ip: a.dst_ip,
+                src_port: first.src_port,
+                dst_port: a.dst_port,
+                frame_size: size as usize,
+                ttl: 64,
+            };
+            tx::write_templates(&self.pools[usize::from(q)], &spec).map_err(Failure::usage)?;
+        }
+        self.templates = Some(key);
+        Ok(())
+    }
+
+    fn snapshot(&self, lanes: &[Arc<LaneCounters>]) -> Snapshot {
+        Snapshot {
+            tsc: dpdk::rdtsc(),
+            lanes: lanes.iter().map(|l| l.read()).collect(),
+            port: self.port.stats().unwrap_or_default(),
+            xstats: self.xstat_ids.as_ref().and_then(|ids| self.port.xstats(ids).ok()).unwrap_or_default(),
+        }
+    }
+
+    fn window_between(&self, a: &Snapshot, b: &Snapshot) -> SenderWindow {
+        let per_queue: Vec<Tally> = b.lanes.iter().zip(&a.lanes).map(|(x, y)| x.since(y)).collect();
+        let mut total = Tally::default();
+        for t in &per_queue {
+            total.add(t);
+        }
+        let mut xstats = BTreeMap::new();
+        if let Some(ids) = &self.xstat_ids {
+            for ((name, x), y) in ids.names.iter().zip(&b.xstats).zip(&a.xstats) {
+                xstats.insert(name.clone(), x.wrapping_sub(*y));
+            }
+        }
+        SenderWindow { seconds: b.tsc.saturating_sub(a.tsc) as f64 / self.hz as f64, total, per_queue, port: b.port.since(&a.port), xstats }
+    }
+
+    /// Runs one step: sends on `p.queues` queues until the count, the
+    /// duration or the window's end, calling `hooks` at the window's edges.
+    pub fn run_step(&mut self, p: &StepParams, hooks: &mut dyn WindowHooks) -> Result<StepOutcome, Failure> {
+        let plan = FlowPlan::new(p.queues, p.flows, self.cfg.addressing.src_port).map_err(Failure::usage)?;
+        self.set_queues(p.queues)?;
+        self.write_templates(&plan, p.size)?;
+        let frame_len = (p.size - wire::FCS_LEN as u32) as u16;
+        let per_queue_rate = p.rate.map(|r| pace::per_queue_rate(r, p.queues));
+        let stop = Arc::new(AtomicBool::new(false));
+        let counters: Vec<Arc<LaneCounters>> = (0..p.queues).map(|_| Arc::new(LaneCounters::default())).collect();
+        let mut jobs = Vec::new();
+        for q in 0..p.queues {
+            let streams = plan.streams_for_queue(q);
+            let first_seqs = streams.iter().map(|s| self.seqs[usize::from(s.id)]).collect();
+            let lane = TxLane {
+                queue: self.txqs[usize::from(q)].take().expect("queue handle is home between steps"),
+                pool: self.pools[usize::from(q)].clone(),
+                streams,
+                first_seqs,
+                frame_len,
+                burst: self.cfg.burst,
+                quota: p.count.map(|c| pace::per_queue_count(c, p.queues, q)),
+                rate: per_queue_rate,
+                tsc_hz: self.hz,
+                counters: counters[usize::from(q)].clone(),
+            };
+            let lcore = self.lcores[usize::from(q)];
+            let flag = stop.clone();
+            jobs.push((q, lcore, dpdk::launch(lcore, move || lane.run(&flag))?));
+        }
+
+        let began = Instant::now();
+        let (failure, window) = self.drive(p, &counters, began, hooks);
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+
+        let mut lanes = Vec::new();
+        let mut panicked = None;
+        for (q, lcore, job) in jobs {
+            match job.join() {
+                Ok((queue, outcome)) => {
+                    // Home again for the next step.
+                    self.txqs[usize::from(q)] = Some(queue);
+                    lanes.push(LaneResult { queue: q, lcore, outcome });
+                }
+                Err(e) => panicked = Some(e),
+            }
+        }
+        if let Some(e) = panicked {
+            return Err(e.into());
+        }
+        for l in &lanes {
+            let streams = plan.streams_for_queue(l.queue);
+            for (s, next) in streams.iter().zip(&l.outcome.next_seqs) {
+                self.seqs[usize::from(s.id)] = *next;
+            }
+        }
+        // Frames accepted but still in a ring are lost if the port stops now.
+        std::thread::sleep(self.cfg.drain);
+        let start = lanes.iter().map(|l| l.outcome.start_tsc).min().unwrap_or(0);
+        let end = lanes.iter().map(|l| l.outcome.end_tsc).max().unwrap_or(0);
+        Ok(StepOutcome {
+            lanes,
+            window,
+            failure,
+            interrupted: signals::interrupted(),
+            seconds: end.saturating_sub(start) as f64 / self.hz as f64,
+        })
+    }
+
+    /// The main thread's part of a step: live lines, the window's edges,
+    /// and the reasons to end.
+    fn drive(
+        &self,
+        p: &StepParams,
+        lanes: &[Arc<LaneCounters>],
+        began: Instant,
+        hooks: &mut dyn WindowHooks,
+    ) -> (Option<String>, Option<SenderWindow>) {
+        let mut prev = Tally::default();
+        let mut prev_q: Vec<Tally> = vec![Tally::default(); lanes.len()];
+        let mut prev_t = began;
+        let mut last_progress = began;
+        let mut next_tick = began + Duration::from_secs(1);
+        let window_at = began + p.warmup;
+        let mut opened: Option<Snapshot> = None;
+        loop {
+            std::thread::sleep(Duration::from_millis(5));
+            let now = Instant::now();
+            if signals::stopping() {
+                return (None, opened.map(|a| self.window_between(&a, &self.snapshot(lanes))));
+            }
+            if lanes.iter().all(|l| l.is_done()) {
+                return (None, opened.map(|a| self.window_between(&a, &self.snapshot(lanes))));
+            }
+            if p.window {
+                if opened.is_none() && now >= window_at {
+                    let snap = self.snapshot(lanes);
+                    if let Err(e) = hooks.start() {
+                        return (Some(e), None);
+                    }
+                    opened = Some(snap);
+                }
+                if let (Some(a), Some(d)) = (&opened, p.duration) {
+                    if now >= window_at + d {
+                        let b = self.snapshot(lanes);
+                        let w = self.window_between(a, &b);
+                        return match hooks.end() {
+                            Ok(()) => (None, Some(w)),
+                            Err(e) => (Some(e), Some(w)),
+                        };
+                    }
+                }
+            } else if p.duration.is_some_and(|d| now.duration_since(began) >= d) {
+                return (None, None);
+            }
+            if now < next_tick {
+                continue;
+            }
+            next_tick += Duration::from_secs(1);
+            let cur = counters::total(lanes);
+            let d = cur.since(&prev);
+            if p.live {
+                let secs = now.duration_since(prev_t).as_secs_f64();
+                let r = Rates::over(d.packets, d.bytes, secs);
+                let per_q: Vec<String> = lanes
+                    .iter()
+                    .zip(prev_q.iter_mut())
+                    .enumerate()
+                    .map(|(q, (l, pq))| {
+                        let c = l.read();
+                        let s = format!("q{q} {:.3}", (c.packets - pq.packets) as f64 / secs / 1e6);
+                        *pq = c;
+                        s
+                    })
+                    .collect();
+                println!(
+                    "[{:6.1}s] sent {} Mpps  {:7.3} Gb/s wire (+20 B/frame preamble+gap)  {:6.1} cycles/pkt  ring-full retries {}  | {}",
+                    now.duration_since(began).as_secs_f64(),
+                    report::mpps(r.mpps),
+                    r.wire_gbps,
+                    cycles_per_packet(d.busy_cycles, d.packets),
+                    d.retries,
+                    per_q.join(" ")
+                );
+            }
+            if d.packets > 0 {
+                last_progress = now;
+            } else if p.count.is_some() && now.duration_since(last_progress) >= self.cfg.link_timeout {
+                return (
+                    Some(format!(
+                        "no frame accepted for {:.0?}: the device stopped taking frames (peer gone, or link down); {} of the --count were sent",
+                        self.cfg.link_timeout, cur.packets
+                    )),
+                    None,
+                );
+            }
+            prev = cur;
+            prev_t = now;
+        }
+    }
+}
