@@ -5,6 +5,7 @@
 pub mod counters;
 pub mod eal_args;
 pub mod fail;
+pub mod receiver;
 pub mod report;
 pub mod rx;
 pub mod sender;

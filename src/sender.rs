@@ -53,22 +53,13 @@ pub struct StepParams {
     pub rate: Option<f64>,
     /// Frames in all; None: until the duration (or the window) ends.
     pub count: Option<u64>,
-    /// How long to send when there is no window; with a window, how long the window lasts.
+    /// How long to send; with a window, how long the measured trial lasts.
     pub duration: Option<Duration>,
-    /// With a window: how long to send before it starts.
+    /// With a window: how long to send before the trial (then a pause to drain).
     pub warmup: Duration,
     pub window: bool,
     /// Print a line a second.
     pub live: bool,
-}
-
-/// The sender's counters at one instant.
-#[derive(Debug, Clone)]
-struct Snapshot {
-    tsc: u64,
-    lanes: Vec<Tally>,
-    port: PortStats,
-    xstats: Vec<u64>,
 }
 
 /// The sender's figures over a measured window.
@@ -128,6 +119,20 @@ impl StepOutcome {
             t.add(&l.outcome.tally);
         }
         t
+    }
+}
+
+/// One uninterrupted run of the lanes.
+struct Phase {
+    lanes: Vec<LaneResult>,
+    failure: Option<String>,
+    interrupted: bool,
+    seconds: f64,
+}
+
+impl Phase {
+    fn into_outcome(self, window: Option<SenderWindow>, failure: Option<String>) -> StepOutcome {
+        StepOutcome { lanes: self.lanes, window, failure: self.failure.or(failure), interrupted: self.interrupted, seconds: self.seconds }
     }
 }
 
@@ -316,36 +321,62 @@ impl Sender {
         Ok(())
     }
 
-    fn snapshot(&self, lanes: &[Arc<LaneCounters>]) -> Snapshot {
-        Snapshot {
-            tsc: dpdk::rdtsc(),
-            lanes: lanes.iter().map(|l| l.read()).collect(),
-            port: self.port.stats().unwrap_or_default(),
-            xstats: self.xstat_ids.as_ref().and_then(|ids| self.port.xstats(ids).ok()).unwrap_or_default(),
-        }
-    }
-
-    fn window_between(&self, a: &Snapshot, b: &Snapshot) -> SenderWindow {
-        let per_queue: Vec<Tally> = b.lanes.iter().zip(&a.lanes).map(|(x, y)| x.since(y)).collect();
-        let mut total = Tally::default();
-        for t in &per_queue {
-            total.add(t);
-        }
-        let mut xstats = BTreeMap::new();
-        if let Some(ids) = &self.xstat_ids {
-            for ((name, x), y) in ids.names.iter().zip(&b.xstats).zip(&a.xstats) {
-                xstats.insert(name.clone(), x.wrapping_sub(*y));
-            }
-        }
-        SenderWindow { seconds: b.tsc.saturating_sub(a.tsc) as f64 / self.hz as f64, total, per_queue, port: b.port.since(&a.port), xstats }
-    }
-
-    /// Runs one step: sends on `p.queues` queues until the count, the
-    /// duration or the window's end, calling `hooks` at the window's edges.
+    /// Runs one step. Without a window: sends until the count or the
+    /// duration. With one: sends through the warm-up, pauses for the drain,
+    /// has the receiver open its window, sends for the duration as one
+    /// trial, drains, and has the receiver close its window. Every frame of
+    /// the trial is thus inside the receiver's window and nothing else is,
+    /// so the two ends' counts compare exactly (RFC 2544's trial).
     pub fn run_step(&mut self, p: &StepParams, hooks: &mut dyn WindowHooks) -> Result<StepOutcome, Failure> {
         let plan = FlowPlan::new(p.queues, p.flows, self.cfg.addressing.src_port).map_err(Failure::usage)?;
         self.set_queues(p.queues)?;
         self.write_templates(&plan, p.size)?;
+        if !p.window {
+            let phase = self.run_phase(&plan, p, p.duration, p.count)?;
+            std::thread::sleep(self.cfg.drain);
+            return Ok(phase.into_outcome(None, None));
+        }
+        if !p.warmup.is_zero() {
+            let warm = self.run_phase(&plan, p, Some(p.warmup), None)?;
+            std::thread::sleep(self.cfg.drain);
+            if warm.failure.is_some() || warm.interrupted {
+                return Ok(warm.into_outcome(None, None));
+            }
+        }
+        if let Err(e) = hooks.start() {
+            return Ok(StepOutcome {
+                lanes: Vec::new(),
+                window: None,
+                failure: Some(e),
+                interrupted: signals::interrupted(),
+                seconds: 0.0,
+            });
+        }
+        let before = self.port_snapshot();
+        let trial = self.run_phase(&plan, p, p.duration, None)?;
+        // Frames accepted but still in a ring are lost if the window closes now.
+        std::thread::sleep(self.cfg.drain);
+        let after = self.port_snapshot();
+        let mut window = SenderWindow { seconds: trial.seconds, port: after.0.since(&before.0), ..Default::default() };
+        for l in &trial.lanes {
+            window.total.add(&l.outcome.tally);
+            window.per_queue.push(l.outcome.tally);
+        }
+        if let Some(ids) = &self.xstat_ids {
+            for ((name, x), y) in ids.names.iter().zip(&after.1).zip(&before.1) {
+                window.xstats.insert(name.clone(), x.wrapping_sub(*y));
+            }
+        }
+        let closed = if trial.interrupted { Ok(()) } else { hooks.end() };
+        Ok(trial.into_outcome(Some(window), closed.err()))
+    }
+
+    fn port_snapshot(&self) -> (PortStats, Vec<u64>) {
+        (self.port.stats().unwrap_or_default(), self.xstat_ids.as_ref().and_then(|ids| self.port.xstats(ids).ok()).unwrap_or_default())
+    }
+
+    /// Sends on every queue of `plan` until `duration`, `count`, a stall or a signal.
+    fn run_phase(&mut self, plan: &FlowPlan, p: &StepParams, duration: Option<Duration>, count: Option<u64>) -> Result<Phase, Failure> {
         let frame_len = (p.size - wire::FCS_LEN as u32) as u16;
         let per_queue_rate = p.rate.map(|r| pace::per_queue_rate(r, p.queues));
         let stop = Arc::new(AtomicBool::new(false));
@@ -355,13 +386,13 @@ impl Sender {
             let streams = plan.streams_for_queue(q);
             let first_seqs = streams.iter().map(|s| self.seqs[usize::from(s.id)]).collect();
             let lane = TxLane {
-                queue: self.txqs[usize::from(q)].take().expect("queue handle is home between steps"),
+                queue: self.txqs[usize::from(q)].take().expect("queue handle is home between phases"),
                 pool: self.pools[usize::from(q)].clone(),
                 streams,
                 first_seqs,
                 frame_len,
                 burst: self.cfg.burst,
-                quota: p.count.map(|c| pace::per_queue_count(c, p.queues, q)),
+                quota: count.map(|c| pace::per_queue_count(c, p.queues, q)),
                 rate: per_queue_rate,
                 tsc_hz: self.hz,
                 counters: counters[usize::from(q)].clone(),
@@ -370,9 +401,7 @@ impl Sender {
             let flag = stop.clone();
             jobs.push((q, lcore, dpdk::launch(lcore, move || lane.run(&flag))?));
         }
-
-        let began = Instant::now();
-        let (failure, window) = self.drive(p, &counters, began, hooks);
+        let failure = self.drive(p, duration, count, &counters, Instant::now());
         stop.store(true, std::sync::atomic::Ordering::SeqCst);
 
         let mut lanes = Vec::new();
@@ -380,7 +409,7 @@ impl Sender {
         for (q, lcore, job) in jobs {
             match job.join() {
                 Ok((queue, outcome)) => {
-                    // Home again for the next step.
+                    // Home again for the next phase.
                     self.txqs[usize::from(q)] = Some(queue);
                     lanes.push(LaneResult { queue: q, lcore, outcome });
                 }
@@ -391,69 +420,34 @@ impl Sender {
             return Err(e.into());
         }
         for l in &lanes {
-            let streams = plan.streams_for_queue(l.queue);
-            for (s, next) in streams.iter().zip(&l.outcome.next_seqs) {
+            for (s, next) in plan.streams_for_queue(l.queue).iter().zip(&l.outcome.next_seqs) {
                 self.seqs[usize::from(s.id)] = *next;
             }
         }
-        // Frames accepted but still in a ring are lost if the port stops now.
-        std::thread::sleep(self.cfg.drain);
         let start = lanes.iter().map(|l| l.outcome.start_tsc).min().unwrap_or(0);
         let end = lanes.iter().map(|l| l.outcome.end_tsc).max().unwrap_or(0);
-        Ok(StepOutcome {
-            lanes,
-            window,
-            failure,
-            interrupted: signals::interrupted(),
-            seconds: end.saturating_sub(start) as f64 / self.hz as f64,
-        })
+        Ok(Phase { lanes, failure, interrupted: signals::interrupted(), seconds: end.saturating_sub(start) as f64 / self.hz as f64 })
     }
 
-    /// The main thread's part of a step: live lines, the window's edges,
-    /// and the reasons to end.
+    /// The main thread's part of a phase: live lines, and the reasons to end.
     fn drive(
         &self,
         p: &StepParams,
+        duration: Option<Duration>,
+        count: Option<u64>,
         lanes: &[Arc<LaneCounters>],
         began: Instant,
-        hooks: &mut dyn WindowHooks,
-    ) -> (Option<String>, Option<SenderWindow>) {
+    ) -> Option<String> {
         let mut prev = Tally::default();
         let mut prev_q: Vec<Tally> = vec![Tally::default(); lanes.len()];
         let mut prev_t = began;
         let mut last_progress = began;
         let mut next_tick = began + Duration::from_secs(1);
-        let window_at = began + p.warmup;
-        let mut opened: Option<Snapshot> = None;
         loop {
             std::thread::sleep(Duration::from_millis(5));
             let now = Instant::now();
-            if signals::stopping() {
-                return (None, opened.map(|a| self.window_between(&a, &self.snapshot(lanes))));
-            }
-            if lanes.iter().all(|l| l.is_done()) {
-                return (None, opened.map(|a| self.window_between(&a, &self.snapshot(lanes))));
-            }
-            if p.window {
-                if opened.is_none() && now >= window_at {
-                    let snap = self.snapshot(lanes);
-                    if let Err(e) = hooks.start() {
-                        return (Some(e), None);
-                    }
-                    opened = Some(snap);
-                }
-                if let (Some(a), Some(d)) = (&opened, p.duration) {
-                    if now >= window_at + d {
-                        let b = self.snapshot(lanes);
-                        let w = self.window_between(a, &b);
-                        return match hooks.end() {
-                            Ok(()) => (None, Some(w)),
-                            Err(e) => (Some(e), Some(w)),
-                        };
-                    }
-                }
-            } else if p.duration.is_some_and(|d| now.duration_since(began) >= d) {
-                return (None, None);
+            if signals::stopping() || lanes.iter().all(|l| l.is_done()) || duration.is_some_and(|d| now.duration_since(began) >= d) {
+                return None;
             }
             if now < next_tick {
                 continue;
@@ -487,14 +481,11 @@ impl Sender {
             }
             if d.packets > 0 {
                 last_progress = now;
-            } else if p.count.is_some() && now.duration_since(last_progress) >= self.cfg.link_timeout {
-                return (
-                    Some(format!(
-                        "no frame accepted for {:.0?}: the device stopped taking frames (peer gone, or link down); {} of the --count were sent",
-                        self.cfg.link_timeout, cur.packets
-                    )),
-                    None,
-                );
+            } else if count.is_some() && now.duration_since(last_progress) >= self.cfg.link_timeout {
+                return Some(format!(
+                    "no frame accepted for {:.0?}: the device stopped taking frames (peer gone, or link down); {} of the --count were sent",
+                    self.cfg.link_timeout, cur.packets
+                ));
             }
             prev = cur;
             prev_t = now;

@@ -1,22 +1,25 @@
 //! drop: receives on N RX queues, one lcore per queue, and counts what
 //! really arrived, with loss, reordering and duplicates per stream from the
-//! probe headers. Every figure here is receiver-side.
+//! probe headers. With --listen it serves blast's ladder over a control
+//! connection. Every figure here is receiver-side.
 
+use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
 use serde::Serialize;
 
-use blastdrop::counters::{self, LaneCounters, Tally};
+use blastdrop::counters::Tally;
 use blastdrop::fail::{self, Failure};
-use blastdrop::report::{self, cycles_per_packet, Environment, LcoreRecord, MempoolRecord, PortRecord, Rates};
-use blastdrop::rx::{RxLane, RxOutcome};
+use blastdrop::receiver::{Receiver, ReceiverConfig, Snapshot, Totals};
+use blastdrop::report::{self, cycles_per_packet, Environment, LcoreRecord, PortRecord, Rates};
 use blastdrop::session::{self, parse};
 use blastdrop::signals;
-use dpdk::{Mempool, PoolSizing, PortConfig, PortStats};
+use control::{Backend, PeerInfo, Prepared, ServerConfig, WindowFigures};
+use dpdk::PortStats;
 use seqtrack::SeqCounts;
 
 /// Receive on N RX queues (one worker lcore each, RSS across them) and count
@@ -28,6 +31,7 @@ use seqtrack::SeqCounts;
     version,
     after_help = "DPDK EAL arguments go after --, passed through unchanged, for example:\n  \
                   drop --queues 4 -- -l 0-4 -a 0000:00:07.0\n  \
+                  drop --listen 10.0.0.2:7700 --queues 32 -- -l 0-32 -a 0000:00:07.0   (serves blast --peer ladders)\n  \
                   drop --port net_memif0 -- --vdev=net_memif0,role=server,socket=/tmp/bd.sock --no-huge -m 512 --no-pci --no-shconf\n\
                   Without -l/--lcores, lcore 0 (main) and one worker per queue are placed on this process's CPUs in order."
 )]
@@ -35,7 +39,8 @@ struct Args {
     /// Port to receive on: a port id (0), a PCI address (0000:00:07.0) or a device name (net_memif0)
     #[arg(long, default_value = "0")]
     port: String,
-    /// RX queues, each polled by its own worker lcore; RSS spreads flows over them where the device has it
+    /// RX queues, each polled by its own worker lcore; RSS spreads flows over them where the device has it.
+    /// With --listen: the most a ladder may ask for (it starts with 1)
     #[arg(long, default_value = "1", value_parser = parse::queues)]
     queues: u16,
     /// Largest frame to receive, in bytes including FCS: sets the MTU and the mbuf size
@@ -52,6 +57,14 @@ struct Args {
     #[arg(long, value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_opt_secs")]
     idle_timeout: Option<Duration>,
+    /// Serve blast's control connection on this address (ADDR:PORT, an explicit address: the
+    /// management network's, never the port under test); runs until Ctrl-C or --duration
+    #[arg(long, value_name = "ADDR:PORT")]
+    listen: Option<String>,
+    /// Shared secret every control message must carry
+    #[arg(long)]
+    #[serde(skip)]
+    token: Option<String>,
     /// Frames per rx_burst call
     #[arg(long, default_value = "32", value_parser = parse::burst)]
     burst: usize,
@@ -120,6 +133,8 @@ struct Record<'a> {
     config: &'a Args,
     environment: Environment,
     summary: Summary,
+    /// With --listen: each measured window served, as sent to blast.
+    windows: Vec<WindowFigures>,
 }
 
 fn main() -> ExitCode {
@@ -135,137 +150,176 @@ fn main() -> ExitCode {
     }
 }
 
+fn lock(rx: &Mutex<Receiver>) -> MutexGuard<'_, Receiver> {
+    rx.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The control server's view of the receiver.
+struct DropBackend {
+    rx: Arc<Mutex<Receiver>>,
+    info: PeerInfo,
+    baseline: Option<Snapshot>,
+    /// Every window served, for the JSON record.
+    windows: Arc<Mutex<Vec<WindowFigures>>>,
+}
+
+impl Backend for DropBackend {
+    fn info(&mut self) -> PeerInfo {
+        self.info.clone()
+    }
+
+    fn prepare(&mut self, rx_queues: u16, max_size: u32) -> Result<Prepared, String> {
+        self.baseline = None;
+        if max_size > self.info.max_size {
+            return Err(format!(
+                "frames of {max_size} B asked, drop takes up to {} B: restart drop with --max-size {max_size}",
+                self.info.max_size
+            ));
+        }
+        let mut rx = lock(&self.rx);
+        let restarted = rx.set_queues(rx_queues).map_err(|f| f.message)?;
+        if restarted {
+            tracing::info!("control: now receiving on {rx_queues} queue(s)");
+        }
+        Ok(Prepared { rx_queues, restarted, link_up: rx.port().link().up })
+    }
+
+    fn start_window(&mut self) -> Result<(), String> {
+        self.baseline = Some(lock(&self.rx).snapshot());
+        Ok(())
+    }
+
+    fn end_window(&mut self, window: u64) -> Result<WindowFigures, String> {
+        let a = self.baseline.take().ok_or("no window open")?;
+        let rx = lock(&self.rx);
+        let b = rx.snapshot();
+        let mut f = rx.window(&a, &b)?;
+        f.window = window;
+        println!(
+            "drop: window {window}: received {} frames, {} bytes in {:.3} s on {} queue(s) ({:.3} Mpps); imissed {} rx_nombuf {} lost {}",
+            f.packets,
+            f.bytes,
+            f.seconds,
+            f.queues.len(),
+            f.packets as f64 / f.seconds.max(1e-9) / 1e6,
+            f.imissed,
+            f.rx_nombuf,
+            f.probe.lost
+        );
+        self.windows.lock().unwrap_or_else(|e| e.into_inner()).push(f.clone());
+        Ok(f)
+    }
+
+    fn abandon_window(&mut self) {
+        self.baseline = None;
+    }
+}
+
 fn run(args: Args) -> Result<(), Failure> {
     if args.streams == 0 || args.streams > 65536 {
         return Err(Failure::usage("--streams must be from 1 to 65536"));
     }
+    let listener = match &args.listen {
+        Some(addr) => {
+            if addr.starts_with("0.0.0.0") || addr.starts_with("[::]") || addr.starts_with(':') {
+                return Err(Failure::usage(format!(
+                    "--listen {addr} listens on every address: give the management interface's own address (e.g. 10.0.0.2:7700)"
+                )));
+            }
+            Some(
+                TcpListener::bind(addr)
+                    .map_err(|e| Failure::usage(format!("cannot listen on {addr}: {e}; give ADDR:PORT of this host")))?,
+            )
+        }
+        None => None,
+    };
     let started = session::start_eal("drop", &args.eal, args.queues)?;
     let eal = &started.eal;
-    let mut port = session::open_port(&args.port)?;
-    let info = port.info().clone();
-    let cfg = PortConfig {
-        rx_queues: args.queues,
-        tx_queues: args.queues,
+    let cfg = ReceiverConfig {
+        port: args.port.clone(),
+        max_queues: args.queues,
+        max_size: args.max_size,
         rx_ring: args.rx_ring,
-        tx_ring: args.rx_ring,
-        max_frame: args.max_size,
-        tx_fast_free: false,
+        burst: args.burst,
+        stream_capacity: args.streams,
     };
-    port.check(&cfg).map_err(|e| session::limit_failure(e, "--max-size"))?;
-    let lcores = session::worker_lcores(eal, args.queues)?;
-    let layout = dpdk::MbufLayout::get();
-    let sizing = PoolSizing {
-        ring: u32::from(args.rx_ring),
-        burst: args.burst as u32,
-        cache: 256,
-        data_room: (u32::from(layout.headroom) + args.max_size).max(dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE),
-    };
-    let mempools = vec![MempoolRecord::new(u32::from(args.queues), &sizing)];
-    println!("drop: memory: {}", mempools[0].describe("RX mempools"));
-    let pools: Vec<Mempool> =
-        (0..args.queues).map(|q| Mempool::create(&format!("bd_rx_{}_{q}", port.id()), &sizing, port.socket())).collect::<Result<_, _>>()?;
-    let refs: Vec<&Mempool> = pools.iter().collect();
-    let (rxqs, _txqs) = port.configure(&cfg, &refs).map_err(|e| session::limit_failure(e, "--max-size"))?;
-    port.start().map_err(|e| session::start_failure(&port, e))?;
-    let promiscuous = port.promiscuous();
-    let link = port.link();
-    let configured = port.configured().cloned().unwrap_or_default();
+    let mut receiver = Receiver::new(eal, cfg)?;
+    println!("drop: memory: {}", receiver.mempools[0].describe("RX mempools"));
+    // Listening, a ladder chooses the queue count; start small.
+    let first = if listener.is_some() { 1 } else { args.queues };
+    receiver.start(first)?;
+    let info = receiver.info().clone();
+    let configured = receiver.port().configured().cloned().unwrap_or_default();
     if args.queues > 1 && !configured.rss {
         tracing::warn!("{} has no RSS: each RX queue gets only what its peer queue sends (memif pairs queues one to one)", info.driver);
     }
-    let hz = dpdk::tsc_hz();
+    let hz = receiver.tsc_hz();
+    let peer_info = PeerInfo {
+        hostname: report::hostname(),
+        dpdk: dpdk::runtime_version(),
+        port_name: info.name.clone(),
+        driver: info.driver.clone(),
+        max_rx_queues: info.max_rx_queues.min(args.queues),
+        worker_lcores: args.queues,
+        max_size: args.max_size,
+        rss: info.rss_offloads != 0,
+        cpu_model: report::cpu_model(),
+    };
     println!(
-        "drop: port {} ({}, {}), {} queue(s), frames up to {} B, link {}; receiver-side figures",
-        port.id(),
+        "drop: port {} ({}, {}), {} queue(s), frames up to {} B, link {}{}; receiver-side figures",
+        receiver.port().id(),
         info.name,
         info.driver,
-        args.queues,
+        first,
         args.max_size,
-        if link.up { "up" } else { "down (waiting for the peer)" }
+        if receiver.port().link().up { "up" } else { "down (waiting for the peer)" },
+        match &args.listen {
+            Some(a) => format!(", control on {a} (up to {} queues)", args.queues),
+            None => String::new(),
+        }
     );
 
-    let lanes: Vec<Arc<LaneCounters>> = (0..args.queues).map(|_| Arc::new(LaneCounters::default())).collect();
-    let stop = signals::stop_flag();
-    let mut jobs = Vec::new();
-    let mut lcore_records = Vec::new();
-    for ((q, rxq), lcore) in rxqs.into_iter().enumerate().zip(&lcores) {
-        let lane = RxLane { queue: rxq, burst: args.burst, stream_capacity: args.streams, counters: lanes[q].clone() };
-        jobs.push((dpdk::launch(*lcore, move || lane.run(stop))?, q as u16));
-        lcore_records.push(LcoreRecord { queue: q as u16, lcore: *lcore, cpu: eal.lcore_cpu(*lcore), socket: eal.lcore_socket(*lcore) });
-    }
+    let rx = Arc::new(Mutex::new(receiver));
+    let windows: Arc<Mutex<Vec<WindowFigures>>> = Arc::default();
+    let server = listener.map(|l| {
+        let backend_rx = rx.clone();
+        let windows = windows.clone();
+        let info = peer_info.clone();
+        let cfg = ServerConfig { token: args.token.clone(), ..Default::default() };
+        std::thread::spawn(move || {
+            let mut backend = DropBackend { rx: backend_rx, info, baseline: None, windows };
+            if let Err(e) = control::serve(&l, &mut backend, &cfg, signals::stop_flag()) {
+                tracing::error!("control server stopped: {e}");
+            }
+        })
+    });
 
-    let baseline = port.stats()?;
+    let baseline = lock(&rx).port().stats()?;
     let began = Instant::now();
-    let last_sample = live_loop(&port, &lanes, baseline, began, &args);
+    let last_sample = live_loop(&rx, baseline, began, &args);
     signals::request_stop();
+    if let Some(s) = server {
+        let _ = s.join();
+    }
 
-    let mut outcomes: Vec<(u16, u32, RxOutcome)> = Vec::new();
-    let mut panicked = None;
-    for (job, q) in jobs {
-        let lcore = job.lcore();
-        match job.join() {
-            Ok(o) => outcomes.push((q, lcore, o)),
-            Err(e) => panicked = Some(e),
-        }
-    }
-    if let Some(e) = panicked {
-        return Err(e.into());
-    }
+    let mut receiver = lock(&rx);
+    let final_stats = receiver.port().stats()?;
+    let totals = receiver.finish()?;
     // Some devices reset their counters mid-run (memif does when its peer
     // leaves): a final read below the last live one is not believed.
-    let final_stats = port.stats()?;
     let port_counters_reset = final_stats.ipackets < last_sample.ipackets;
     let port_stats = if port_counters_reset { last_sample } else { final_stats }.since(&baseline);
-
-    let first = outcomes.iter().filter_map(|o| o.2.first_tsc).min();
-    let last = outcomes.iter().filter_map(|o| o.2.last_tsc).max();
-    let window = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (Some(a), Some(b)) => b.saturating_sub(a) as f64 / hz as f64,
-        _ => 0.0,
-    };
-    let mut total = Tally::default();
-    let mut probe = SeqCounts::default();
-    let mut queues = Vec::new();
-    let mut streams: Vec<StreamSummary> = Vec::new();
-    let mut seen_on = std::collections::HashMap::<u16, u32>::new();
-    let mut untracked = 0;
-    for (q, lcore, o) in &outcomes {
-        total.add(&o.tally);
-        probe.add(&o.streams.totals);
-        untracked += o.streams.untracked;
-        queues.push(QueueSummary {
-            queue: *q,
-            lcore: *lcore,
-            received: Rates::over(o.tally.packets, o.tally.bytes, window(o.first_tsc, o.last_tsc)),
-            cycles_per_packet: cycles_per_packet(o.tally.busy_cycles, o.tally.packets),
-            no_probe: o.tally.no_probe,
-            probe: o.streams.totals,
-        });
-        for (id, c) in o.streams.active() {
-            *seen_on.entry(id).or_default() += 1;
-            streams.push(StreamSummary { id, queue: *q, counts: *c });
-        }
-    }
-    streams.sort_by_key(|s| (s.id, s.queue));
-    let summary = Summary {
-        side: "receiver",
-        interrupted: signals::interrupted(),
-        received: Rates::over(total.packets, total.bytes, window(first, last)),
-        cycles_per_packet: cycles_per_packet(total.busy_cycles, total.packets),
-        no_probe: total.no_probe,
-        untracked,
-        probe,
-        split_streams: seen_on.values().filter(|&&n| n > 1).count() as u32,
-        port: port_stats,
-        port_counters_reset,
-        queues,
-        streams,
-    };
+    let summary = summarize(&totals, hz, port_stats, port_counters_reset);
     print_summary(&summary);
-    if untracked > 0 {
-        tracing::warn!("{untracked} probe frames had stream ids at or above --streams {}: raise --streams to check them", args.streams);
+    if totals.untracked > 0 {
+        tracing::warn!(
+            "{} probe frames had stream ids at or above --streams {}: raise --streams to check them",
+            totals.untracked,
+            args.streams
+        );
     }
     if let Some(path) = &args.json {
+        let link = receiver.port().link();
         let environment = Environment {
             hostname: report::hostname(),
             cpu_model: report::cpu_model(),
@@ -275,51 +329,105 @@ fn run(args: Args) -> Result<(), Failure> {
             hugepages: eal.has_hugepages(),
             eal_args: started.eal_args.clone(),
             port: PortRecord {
-                id: port.id(),
+                id: receiver.port().id(),
                 name: info.name.clone(),
                 driver: info.driver.clone(),
                 socket: info.socket,
-                mac: wire::MacAddr(port.mac()?).to_string(),
+                mac: wire::MacAddr(receiver.port().mac()?).to_string(),
                 max_rx_queues: info.max_rx_queues,
                 max_tx_queues: info.max_tx_queues,
                 max_frame: info.max_frame(),
                 mtu: configured.mtu,
                 rss: configured.rss,
                 tx_offloads: configured.tx_offloads.clone(),
-                promiscuous,
-                link_up: port.link().up,
-                link_speed_mbps: port.link().speed_mbps,
+                promiscuous: receiver.promiscuous(),
+                link_up: link.up,
+                link_speed_mbps: link.speed_mbps,
             },
-            lcores: lcore_records,
-            mempools,
+            lcores: totals
+                .queues
+                .iter()
+                .map(|(&q, t)| LcoreRecord { queue: q, lcore: t.lcore, cpu: eal.lcore_cpu(t.lcore), socket: eal.lcore_socket(t.lcore) })
+                .collect(),
+            mempools: receiver.mempools.clone(),
         };
-        let record = Record { tool: "drop", version: env!("CARGO_PKG_VERSION"), config: &args, environment, summary };
+        let windows = windows.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let record = Record { tool: "drop", version: env!("CARGO_PKG_VERSION"), config: &args, environment, summary, windows };
         report::write_json(path, &record).map_err(Failure::runtime)?;
     }
-    drop(port);
-    drop(pools);
     Ok(())
 }
 
+fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_reset: bool) -> Summary {
+    let window = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (Some(a), Some(b)) => b.saturating_sub(a) as f64 / hz as f64,
+        _ => 0.0,
+    };
+    Summary {
+        side: "receiver",
+        interrupted: signals::interrupted(),
+        received: Rates::over(t.tally.packets, t.tally.bytes, window(t.first_tsc, t.last_tsc)),
+        cycles_per_packet: cycles_per_packet(t.tally.busy_cycles, t.tally.packets),
+        no_probe: t.tally.no_probe,
+        untracked: t.untracked,
+        probe: t.probe,
+        split_streams: t.split_streams(),
+        port,
+        port_counters_reset,
+        queues: t
+            .queues
+            .iter()
+            .map(|(&q, x)| QueueSummary {
+                queue: q,
+                lcore: x.lcore,
+                received: Rates::over(x.tally.packets, x.tally.bytes, window(x.first_tsc, x.last_tsc)),
+                cycles_per_packet: cycles_per_packet(x.tally.busy_cycles, x.tally.packets),
+                no_probe: x.tally.no_probe,
+                probe: x.probe,
+            })
+            .collect(),
+        streams: t.streams.iter().map(|(&(id, queue), c)| StreamSummary { id, queue, counts: *c }).collect(),
+    }
+}
+
 /// A line a second until the duration, count or idle timeout ends the run,
-/// or a signal arrives.
-/// Returns the last port counters read.
-fn live_loop(port: &dpdk::Port, lanes: &[Arc<LaneCounters>], baseline: PortStats, began: Instant, args: &Args) -> PortStats {
+/// or a signal arrives. Returns the last port counters read.
+fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &Args) -> PortStats {
+    let mut generation = 0;
     let mut prev = Tally::default();
-    let mut prev_q: Vec<Tally> = vec![Tally::default(); lanes.len()];
+    let mut prev_q: Vec<Tally> = Vec::new();
     let mut prev_port = baseline;
     let mut prev_t = began;
     let mut next_tick = began + Duration::from_secs(1);
     let mut last_arrival: Option<(Instant, u64)> = None;
+    // Totals of lanes that ended in restarts, so counts stay monotonic.
+    let mut carried = Tally::default();
+    let mut last_total = Tally::default();
     loop {
         std::thread::sleep(Duration::from_millis(10));
         let now = Instant::now();
         if signals::stopping() || args.duration.is_some_and(|d| now.duration_since(began) >= d) {
             return prev_port;
         }
-        let cur = counters::total(lanes);
+        let (gen, lanes) = {
+            let r = lock(rx);
+            (r.generation(), r.lane_counters())
+        };
+        if gen != generation {
+            carried.add(&last_total.since(&carried));
+            generation = gen;
+            prev_q = vec![Tally::default(); lanes.len()];
+        }
+        let mut cur = carried;
+        let mut lane_now = Vec::with_capacity(lanes.len());
+        for l in &lanes {
+            let t = l.read();
+            cur.add(&t);
+            lane_now.push(t);
+        }
+        last_total = cur;
         if args.count.is_some_and(|c| cur.packets >= c) {
-            return port.stats().unwrap_or(prev_port);
+            return lock(rx).port().stats().unwrap_or(prev_port);
         }
         match last_arrival {
             Some((_, n)) if n == cur.packets => {}
@@ -338,16 +446,15 @@ fn live_loop(port: &dpdk::Port, lanes: &[Arc<LaneCounters>], baseline: PortStats
         let d = cur.since(&prev);
         let secs = now.duration_since(prev_t).as_secs_f64();
         let r = Rates::over(d.packets, d.bytes, secs);
-        let stats = port.stats().unwrap_or(prev_port);
+        let stats = lock(rx).port().stats().unwrap_or(prev_port);
         let ds = stats.since(&prev_port);
-        let per_q: Vec<String> = lanes
+        let per_q: Vec<String> = lane_now
             .iter()
             .zip(prev_q.iter_mut())
             .enumerate()
-            .map(|(q, (l, p))| {
-                let c = l.read();
-                let s = format!("q{q} {:.3}", (c.packets - p.packets) as f64 / secs / 1e6);
-                *p = c;
+            .map(|(q, (c, p))| {
+                let s = format!("q{q} {:.3}", c.packets.saturating_sub(p.packets) as f64 / secs / 1e6);
+                *p = *c;
                 s
             })
             .collect();

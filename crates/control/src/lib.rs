@@ -14,7 +14,6 @@ mod server;
 
 pub use client::{Client, ClientError};
 pub use message::{
-    parse_request, reply_line, Envelope, PeerInfo, Prepared, ProtoError, QueueFigures, Request, Response, WindowFigures, MAX_LINE,
-    VERSION,
+    parse_request, reply_line, Envelope, PeerInfo, Prepared, ProtoError, QueueFigures, Request, Response, WindowFigures, MAX_LINE, VERSION,
 };
 pub use server::{serve, serve_connection, Backend, ServerConfig};

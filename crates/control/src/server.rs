@@ -11,8 +11,8 @@ pub trait Backend {
     fn prepare(&mut self, rx_queues: u16, max_size: u32) -> Result<Prepared, String>;
     /// Baselines every counter; the window starts now.
     fn start_window(&mut self) -> Result<(), String>;
-    /// Figures since the baseline; the window ends now.
-    fn end_window(&mut self) -> Result<WindowFigures, String>;
+    /// Figures since the baseline; window `window` ends now.
+    fn end_window(&mut self, window: u64) -> Result<WindowFigures, String>;
     /// The client went away with a window open: forget it.
     fn abandon_window(&mut self);
 }
@@ -51,7 +51,13 @@ fn read_line<R: BufRead>(r: &mut R) -> std::io::Result<Line> {
             Err(e) => return Err(e),
         };
         if buf.is_empty() {
-            return Ok(if line.is_empty() && !too_long { Line::Eof } else if too_long { Line::TooLong } else { Line::Text(line) });
+            return Ok(if line.is_empty() && !too_long {
+                Line::Eof
+            } else if too_long {
+                Line::TooLong
+            } else {
+                Line::Text(line)
+            });
         }
         let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
             Some(i) => (&buf[..i], Some(i + 1)),
@@ -142,7 +148,7 @@ pub fn serve_connection(stream: TcpStream, backend: &mut dyn Backend, cfg: &Serv
                         Request::EndWindow { window: w } => match window {
                             Some(open) if open == w => {
                                 window = None;
-                                match backend.end_window() {
+                                match backend.end_window(w) {
                                     Ok(mut f) => {
                                         f.window = w;
                                         Response::WindowFigures(f)

@@ -35,7 +35,7 @@ impl Backend for StandIn {
         self.0.lock().unwrap().started += 1;
         Ok(())
     }
-    fn end_window(&mut self) -> Result<WindowFigures, String> {
+    fn end_window(&mut self, _window: u64) -> Result<WindowFigures, String> {
         self.0.lock().unwrap().ended += 1;
         Ok(WindowFigures { packets: 42, seconds: 1.0, ..Default::default() })
     }

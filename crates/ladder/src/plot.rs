@@ -27,16 +27,10 @@ pub fn render_svg(aggs: &[Aggregate], receiver: bool, title: &str) -> Result<Str
             .y_label_area_size(60)
             .build_cartesian_2d(0u32..u32::from(max_q) + 1, 0.0..max_mpps)
             .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc("queues")
-            .y_desc(format!("{side} Mpps (million frames/s)"))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        chart.configure_mesh().x_desc("queues").y_desc(format!("{side} Mpps (million frames/s)")).draw().map_err(|e| e.to_string())?;
         for (i, &size) in sizes.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
-            let mut pts: Vec<(u32, f64)> =
-                aggs.iter().filter(|a| a.size == size).map(|a| (u32::from(a.queues), a.mpps.median)).collect();
+            let mut pts: Vec<(u32, f64)> = aggs.iter().filter(|a| a.size == size).map(|a| (u32::from(a.queues), a.mpps.median)).collect();
             pts.sort_by_key(|p| p.0);
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
@@ -53,10 +47,8 @@ pub fn render_svg(aggs: &[Aggregate], receiver: bool, title: &str) -> Result<Str
             .draw()
             .map_err(|e| e.to_string())?;
 
-        let mut best: Vec<(u32, f64)> = sizes
-            .iter()
-            .map(|&s| (s, aggs.iter().filter(|a| a.size == s).map(|a| a.frame_gbps.median).fold(0.0, f64::max)))
-            .collect();
+        let mut best: Vec<(u32, f64)> =
+            sizes.iter().map(|&s| (s, aggs.iter().filter(|a| a.size == s).map(|a| a.frame_gbps.median).fold(0.0, f64::max))).collect();
         best.sort_by_key(|b| b.0);
         let max_size = sizes.last().copied().unwrap_or(64);
         let max_gbps = best.iter().map(|b| b.1).fold(0.0, f64::max).max(1e-3) * 1.1;

@@ -22,27 +22,13 @@ pub fn render_table(records: &[StepRecord]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8}  {}",
-        "step",
-        "run",
-        "queues",
-        "size",
-        "flows",
-        "offered",
-        "sent",
-        "recv",
-        "recv",
-        "recv",
-        "loss",
-        "recv/q",
-        "gain",
-        "snd cyc",
-        "limit"
+        "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8}  limit",
+        "step", "run", "queues", "size", "flows", "offered", "sent", "recv", "recv", "recv", "loss", "recv/q", "gain", "snd cyc"
     );
     let _ = writeln!(
         s,
-        "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8}  {}",
-        "", "", "", "B", "", "Mpps", "Mpps", "Mpps", "Gb/s wire", "Gb/s frm", "%", "Mpps", "Mpps", "/pkt", ""
+        "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8}",
+        "", "", "", "B", "", "Mpps", "Mpps", "Mpps", "Gb/s wire", "Gb/s frm", "%", "Mpps", "Mpps", "/pkt"
     );
     for r in records {
         if let Some(e) = &r.error {

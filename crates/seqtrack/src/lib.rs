@@ -8,9 +8,12 @@
 //! but whether it was a duplicate or a reordered frame can no longer be said,
 //! and it does not reduce `lost`.
 //!
-//! `lost` counts gaps behind the newest frame seen. Frames lost after the
-//! last one that arrived are invisible to the receiver alone: comparing with
-//! the sender's count per stream closes that gap.
+//! `lost` counts gaps behind the newest frame seen, from the first frame
+//! that arrived: a stream's first arrival is its baseline, because a sender
+//! continues each stream's numbering across a ladder's steps while the
+//! receiver may restart in between. Frames lost before the first arrival or
+//! after the last are invisible to the receiver alone: comparing with the
+//! sender's count per stream closes that gap.
 
 use serde::{Deserialize, Serialize};
 
@@ -77,12 +80,9 @@ impl StreamTracker {
     /// one expected, so wrap-around is seamless.
     #[inline(always)]
     fn extend(&self, seq: u32) -> Option<u64> {
-        let reference = self.next.wrapping_sub(1);
-        let delta = seq.wrapping_sub(reference as u32) as i32 as i64;
-        let ext = reference as i64 + delta;
-        if self.next == 0 {
-            return Some(u64::from(seq));
-        }
+        // Relative to the number expected next: a frame one behind it is the newest seen.
+        let delta = seq.wrapping_sub(self.next as u32) as i32 as i64;
+        let ext = self.next as i64 + delta;
         (ext >= 0).then_some(ext as u64)
     }
 
@@ -90,6 +90,10 @@ impl StreamTracker {
     #[inline]
     pub fn record(&mut self, seq: u32) -> Arrival {
         self.counts.received += 1;
+        if self.counts.received == 1 {
+            // The first arrival is the baseline.
+            self.next = u64::from(seq);
+        }
         let Some(ext) = self.extend(seq) else {
             self.counts.late += 1;
             return Arrival::Late;
@@ -198,8 +202,12 @@ mod tests {
     }
 
     #[test]
-    fn leading_gap_counts_when_first_frame_is_not_zero() {
-        assert_eq!(run(&[3, 4]).lost, 3);
+    fn first_arrival_is_the_baseline() {
+        assert_eq!(run(&[3, 4]), SeqCounts { received: 2, ..Default::default() });
+        assert_eq!(run(&[1_000_000, 1_000_002]).lost, 1);
+        // A frame from before the baseline, inside the window, is a reorder.
+        let c = run(&[5, 6, 4]);
+        assert_eq!((c.reordered, c.lost), (1, 0));
     }
 
     #[test]
@@ -222,8 +230,9 @@ mod tests {
 
     #[test]
     fn older_than_window_is_late() {
-        let mut seqs: Vec<u32> = (1..=3000).collect();
-        seqs.push(0);
+        let mut seqs: Vec<u32> = vec![0];
+        seqs.extend(2..=3000);
+        seqs.push(1);
         let c = run(&seqs);
         assert_eq!(c.late, 1);
         assert_eq!(c.lost, 1, "a late frame does not reduce lost");
@@ -278,7 +287,7 @@ mod tests {
         }
         assert_eq!(sum, table.totals);
         assert_eq!(table.untracked, 1);
-        assert_eq!(table.totals, SeqCounts { received: 7, lost: 5, reordered: 1, duplicates: 1, late: 0 });
+        assert_eq!(table.totals, SeqCounts { received: 7, lost: 0, reordered: 1, duplicates: 1, late: 0 });
         assert_eq!(table.active().count(), 3);
     }
 }

@@ -112,7 +112,8 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     let duration = args.duration.unwrap_or(Duration::from_secs(10));
     let mut peer = match &args.peer {
         Some(addr) => Some(Peer {
-            client: Client::connect(addr, args.token.clone(), args.control_timeout).map_err(|e| Failure::runtime(format!("{e}: is drop running with --listen {addr}?")))?,
+            client: Client::connect(addr, args.token.clone(), args.control_timeout)
+                .map_err(|e| Failure::runtime(format!("{e}: is drop running with --listen {addr}?")))?,
             timeout: args.control_timeout,
         }),
         None => None,
@@ -175,11 +176,8 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
                 break 'runs;
             }
             let done = records.len();
-            let left = if done == 0 {
-                per_step * (total_steps as u32)
-            } else {
-                began.elapsed() / done as u32 * (total_steps - done) as u32
-            };
+            let left =
+                if done == 0 { per_step * (total_steps as u32) } else { began.elapsed() / done as u32 * (total_steps - done) as u32 };
             eprintln!(
                 "blast: step {}/{}: {} queue(s), {} B frames, run {}/{}; about {} left",
                 done + 1,
@@ -199,7 +197,15 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
                     Err(e) => failure = Some(e),
                 }
                 if let Some(e) = &failure {
-                    records.push(StepRecord { step: i, run, queues: step.queues, size: step.size, flows, error: Some(e.clone()), ..Default::default() });
+                    records.push(StepRecord {
+                        step: i,
+                        run,
+                        queues: step.queues,
+                        size: step.size,
+                        flows,
+                        error: Some(e.clone()),
+                        ..Default::default()
+                    });
                     break 'runs;
                 }
             }
@@ -238,7 +244,9 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
                     rec.sender_oerrors = w.port.oerrors;
                     rec.sender_xstats = w.xstats.clone();
                     if let Some(f) = figures {
-                        rec.received = Some(Rates::over(f.packets, f.bytes, f.seconds));
+                        // Frames of the trial that arrived, over the trial's length
+                        // (RFC 2544's throughput); drop's own window is longer by the drains.
+                        rec.received = Some(Rates::over(f.packets, f.bytes, w.seconds));
                         rec.loss_pct = Some(StepRecord::loss_from(w.total.packets, f.packets));
                         rec.receiver = Some(f);
                     }
@@ -270,7 +278,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         }
     }
     let analysis = analyse(args, &ladder, &aggregates, receiver_side);
-    print_analysis(&analysis);
+    print_analysis(&analysis, args.rate);
 
     let mut sizes_seen = aggregates.clone();
     sizes_seen.sort_by_key(|a| (a.size, a.queues));
@@ -282,11 +290,13 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
             args.flows.map_or("= queues".into(), |f| f.to_string()),
             shape
         );
-        let svg = ladder::render_svg(&sizes_seen, receiver_side, &title).map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;
+        let svg =
+            ladder::render_svg(&sizes_seen, receiver_side, &title).map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;
         std::fs::write(path, svg).map_err(|e| Failure::runtime(format!("cannot write --plot {}: {e}", path.display())))?;
     }
     if let Some(path) = &args.csv {
-        std::fs::write(path, ladder::render_csv(&records)).map_err(|e| Failure::runtime(format!("cannot write --csv {}: {e}", path.display())))?;
+        std::fs::write(path, ladder::render_csv(&records))
+            .map_err(|e| Failure::runtime(format!("cannot write --csv {}: {e}", path.display())))?;
     }
     if let Some(path) = &args.json {
         let record = LadderRecord {
@@ -337,8 +347,11 @@ fn analyse(args: &Args, ladder: &Ladder, aggs: &[Aggregate], receiver_side: bool
     Analysis { receiver_side, ceiling_threshold_pct: args.ceiling_threshold, ceilings, crossover }
 }
 
-fn print_analysis(a: &Analysis) {
+fn print_analysis(a: &Analysis, paced: Option<f64>) {
     let side = if a.receiver_side { "receiver-side" } else { "sender-side" };
+    if let Some(r) = paced {
+        println!("note: every step was paced at {:.3} Mpps: a ceiling at the offered rate is the pace, not a limit of the path", r / 1e6);
+    }
     for c in &a.ceilings {
         let x = &c.ceiling;
         let growth = if x.linear_before {
@@ -347,7 +360,10 @@ fn print_analysis(a: &Analysis) {
             format!("sub-linear before it (first step {:.3} Mpps/queue)", x.mpps_per_queue_first)
         };
         if x.reached {
-            println!("ceiling ({} B frames): {:.3} Mpps at {} queues, limit: {}; growth {growth} [{side}]", c.size, x.mpps, x.queues, c.limit);
+            println!(
+                "ceiling ({} B frames): {:.3} Mpps at {} queues, limit: {}; growth {growth} [{side}]",
+                c.size, x.mpps, x.queues, c.limit
+            );
         } else {
             println!(
                 "no ceiling ({} B frames): still growing {}%+ per step up to {} queues ({:.3} Mpps); growth {growth} [{side}]",
@@ -357,7 +373,9 @@ fn print_analysis(a: &Analysis) {
     }
     if let Some(x) = &a.crossover {
         match x.first_size {
-            Some(s) => println!("bandwidth: {} B frames are the smallest to reach {:.1} Gb/s of frames (within 3%) [{side}]", s, x.published_gbps),
+            Some(s) => {
+                println!("bandwidth: {} B frames are the smallest to reach {:.1} Gb/s of frames (within 3%) [{side}]", s, x.published_gbps)
+            }
             None => println!("bandwidth: no frame size reached {:.1} Gb/s of frames (within 3%) [{side}]", x.published_gbps),
         }
         for v in &x.sizes {

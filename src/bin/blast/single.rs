@@ -92,17 +92,8 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         args.rate.map_or("unpaced".into(), |r| format!("paced at {:.3} Mpps in bursts of {}", r / 1e6, args.burst)),
         what
     );
-    let params = StepParams {
-        queues,
-        size,
-        flows,
-        rate: args.rate,
-        count: args.count,
-        duration,
-        warmup: Duration::ZERO,
-        window: false,
-        live: true,
-    };
+    let params =
+        StepParams { queues, size, flows, rate: args.rate, count: args.count, duration, warmup: Duration::ZERO, window: false, live: true };
     let outcome = sender.run_step(&params, &mut NoPeer)?;
     let port_stats = sender.port().stats()?;
 
