@@ -28,6 +28,10 @@ pub struct ReceiverConfig {
     pub rx_ring: u16,
     pub burst: usize,
     pub stream_capacity: usize,
+    /// Busy work per frame, in cycles (--rx-cost).
+    pub cost_per_frame: u64,
+    /// Mbufs per RX pool instead of the derived size (--rx-mbufs).
+    pub mbufs: Option<u32>,
 }
 
 struct Lane {
@@ -136,12 +140,16 @@ impl Receiver {
         port.check(&Self::port_config(&cfg, cfg.max_queues)).map_err(|e| session::limit_failure(e, "--max-size"))?;
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
         let layout = dpdk::MbufLayout::get();
-        let sizing = PoolSizing {
+        let mut sizing = PoolSizing {
             ring: u32::from(cfg.rx_ring),
             burst: cfg.burst as u32,
             cache: 256,
             data_room: (u32::from(layout.headroom) + cfg.max_size).max(dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE),
         };
+        if let Some(n) = cfg.mbufs {
+            // A pool smaller than what can be in flight starves the PMD (rx_nombuf): on purpose.
+            sizing = PoolSizing { ring: n, burst: 0, cache: (n / 4).min(256), data_room: sizing.data_room };
+        }
         let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &sizing)];
         let pools = (0..cfg.max_queues)
             .map(|q| Mempool::create(&format!("bd_rx_{}_{q}", port.id()), &sizing, port.socket()))
@@ -235,7 +243,13 @@ impl Receiver {
         for (rxq, &lcore) in rxqs.into_iter().zip(&self.lcores) {
             let queue = rxq.id();
             let counters = Arc::new(LaneCounters::default());
-            let lane = RxLane { queue: rxq, burst: self.cfg.burst, stream_capacity: self.cfg.stream_capacity, counters: counters.clone() };
+            let lane = RxLane {
+                queue: rxq,
+                burst: self.cfg.burst,
+                stream_capacity: self.cfg.stream_capacity,
+                cost_per_frame: self.cfg.cost_per_frame,
+                counters: counters.clone(),
+            };
             let stop = self.stop.clone();
             let job = dpdk::launch(lcore, move || lane.run(&stop))?;
             self.lanes.push(Lane { queue, lcore, counters, job });

@@ -16,6 +16,9 @@ pub struct RxLane {
     pub burst: usize,
     /// Streams tracked per lcore (stream ids at or beyond are counted apart).
     pub stream_capacity: usize,
+    /// Extra cycles of busy work per frame, as an application would spend
+    /// (0: none). Spent once per burst, so it costs no branch per frame.
+    pub cost_per_frame: u64,
     pub counters: Arc<LaneCounters>,
 }
 
@@ -59,6 +62,12 @@ impl RxLane {
                 match wire::parse_probe(frame) {
                     Some(p) => table.record(p.stream, p.seq),
                     None => tally.no_probe += 1,
+                }
+            }
+            if self.cost_per_frame > 0 {
+                let until = dpdk::rdtsc() + self.cost_per_frame * n as u64;
+                while dpdk::rdtsc() < until {
+                    std::hint::spin_loop();
                 }
             }
             // SAFETY: the n mbufs are ours and no longer referenced.

@@ -71,6 +71,14 @@ struct Args {
     /// RX ring size per queue, in descriptors
     #[arg(long, default_value = "1024", value_parser = parse::ring)]
     rx_ring: u16,
+    /// Busy work per frame, in CPU cycles, as an application behind drop would spend: shows
+    /// where a receiver with that cost per packet stops keeping up
+    #[arg(long, default_value_t = 0, value_name = "CYCLES")]
+    rx_cost: u64,
+    /// Mbufs per RX pool, overriding the size derived from ring, burst and cache (docs/memory.md);
+    /// a pool too small starves the device (rx_nombuf), as an undersized receiver would
+    #[arg(long, value_name = "N")]
+    rx_mbufs: Option<u32>,
     /// Streams sequence-checked per queue (stream ids at or above are counted as untracked)
     #[arg(long, default_value_t = 4096)]
     streams: usize,
@@ -242,6 +250,8 @@ fn run(args: Args) -> Result<(), Failure> {
         rx_ring: args.rx_ring,
         burst: args.burst,
         stream_capacity: args.streams,
+        cost_per_frame: args.rx_cost,
+        mbufs: args.rx_mbufs,
     };
     let mut receiver = Receiver::new(eal, cfg)?;
     println!("drop: memory: {}", receiver.mempools[0].describe("RX mempools"));

@@ -1,0 +1,160 @@
+use serde::{Deserialize, Serialize};
+
+/// ENA's allowance counters: packets the platform's shaper queued or
+/// dropped because an allowance was exceeded. Exact names, no prefix.
+pub const ENA_ALLOWANCES: &[&str] = &[
+    "bw_in_allowance_exceeded",
+    "bw_out_allowance_exceeded",
+    "pps_allowance_exceeded",
+    "conntrack_allowance_exceeded",
+    "linklocal_allowance_exceeded",
+];
+
+/// ENA levels (not counters): reported as read, never differenced. 23.11+.
+pub const ENA_LEVELS: &[&str] = &["conntrack_allowance_available"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CounterKind {
+    /// A platform allowance counter (differenced; feeds the allowance verdicts).
+    Allowance,
+    /// A level, reported as read.
+    Level,
+    /// A counter the user asked to watch (feeds the verdict as "other").
+    Watched,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterSpec {
+    pub name: String,
+    pub kind: CounterKind,
+    /// Whether the device must have it (ENA's levels exist only from 23.11,
+    /// and only when the device reports the capability).
+    pub required: bool,
+}
+
+/// The extended stats to watch on a port with driver `driver`, plus the
+/// user's `--watch-xstat` names. (imissed, rx_nombuf, ierrors and oerrors
+/// come from the basic stats on every driver and need no entry here.)
+pub fn counter_set(driver: &str, watch: &[String]) -> Vec<CounterSpec> {
+    let mut set = Vec::new();
+    if driver == "net_ena" {
+        // 23.11+ lists the allowances only when the device reports the capability.
+        set.extend(ENA_ALLOWANCES.iter().map(|n| CounterSpec { name: n.to_string(), kind: CounterKind::Allowance, required: false }));
+        set.extend(ENA_LEVELS.iter().map(|n| CounterSpec { name: n.to_string(), kind: CounterKind::Level, required: false }));
+    }
+    for w in watch {
+        if !set.iter().any(|s| &s.name == w) {
+            set.push(CounterSpec { name: w.clone(), kind: CounterKind::Watched, required: true });
+        }
+    }
+    set
+}
+
+/// Counters found in a port's xstats name list, with their ids.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resolved {
+    pub specs: Vec<CounterSpec>,
+    pub ids: Vec<u64>,
+    /// Names asked for that the device does not have.
+    pub missing: Vec<String>,
+    /// Names that appear more than once (the first is used).
+    pub duplicated: Vec<String>,
+}
+
+/// Finds each wanted counter in `names` (the port's xstats names in id
+/// order). Names elsewhere in the list may repeat (ENA lists `rx_qN_bytes`
+/// twice); a wanted name that repeats takes its first id and is reported.
+pub fn resolve(names: &[String], wanted: &[CounterSpec]) -> Resolved {
+    let mut r = Resolved::default();
+    for spec in wanted {
+        let mut hits = names.iter().enumerate().filter(|(_, n)| **n == spec.name).map(|(i, _)| i as u64);
+        match hits.next() {
+            Some(id) => {
+                if hits.next().is_some() {
+                    r.duplicated.push(spec.name.clone());
+                }
+                r.specs.push(spec.clone());
+                r.ids.push(id);
+            }
+            None => r.missing.push(spec.name.clone()),
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// net_ena's xstats names on 22.11 for one queue pair, in id order,
+    /// reconstructed from the PMD's stat tables (drivers/net/ena/ena_ethdev.c):
+    /// ethdev's basic stats with their per-queue entries, then the PMD's
+    /// global stats, the five ENI allowance counters, and its own per-queue
+    /// stats -- where rx_q0_bytes and tx_q0_bytes appear a second time.
+    fn ena_22_11() -> Vec<String> {
+        names(&[
+            "rx_good_packets", "tx_good_packets", "rx_good_bytes", "tx_good_bytes", "rx_missed_errors", "rx_errors", "tx_errors",
+            "rx_mbuf_allocation_errors", "rx_q0_packets", "rx_q0_bytes", "rx_q0_errors", "tx_q0_packets", "tx_q0_bytes",
+            "wd_expired", "dev_start", "dev_stop", "tx_drops",
+            "bw_in_allowance_exceeded", "bw_out_allowance_exceeded", "pps_allowance_exceeded",
+            "conntrack_allowance_exceeded", "linklocal_allowance_exceeded",
+            "rx_q0_cnt", "rx_q0_bytes", "rx_q0_refill_partial", "rx_q0_bad_csum", "rx_q0_mbuf_alloc_fail", "rx_q0_bad_desc_num",
+            "rx_q0_bad_req_id", "tx_q0_cnt", "tx_q0_bytes", "tx_q0_prepare_ctx_err", "tx_q0_linearize", "tx_q0_linearize_failed",
+            "tx_q0_tx_poll", "tx_q0_doorbells", "tx_q0_bad_req_id", "tx_q0_available_desc", "tx_q0_missed_tx",
+        ])
+    }
+
+    /// 23.11+ on a device with the customer-metrics capability: the
+    /// metrics table adds conntrack_allowance_available after the five, and
+    /// a second queue pair repeats its byte counters the same way.
+    fn ena_23_11() -> Vec<String> {
+        let mut v = ena_22_11();
+        let at = v.iter().position(|n| n == "linklocal_allowance_exceeded").unwrap() + 1;
+        v.insert(at, "conntrack_allowance_available".into());
+        v.extend(names(&["rx_q1_cnt", "rx_q1_bytes", "tx_q1_cnt", "tx_q1_bytes"]));
+        v
+    }
+
+    #[test]
+    fn ena_22_11_resolves_five_allowances_and_lacks_the_level() {
+        let r = resolve(&ena_22_11(), &counter_set("net_ena", &[]));
+        let got: Vec<&str> = r.specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(got, ENA_ALLOWANCES);
+        assert_eq!(r.ids, [17, 18, 19, 20, 21]);
+        assert_eq!(r.missing, ["conntrack_allowance_available"]);
+        assert!(r.duplicated.is_empty(), "allowance names are unique even where others repeat");
+    }
+
+    #[test]
+    fn ena_23_11_resolves_six_among_duplicated_per_queue_names() {
+        let list = ena_23_11();
+        assert!(list.iter().filter(|n| *n == "rx_q0_bytes").count() == 2, "the recorded list repeats names");
+        let r = resolve(&list, &counter_set("net_ena", &[]));
+        assert_eq!(r.specs.len(), 6);
+        assert_eq!(r.specs[5].kind, CounterKind::Level);
+        assert_eq!(r.ids[5], 22);
+        assert!(r.missing.is_empty());
+    }
+
+    #[test]
+    fn watched_names_resolve_first_of_duplicates_and_report_it() {
+        let r = resolve(&ena_23_11(), &counter_set("net_ena", &["rx_q0_bytes".into(), "no_such".into()]));
+        let w = r.specs.iter().position(|s| s.name == "rx_q0_bytes").unwrap();
+        assert_eq!(r.ids[w], 9);
+        assert_eq!(r.duplicated, ["rx_q0_bytes"]);
+        assert_eq!(r.missing, ["no_such"]);
+    }
+
+    #[test]
+    fn other_drivers_watch_only_what_is_asked() {
+        assert!(counter_set("net_mlx5", &[]).is_empty());
+        let s = counter_set("net_ice", &["rx_dropped_packets".into()]);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].kind, CounterKind::Watched);
+    }
+}

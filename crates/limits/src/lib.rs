@@ -1,0 +1,16 @@
+//! Why a step stopped where it did. The evidence is on the NICs' counters:
+//! on ENA the allowance counters say the platform's shaper held traffic
+//! back; `imissed` and `rx_nombuf` say the receiver could not keep up; a
+//! sender whose tx_burst keeps returning short says the queue or core is
+//! the limit; frames that vanish with no counter to explain them were lost
+//! in the network. No EAL here: all of it is tested on numbers.
+
+mod counters;
+mod preflight;
+mod sample;
+mod verdict;
+
+pub use counters::{counter_set, resolve, CounterKind, CounterSpec, Resolved, ENA_ALLOWANCES, ENA_LEVELS};
+pub use preflight::{preflight, Finding, PreflightInput, Severity};
+pub use sample::{check_step, SampleCheck, MAX_PLAUSIBLE_PER_SECOND};
+pub use verdict::{verdict, Limit, LimitKind, Side, Verdict, WindowCounters};

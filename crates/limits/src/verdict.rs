@@ -1,0 +1,396 @@
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// What held a step back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LimitKind {
+    PpsAllowance,
+    BwOutAllowance,
+    BwInAllowance,
+    ConntrackAllowance,
+    LinklocalAllowance,
+    /// imissed or rx_nombuf moved on the receiver: it could not keep up.
+    Receiver,
+    /// The sender could not send what was offered (tx_burst short, ring
+    /// full), or sent unpaced as fast as its queue took frames; no allowance moved.
+    Sender,
+    /// Frames vanished between the ports and no counter explains it.
+    Network,
+    /// A counter the user asked to watch moved.
+    Other,
+    /// The offered rate was delivered and nothing moved.
+    None,
+}
+
+impl LimitKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            LimitKind::PpsAllowance => "pps-allowance",
+            LimitKind::BwOutAllowance => "bw-out-allowance",
+            LimitKind::BwInAllowance => "bw-in-allowance",
+            LimitKind::ConntrackAllowance => "conntrack-allowance",
+            LimitKind::LinklocalAllowance => "linklocal-allowance",
+            LimitKind::Receiver => "receiver",
+            LimitKind::Sender => "sender",
+            LimitKind::Network => "network",
+            LimitKind::Other => "other",
+            LimitKind::None => "none",
+        }
+    }
+
+    /// The verdict an ENA allowance counter stands for.
+    pub fn of_allowance(counter: &str) -> Option<LimitKind> {
+        Some(match counter {
+            "pps_allowance_exceeded" => LimitKind::PpsAllowance,
+            "bw_out_allowance_exceeded" => LimitKind::BwOutAllowance,
+            "bw_in_allowance_exceeded" => LimitKind::BwInAllowance,
+            "conntrack_allowance_exceeded" => LimitKind::ConntrackAllowance,
+            "linklocal_allowance_exceeded" => LimitKind::LinklocalAllowance,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Sender,
+    Receiver,
+    Both,
+}
+
+/// One limit with its evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limit {
+    pub kind: LimitKind,
+    /// Which end's counters show it.
+    pub side: Side,
+    /// The counter(s) that moved.
+    pub counters: Vec<String>,
+    /// By how much, summed.
+    pub delta: u64,
+    /// Frames this limit accounts for (held back, dropped or not sent): the order of a mixed verdict.
+    pub frames: u64,
+    pub evidence: String,
+}
+
+/// Both ends' counters over one step's window.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowCounters {
+    /// Frames the pacer scheduled in the window; None when unpaced.
+    pub offered: Option<u64>,
+    /// Frames tx_burst accepted.
+    pub accepted: u64,
+    /// tx_burst calls that took fewer frames than offered.
+    pub tx_short: u64,
+    /// The sender port's own counters.
+    pub sender_opackets: u64,
+    pub sender_oerrors: u64,
+    /// Frames that arrived (None without a receiver).
+    pub received: Option<u64>,
+    pub receiver_imissed: u64,
+    pub receiver_rx_nombuf: u64,
+    pub receiver_ierrors: u64,
+    /// Allowance counter deltas, by name, on each end.
+    pub sender_allowances: BTreeMap<String, u64>,
+    pub receiver_allowances: BTreeMap<String, u64>,
+    /// Watched counter deltas (--watch-xstat), by name, on each end.
+    pub sender_watched: BTreeMap<String, u64>,
+    pub receiver_watched: BTreeMap<String, u64>,
+    /// Why a counter sample of this window is not to be believed.
+    pub invalid: Option<String>,
+}
+
+/// The limits a step hit, the one accounting for most frames first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub limits: Vec<Limit>,
+    /// Set when a counter sample was invalid: the verdict is then unknown.
+    pub invalid: Option<String>,
+}
+
+impl Verdict {
+    /// "pps-allowance (sender) + receiver", "none", or "unknown (...)".
+    pub fn label(&self) -> String {
+        if let Some(why) = &self.invalid {
+            return format!("unknown (invalid counter sample: {why})");
+        }
+        self.limits
+            .iter()
+            .map(|l| match (l.kind, l.side) {
+                (LimitKind::Receiver | LimitKind::Sender | LimitKind::Network | LimitKind::None, _) => l.kind.as_str().to_string(),
+                (LimitKind::Other, side) => format!("other: {} ({})", l.counters.join(","), side_str(side)),
+                (k, side) => format!("{} ({})", k.as_str(), side_str(side)),
+            })
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+
+    pub fn primary(&self) -> Option<&Limit> {
+        self.limits.first()
+    }
+}
+
+fn side_str(s: Side) -> &'static str {
+    match s {
+        Side::Sender => "sender",
+        Side::Receiver => "receiver",
+        Side::Both => "both",
+    }
+}
+
+/// A paced sender that delivered less than this share of its schedule fell behind.
+const SENDER_SHORTFALL: f64 = 0.01;
+
+/// The verdict for one window.
+pub fn verdict(w: &WindowCounters) -> Verdict {
+    if let Some(why) = &w.invalid {
+        return Verdict { limits: Vec::new(), invalid: Some(why.clone()) };
+    }
+    let mut limits = Vec::new();
+    for (side, map) in [(Side::Sender, &w.sender_allowances), (Side::Receiver, &w.receiver_allowances)] {
+        for (name, &delta) in map {
+            if delta == 0 {
+                continue;
+            }
+            if let Some(kind) = LimitKind::of_allowance(name) {
+                let end = side_str(side);
+                limits.push(Limit {
+                    kind,
+                    side,
+                    counters: vec![name.clone()],
+                    delta,
+                    frames: delta,
+                    evidence: format!("{name} +{delta} on the {end}: the platform's shaper queued or dropped {delta} packets"),
+                });
+            }
+        }
+    }
+    let allowance_moved = !limits.is_empty();
+
+    let rx_drops = w.receiver_imissed + w.receiver_rx_nombuf;
+    if rx_drops > 0 {
+        let mut counters = Vec::new();
+        let mut parts = Vec::new();
+        for (name, v) in [("imissed", w.receiver_imissed), ("rx_nombuf", w.receiver_rx_nombuf)] {
+            if v > 0 {
+                counters.push(name.to_string());
+                parts.push(format!("{name} +{v}"));
+            }
+        }
+        limits.push(Limit {
+            kind: LimitKind::Receiver,
+            side: Side::Receiver,
+            counters,
+            delta: rx_drops,
+            frames: rx_drops,
+            evidence: format!("{} on the receiver: it could not take frames as fast as they came", parts.join(", ")),
+        });
+    }
+
+    for (side, map) in [(Side::Sender, &w.sender_watched), (Side::Receiver, &w.receiver_watched)] {
+        for (name, &delta) in map {
+            if delta > 0 {
+                limits.push(Limit {
+                    kind: LimitKind::Other,
+                    side,
+                    counters: vec![name.clone()],
+                    delta,
+                    frames: delta,
+                    evidence: format!("watched counter {name} +{delta} on the {}", side_str(side)),
+                });
+            }
+        }
+    }
+
+    if !allowance_moved {
+        match w.offered {
+            Some(offered) => {
+                let short = offered.saturating_sub(w.accepted);
+                if short as f64 > offered as f64 * SENDER_SHORTFALL {
+                    limits.push(Limit {
+                        kind: LimitKind::Sender,
+                        side: Side::Sender,
+                        counters: vec!["tx_burst".into()],
+                        delta: w.tx_short,
+                        frames: short,
+                        evidence: format!(
+                            "tx_burst accepted {} of {} frames offered ({:.2}% short); {} calls came back short (ring full)",
+                            w.accepted,
+                            offered,
+                            short as f64 / offered.max(1) as f64 * 100.0,
+                            w.tx_short
+                        ),
+                    });
+                }
+            }
+            None => limits.push(Limit {
+                kind: LimitKind::Sender,
+                side: Side::Sender,
+                counters: vec!["tx_burst".into()],
+                delta: w.tx_short,
+                frames: 0,
+                evidence: format!(
+                    "unpaced: the sender sent as fast as its cores and queues took frames ({} accepted, {} tx_burst calls came back short)",
+                    w.accepted, w.tx_short
+                ),
+            }),
+        }
+    }
+
+    if let Some(received) = w.received {
+        // What the sender's port says it sent; memif-like devices that zero
+        // their counters are covered by what tx_burst accepted.
+        let sent = if w.sender_opackets > 0 { w.sender_opackets } else { w.accepted };
+        let lost = sent.saturating_sub(received);
+        let explained = rx_drops + w.receiver_ierrors + w.sender_oerrors;
+        if lost > explained && !allowance_moved {
+            let unexplained = lost - explained;
+            limits.push(Limit {
+                kind: LimitKind::Network,
+                side: Side::Both,
+                counters: Vec::new(),
+                delta: unexplained,
+                frames: unexplained,
+                evidence: format!(
+                    "the sender's port sent {sent}, the receiver got {received}: {unexplained} frames lost with no counter on either end to explain them"
+                ),
+            });
+        }
+    }
+
+    if limits.is_empty() {
+        limits.push(Limit {
+            kind: LimitKind::None,
+            side: Side::Both,
+            counters: Vec::new(),
+            delta: 0,
+            frames: 0,
+            evidence: "the offered rate was delivered and no counter moved".into(),
+        });
+    }
+    // The one that accounts for most frames first; ties keep the order above.
+    limits.sort_by(|a, b| b.frames.cmp(&a.frames));
+    Verdict { limits, invalid: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paced(offered: u64, accepted: u64, received: u64) -> WindowCounters {
+        WindowCounters { offered: Some(offered), accepted, sender_opackets: accepted, received: Some(received), ..Default::default() }
+    }
+
+    fn kinds(v: &Verdict) -> Vec<LimitKind> {
+        v.limits.iter().map(|l| l.kind).collect()
+    }
+
+    #[test]
+    fn delivered_and_quiet_is_none() {
+        let v = verdict(&paced(1_000_000, 1_000_000, 1_000_000));
+        assert_eq!(kinds(&v), [LimitKind::None]);
+        assert_eq!(v.label(), "none");
+    }
+
+    #[test]
+    fn each_allowance_names_its_verdict_and_side() {
+        for (name, kind) in [
+            ("pps_allowance_exceeded", LimitKind::PpsAllowance),
+            ("bw_out_allowance_exceeded", LimitKind::BwOutAllowance),
+            ("bw_in_allowance_exceeded", LimitKind::BwInAllowance),
+            ("conntrack_allowance_exceeded", LimitKind::ConntrackAllowance),
+            ("linklocal_allowance_exceeded", LimitKind::LinklocalAllowance),
+        ] {
+            let mut w = paced(1_000_000, 900_000, 900_000);
+            w.sender_allowances.insert(name.into(), 5000);
+            let v = verdict(&w);
+            assert_eq!(kinds(&v), [kind], "{name}");
+            assert_eq!(v.limits[0].side, Side::Sender);
+            assert!(v.limits[0].evidence.contains(&format!("{name} +5000")));
+            // An allowance moving rules out "sender" even though tx_burst fell short.
+            assert!(!kinds(&v).contains(&LimitKind::Sender));
+        }
+        let mut w = paced(10, 10, 10);
+        w.receiver_allowances.insert("bw_in_allowance_exceeded".into(), 7);
+        assert_eq!(verdict(&w).label(), "bw-in-allowance (receiver)");
+    }
+
+    #[test]
+    fn receiver_drops_are_the_receivers() {
+        let mut w = paced(1000, 1000, 900);
+        w.receiver_imissed = 60;
+        w.receiver_rx_nombuf = 40;
+        let v = verdict(&w);
+        assert_eq!(kinds(&v), [LimitKind::Receiver]);
+        assert_eq!(v.limits[0].frames, 100);
+        assert_eq!(v.limits[0].counters, ["imissed", "rx_nombuf"]);
+    }
+
+    #[test]
+    fn a_paced_sender_that_falls_behind_is_the_sender() {
+        let mut w = paced(1_000_000, 600_000, 600_000);
+        w.tx_short = 12_345;
+        let v = verdict(&w);
+        assert_eq!(kinds(&v), [LimitKind::Sender]);
+        assert_eq!(v.limits[0].frames, 400_000);
+        assert!(v.limits[0].evidence.contains("40.00% short"));
+        // Under 1% short is pacing noise, not a limit.
+        assert_eq!(kinds(&verdict(&paced(1_000_000, 995_000, 995_000))), [LimitKind::None]);
+    }
+
+    #[test]
+    fn unpaced_lossless_is_the_sender() {
+        let w = WindowCounters { accepted: 5_000_000, sender_opackets: 5_000_000, received: Some(5_000_000), ..Default::default() };
+        let v = verdict(&w);
+        assert_eq!(kinds(&v), [LimitKind::Sender]);
+        assert!(v.limits[0].evidence.starts_with("unpaced"));
+    }
+
+    #[test]
+    fn unexplained_loss_is_the_network() {
+        let v = verdict(&paced(10_000, 10_000, 9_000));
+        assert_eq!(kinds(&v), [LimitKind::Network]);
+        assert_eq!(v.limits[0].frames, 1000);
+        // Loss the receiver's counters explain is not the network's.
+        let mut w = paced(10_000, 10_000, 9_000);
+        w.receiver_imissed = 1000;
+        assert_eq!(kinds(&verdict(&w)), [LimitKind::Receiver]);
+        // Partly explained: both, the bigger first.
+        let mut w = paced(10_000, 10_000, 9_000);
+        w.receiver_imissed = 300;
+        let v = verdict(&w);
+        assert_eq!(kinds(&v), [LimitKind::Network, LimitKind::Receiver]);
+        assert_eq!((v.limits[0].frames, v.limits[1].frames), (700, 300));
+        assert_eq!(v.label(), "network + receiver");
+    }
+
+    #[test]
+    fn mixed_verdicts_ordered_by_frames() {
+        let mut w = paced(1_000_000, 1_000_000, 990_000);
+        w.sender_allowances.insert("pps_allowance_exceeded".into(), 2_000);
+        w.receiver_imissed = 10_000;
+        w.receiver_watched.insert("rx_discards_phy".into(), 50);
+        let v = verdict(&w);
+        assert_eq!(kinds(&v), [LimitKind::Receiver, LimitKind::PpsAllowance, LimitKind::Other]);
+        assert_eq!(v.label(), "receiver + pps-allowance (sender) + other: rx_discards_phy (receiver)");
+        assert_eq!(v.primary().unwrap().kind, LimitKind::Receiver);
+    }
+
+    #[test]
+    fn an_invalid_sample_makes_the_verdict_unknown() {
+        let mut w = paced(10, 10, 10);
+        w.invalid = Some("pps_allowance_exceeded went backwards (500 to 20)".into());
+        let v = verdict(&w);
+        assert!(v.limits.is_empty());
+        assert!(v.label().starts_with("unknown (invalid counter sample: pps_allowance_exceeded went backwards"));
+    }
+
+    #[test]
+    fn sender_only_runs_still_get_a_verdict() {
+        let w = WindowCounters { offered: Some(100), accepted: 100, received: None, ..Default::default() };
+        assert_eq!(verdict(&w).label(), "none");
+    }
+}
