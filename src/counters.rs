@@ -29,9 +29,11 @@ pub struct Tally {
     pub untracked: u64,
     /// Receiver: polls that returned nothing.
     pub empty_polls: u64,
+    /// Receiver: polls that returned frames.
+    pub bursts: u64,
 }
 
-const FIELDS: usize = 12;
+const FIELDS: usize = 13;
 
 impl Tally {
     fn to_array(self) -> [u64; FIELDS] {
@@ -48,6 +50,7 @@ impl Tally {
             self.late,
             self.untracked,
             self.empty_polls,
+            self.bursts,
         ]
     }
 
@@ -65,6 +68,7 @@ impl Tally {
             late: a[9],
             untracked: a[10],
             empty_polls: a[11],
+            bursts: a[12],
         }
     }
 

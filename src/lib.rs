@@ -2,6 +2,7 @@
 //! with useful errors, per-lcore counters, the send and receive loops, and
 //! the live and final reports.
 
+pub mod attribution;
 pub mod counters;
 pub mod eal_args;
 pub mod fail;
@@ -13,6 +14,7 @@ pub mod session;
 pub mod signals;
 pub mod tx;
 pub mod units;
+pub mod xstats;
 
 /// Upper bound on `--burst`: the loops keep their mbuf arrays on the stack.
 pub const MAX_BURST: usize = 512;

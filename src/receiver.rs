@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use dpdk::{DeviceInfo, Eal, LcoreJob, Mempool, PoolSizing, Port, PortConfig, PortStats, XstatIds};
+use dpdk::{DeviceInfo, Eal, LcoreJob, Mempool, PoolSizing, Port, PortConfig, PortStats};
 use seqtrack::SeqCounts;
 
 use crate::counters::{LaneCounters, Tally};
@@ -14,10 +14,7 @@ use crate::fail::Failure;
 use crate::report::MempoolRecord;
 use crate::rx::{RxLane, RxOutcome};
 use crate::session;
-
-/// Extended stats every ethdev has (its basic stats under xstats names),
-/// differenced over each window.
-pub const BASIC_RX_XSTATS: &[&str] = &["rx_good_packets", "rx_good_bytes", "rx_missed_errors", "rx_errors", "rx_mbuf_allocation_errors"];
+use crate::xstats::{Sample, Watch};
 
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
@@ -32,6 +29,10 @@ pub struct ReceiverConfig {
     pub cost_per_frame: u64,
     /// Mbufs per RX pool instead of the derived size (--rx-mbufs).
     pub mbufs: Option<u32>,
+    /// Extended stats to watch beyond the driver's allowance counters.
+    pub watch_xstats: Vec<String>,
+    /// How often the counters are polled for the live view.
+    pub xstats_interval: std::time::Duration,
 }
 
 struct Lane {
@@ -48,7 +49,7 @@ pub struct Snapshot {
     pub tsc: u64,
     pub lanes: Vec<Tally>,
     pub port: PortStats,
-    pub xstats: Vec<u64>,
+    pub xs: Sample,
 }
 
 /// One queue's figures over a run, summed across restarts.
@@ -128,7 +129,7 @@ pub struct Receiver {
     generation: u64,
     totals: Totals,
     promiscuous: bool,
-    xstat_ids: Option<XstatIds>,
+    watch: Watch,
     pub mempools: Vec<MempoolRecord>,
     hz: u64,
 }
@@ -154,11 +155,7 @@ impl Receiver {
         let pools = (0..cfg.max_queues)
             .map(|q| Mempool::create(&format!("bd_rx_{}_{q}", port.id()), &sizing, port.socket()))
             .collect::<Result<Vec<_>, _>>()?;
-        let available: Vec<&str> = {
-            let names = port.xstat_names().unwrap_or_default();
-            BASIC_RX_XSTATS.iter().copied().filter(|n| names.iter().any(|x| x == n)).collect()
-        };
-        let xstat_ids = if available.is_empty() { None } else { port.xstat_ids(&available).ok() };
+        let watch = Watch::new(&port, &cfg.watch_xstats)?;
         Ok(Receiver {
             port,
             info,
@@ -171,7 +168,7 @@ impl Receiver {
             generation: 0,
             totals: Totals::default(),
             promiscuous: false,
-            xstat_ids,
+            watch,
             mempools,
             hz: dpdk::tsc_hz(),
         })
@@ -238,6 +235,11 @@ impl Receiver {
             self.port.configure(&Self::port_config(&self.cfg, queues), &refs).map_err(|e| session::limit_failure(e, "--max-size"))?;
         self.port.start().map_err(|e| session::start_failure(&self.port, e))?;
         self.promiscuous = self.port.promiscuous();
+        // Per-queue stats ahead of the watched ones shift with the queue count.
+        self.watch.resolve(&self.port)?;
+        if self.generation == 0 {
+            self.watch.start_polling(self.cfg.xstats_interval);
+        }
         self.stop = Arc::new(AtomicBool::new(false));
         self.generation += 1;
         for (rxq, &lcore) in rxqs.into_iter().zip(&self.lcores) {
@@ -292,7 +294,7 @@ impl Receiver {
             tsc: dpdk::rdtsc(),
             lanes: self.lanes.iter().map(|l| l.counters.read()).collect(),
             port: self.port.stats().unwrap_or_default(),
-            xstats: self.xstat_ids.as_ref().and_then(|ids| self.port.xstats(ids).ok()).unwrap_or_default(),
+            xs: self.watch.sample(),
         }
     }
 
@@ -311,6 +313,8 @@ impl Receiver {
             f.probe.reordered += d.reordered;
             f.probe.duplicates += d.duplicates;
             f.probe.late += d.late;
+            f.polls += d.bursts + d.empty_polls;
+            f.empty_polls += d.empty_polls;
             f.queues.push(control::QueueFigures { queue: q as u16, packets: d.packets, bytes: d.bytes });
         }
         f.probe.received = f.packets - f.no_probe;
@@ -318,16 +322,21 @@ impl Receiver {
         f.imissed = port.imissed;
         f.rx_nombuf = port.rx_nombuf;
         f.ierrors = port.ierrors;
-        if let Some(ids) = &self.xstat_ids {
-            for ((name, x), y) in ids.names.iter().zip(&b.xstats).zip(&a.xstats) {
-                f.xstats.insert(name.clone(), x.wrapping_sub(*y));
-            }
-        }
+        let xs = self.watch.window(&a.xs, &b.xs);
+        f.xstats = xs.deltas;
+        f.levels = xs.levels;
+        f.xstats_invalid = xs.invalid;
         Ok(f)
+    }
+
+    /// The allowance counters that moved lately, for a live line.
+    pub fn watch_text(&self) -> Option<String> {
+        self.watch.live_text()
     }
 
     /// Stops everything and hands over the totals.
     pub fn finish(&mut self) -> Result<Totals, Failure> {
+        self.watch.stop();
         self.stop()?;
         Ok(std::mem::take(&mut self.totals))
     }

@@ -73,6 +73,7 @@ impl RxLane {
             // SAFETY: the n mbufs are ours and no longer referenced.
             unsafe { ffi::rte_pktmbuf_free_bulk(bufs.as_mut_ptr(), n as u32) };
             tally.packets += n as u64;
+            tally.bursts += 1;
             let t = &table.totals;
             (tally.lost, tally.reordered, tally.duplicates, tally.late) = (t.lost, t.reordered, t.duplicates, t.late);
             tally.untracked = table.untracked;

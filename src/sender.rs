@@ -2,12 +2,11 @@
 //! prebuilt, the sequence numbers of every stream, and the running of one
 //! step (a queue count and a frame size) with an optional measured window.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dpdk::{DeviceInfo, Eal, Link, Mempool, PoolSizing, Port, PortConfig, PortStats, TxQueue, XstatIds};
+use dpdk::{DeviceInfo, Eal, Link, Mempool, PoolSizing, Port, PortConfig, PortStats, TxQueue};
 use wire::{FlowPlan, FrameSpec, MacAddr};
 
 use crate::counters::{self, LaneCounters, Tally};
@@ -16,6 +15,7 @@ use crate::report::{self, cycles_per_packet, MempoolRecord, Rates};
 use crate::session;
 use crate::signals;
 use crate::tx::{self, TxLane, TxOutcome};
+use crate::xstats::{Watch, WindowXstats};
 
 /// What the frames look like, apart from size and flows.
 #[derive(Debug, Clone)]
@@ -41,6 +41,10 @@ pub struct SenderConfig {
     pub link_timeout: Duration,
     pub drain: Duration,
     pub addressing: Addressing,
+    /// Extended stats to watch beyond the driver's allowance counters.
+    pub watch_xstats: Vec<String>,
+    /// How often the counters are polled for the live view.
+    pub xstats_interval: Duration,
 }
 
 /// One step.
@@ -69,7 +73,7 @@ pub struct SenderWindow {
     pub total: Tally,
     pub per_queue: Vec<Tally>,
     pub port: PortStats,
-    pub xstats: BTreeMap<String, u64>,
+    pub xstats: WindowXstats,
 }
 
 impl SenderWindow {
@@ -154,7 +158,7 @@ pub struct Sender {
     /// Frame size and flow count the pools' templates hold now.
     templates: Option<(u32, u32, u16)>,
     pub mempools: Vec<MempoolRecord>,
-    xstat_ids: Option<XstatIds>,
+    watch: Watch,
     hz: u64,
 }
 
@@ -197,6 +201,7 @@ impl Sender {
             .map(|q| Mempool::create(&format!("bd_tx_{}_{q}", port.id()), &tx_sizing, socket).map(Arc::new))
             .collect::<Result<Vec<_>, _>>()?;
         let rx_pool = Mempool::create(&format!("bd_txrx_{}", port.id()), &rx_sizing, socket)?;
+        let watch = Watch::new(&port, &cfg.watch_xstats)?;
         Ok(Sender {
             port,
             info,
@@ -212,7 +217,7 @@ impl Sender {
             seqs: vec![0; 65536],
             templates: None,
             mempools,
-            xstat_ids: None,
+            watch,
             hz: dpdk::tsc_hz(),
         })
     }
@@ -245,12 +250,9 @@ impl Sender {
         self.hz
     }
 
-    /// Extended stats to difference over each window (none by default).
-    pub fn watch_xstats(&mut self, names: &[&str]) -> Result<(), Failure> {
-        if !names.is_empty() {
-            self.xstat_ids = Some(self.port.xstat_ids(names)?);
-        }
-        Ok(())
+    /// The watched counters (allowances on ENA, --watch-xstat names).
+    pub fn watch(&self) -> &Watch {
+        &self.watch
     }
 
     /// (Re)configures the port for `queues` queues, starts it and waits for the link.
@@ -272,6 +274,11 @@ impl Sender {
         let (_rxqs, txqs) = self.port.configure(&cfg, &rx).map_err(|e| session::limit_failure(e, "--size"))?;
         self.txqs = txqs.into_iter().map(Some).collect();
         self.port.start().map_err(|e| session::start_failure(&self.port, e))?;
+        // Per-queue stats ahead of the watched ones shift with the queue count.
+        self.watch.resolve(&self.port)?;
+        if self.configured_queues.is_none() {
+            self.watch.start_polling(self.cfg.xstats_interval);
+        }
         self.configured_queues = Some(queues);
         self.templates = None;
         self.link = self.port.wait_link_up(self.cfg.link_timeout, signals::stopping).ok_or_else(|| {
@@ -352,27 +359,23 @@ impl Sender {
                 seconds: 0.0,
             });
         }
-        let before = self.port_snapshot();
+        let (port_before, xs_before) = (self.port.stats().unwrap_or_default(), self.watch.sample());
         let trial = self.run_phase(&plan, p, p.duration, None)?;
         // Frames accepted but still in a ring are lost if the window closes now.
         std::thread::sleep(self.cfg.drain);
-        let after = self.port_snapshot();
-        let mut window = SenderWindow { seconds: trial.seconds, port: after.0.since(&before.0), ..Default::default() };
+        let (port_after, xs_after) = (self.port.stats().unwrap_or_default(), self.watch.sample());
+        let mut window = SenderWindow {
+            seconds: trial.seconds,
+            port: port_after.since(&port_before),
+            xstats: self.watch.window(&xs_before, &xs_after),
+            ..Default::default()
+        };
         for l in &trial.lanes {
             window.total.add(&l.outcome.tally);
             window.per_queue.push(l.outcome.tally);
         }
-        if let Some(ids) = &self.xstat_ids {
-            for ((name, x), y) in ids.names.iter().zip(&after.1).zip(&before.1) {
-                window.xstats.insert(name.clone(), x.wrapping_sub(*y));
-            }
-        }
         let closed = if trial.interrupted { Ok(()) } else { hooks.end() };
         Ok(trial.into_outcome(Some(window), closed.err()))
-    }
-
-    fn port_snapshot(&self) -> (PortStats, Vec<u64>) {
-        (self.port.stats().unwrap_or_default(), self.xstat_ids.as_ref().and_then(|ids| self.port.xstats(ids).ok()).unwrap_or_default())
     }
 
     /// Sends on every queue of `plan` until `duration`, `count`, a stall or a signal.
@@ -470,13 +473,14 @@ impl Sender {
                     })
                     .collect();
                 println!(
-                    "[{:6.1}s] sent {} Mpps  {:7.3} Gb/s wire (+20 B/frame preamble+gap)  {:6.1} cycles/pkt  ring-full retries {}  | {}",
+                    "[{:6.1}s] sent {} Mpps  {:7.3} Gb/s wire (+20 B/frame preamble+gap)  {:6.1} cycles/pkt  ring-full retries {}  | {}{}",
                     now.duration_since(began).as_secs_f64(),
                     report::mpps(r.mpps),
                     r.wire_gbps,
                     cycles_per_packet(d.busy_cycles, d.packets),
                     d.retries,
-                    per_q.join(" ")
+                    per_q.join(" "),
+                    self.watch.live_text().map(|w| format!(" | {w}")).unwrap_or_default()
                 );
             }
             if d.packets > 0 {
@@ -490,5 +494,12 @@ impl Sender {
             prev = cur;
             prev_t = now;
         }
+    }
+}
+
+impl Drop for Sender {
+    fn drop(&mut self) {
+        // No counter read may outlive the port.
+        self.watch.stop();
     }
 }

@@ -56,12 +56,20 @@ fn ladder_over_memif_writes_table_json_csv_and_svg() {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(drop.proc.pid()), nix::sys::signal::Signal::SIGINT).unwrap();
     let drop_out = drop.proc.finish(Duration::from_secs(30));
     assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
-    assert!(drop_out.status.success(), "drop: {}", drop_out.stderr);
+    assert!(drop_out.status.success(), "drop: {:?} {}\n{}", drop_out.status, drop_out.stdout, drop_out.stderr);
 
     // The table: a header of two lines and a row per step.
-    let rows: Vec<&str> =
-        out.stdout.lines().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()) && l.ends_with("n/a")).collect();
+    let rows: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()) && l.split_whitespace().count() >= 15)
+        .collect();
     assert_eq!(rows.len(), 4, "{}", out.stdout);
+    // One queue per process core: paced and delivered, so "none". Two queues
+    // share blast's one core here, and a lane descheduled near the trial's end
+    // really does fall short of its schedule: "sender" is then the truth.
+    assert!(rows[0].ends_with("none") && rows[2].ends_with("none"), "the limit column: {rows:?}");
+    assert!(rows.iter().all(|r| r.ends_with("none") || r.ends_with("sender")), "memif loses nothing: {rows:?}");
     assert!(out.stdout.contains("Gb/s wire"));
     assert!(out.stdout.contains("ceiling (64 B frames)") || out.stdout.contains("no ceiling (64 B frames)"), "{}", out.stdout);
     assert!(out.stderr.contains("step 4/4"), "progress on stderr: {}", out.stderr);
@@ -96,6 +104,9 @@ fn ladder_over_memif_writes_table_json_csv_and_svg() {
         assert_eq!(*w, sent, "memif pushes back rather than drop: every frame of the trial arrives inside drop's window");
         assert_eq!(s["receiver"]["probe"]["lost"], 0);
         assert_eq!(s["loss_pct"], 0.0);
+        let limit = s["limit"].as_str().unwrap();
+        assert!(limit == "none" || (limit == "sender" && s["queues"] == 2), "paced and fully delivered: {}", s["verdict"]);
+        assert_eq!(s["verdict"]["limits"][0]["kind"], limit);
         assert_eq!(
             s["receiver"]["queues"].as_array().unwrap().len() as u64,
             s["queues"].as_u64().unwrap(),

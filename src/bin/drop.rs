@@ -79,6 +79,14 @@ struct Args {
     /// a pool too small starves the device (rx_nombuf), as an undersized receiver would
     #[arg(long, value_name = "N")]
     rx_mbufs: Option<u32>,
+    /// Watch this extended stat too (repeatable): its movement joins the record and the verdict as
+    /// "other" (e.g. a mlx5 or ice drop counter). net_ena's allowance counters are always watched
+    #[arg(long = "watch-xstat", value_name = "NAME")]
+    watch_xstat: Vec<String>,
+    /// How often the watched counters are read for the live view (on ENA each read is an admin command)
+    #[arg(long, default_value = "1", value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    xstats_interval: Duration,
     /// Streams sequence-checked per queue (stream ids at or above are counted as untracked)
     #[arg(long, default_value_t = 4096)]
     streams: usize,
@@ -252,6 +260,8 @@ fn run(args: Args) -> Result<(), Failure> {
         stream_capacity: args.streams,
         cost_per_frame: args.rx_cost,
         mbufs: args.rx_mbufs,
+        watch_xstats: args.watch_xstat.clone(),
+        xstats_interval: args.xstats_interval,
     };
     let mut receiver = Receiver::new(eal, cfg)?;
     println!("drop: memory: {}", receiver.mempools[0].describe("RX mempools"));
@@ -456,7 +466,10 @@ fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &A
         let d = cur.since(&prev);
         let secs = now.duration_since(prev_t).as_secs_f64();
         let r = Rates::over(d.packets, d.bytes, secs);
-        let stats = lock(rx).port().stats().unwrap_or(prev_port);
+        let (stats, watch) = {
+            let r = lock(rx);
+            (r.port().stats().unwrap_or(prev_port), r.watch_text())
+        };
         let ds = stats.since(&prev_port);
         let per_q: Vec<String> = lane_now
             .iter()
@@ -469,7 +482,7 @@ fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &A
             })
             .collect();
         println!(
-            "[{:6.1}s] received {} Mpps  {:7.3} Gb/s wire (+20 B/frame)  | {} | imissed {} rx_nombuf {} | lost {} reordered {} dup {} no-probe {}",
+            "[{:6.1}s] received {} Mpps  {:7.3} Gb/s wire (+20 B/frame)  | {} | imissed {} rx_nombuf {} | lost {} reordered {} dup {} no-probe {}{}",
             now.duration_since(began).as_secs_f64(),
             report::mpps(r.mpps),
             r.wire_gbps,
@@ -479,7 +492,8 @@ fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &A
             d.lost,
             d.reordered,
             d.duplicates,
-            d.no_probe
+            d.no_probe,
+            watch.map(|w| format!(" | {w}")).unwrap_or_default()
         );
         prev = cur;
         prev_port = stats;

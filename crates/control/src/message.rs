@@ -68,8 +68,21 @@ pub struct WindowFigures {
     pub ierrors: u64,
     pub no_probe: u64,
     pub probe: seqtrack::SeqCounts,
-    /// Extended-stat deltas over the window, by name.
+    /// Watched extended-stat deltas over the window, by name (allowance
+    /// counters on ENA, and --watch-xstat names).
     pub xstats: BTreeMap<String, u64>,
+    /// Levels (not counters) read at the window's end, e.g. conntrack_allowance_available.
+    #[serde(default)]
+    pub levels: BTreeMap<String, u64>,
+    /// Why the counter samples of this window are not to be believed, if they are not.
+    #[serde(default)]
+    pub xstats_invalid: Option<String>,
+    /// rx_burst calls over the window, and how many returned nothing:
+    /// a receiver that never came back empty was saturated.
+    #[serde(default)]
+    pub polls: u64,
+    #[serde(default)]
+    pub empty_polls: u64,
 }
 
 /// What drop answers.

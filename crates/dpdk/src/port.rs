@@ -204,6 +204,21 @@ fn port_name(id: u16) -> String {
     }
 }
 
+/// Reads extended stats by id in one call (on ENA: one admin command).
+/// Takes a port id, so a polling thread needs no `Port` handle.
+pub fn xstats_by_id(port: u16, ids: &[u64]) -> Result<Vec<u64>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut values = vec![0u64; ids.len()];
+    // SAFETY: both arrays hold ids.len() elements.
+    let rc = unsafe { ffi::rte_eth_xstats_get_by_id(port, ids.as_ptr(), values.as_mut_ptr(), ids.len() as u32) };
+    if rc < 0 || rc as usize != ids.len() {
+        return Err(Error::call("rte_eth_xstats_get_by_id", rc.min(0)));
+    }
+    Ok(values)
+}
+
 /// Every port DPDK sees: (id, name).
 pub fn available_ports() -> Vec<(u16, String)> {
     (0..ffi::RTE_MAX_ETHPORTS as u16)
@@ -471,12 +486,7 @@ impl Port {
 
     /// Reads the stats `ids` names, in one call to the device.
     pub fn xstats(&self, ids: &XstatIds) -> Result<Vec<u64>> {
-        let mut values = vec![0u64; ids.ids.len()];
-        let rc = unsafe { ffi::rte_eth_xstats_get_by_id(self.id, ids.ids.as_ptr(), values.as_mut_ptr(), ids.ids.len() as u32) };
-        if rc < 0 || rc as usize != ids.ids.len() {
-            return Err(Error::call("rte_eth_xstats_get_by_id", rc.min(0)));
-        }
-        Ok(values)
+        xstats_by_id(self.id, &ids.ids)
     }
 
     pub fn mac(&self) -> Result<[u8; 6]> {

@@ -27,15 +27,20 @@ pub struct StepRecord {
     /// The sender port's own counters over the window.
     pub sender_opackets: u64,
     pub sender_oerrors: u64,
+    /// Watched counter deltas on the sender (allowances, --watch-xstat).
     pub sender_xstats: BTreeMap<String, u64>,
+    /// Levels on the sender at the window's end (conntrack_allowance_available).
+    pub sender_levels: BTreeMap<String, u64>,
     /// Receiver-side: frames that arrived during the window (None without `--peer`).
     pub received: Option<Rates>,
     /// drop's full figures for the window.
     pub receiver: Option<control::WindowFigures>,
     /// Frames the sender's tx_burst accepted that did not arrive, as a share of them.
     pub loss_pct: Option<f64>,
-    /// Why this step stopped where it did (filled by limit attribution).
+    /// Why this step stopped where it did: the verdict's label.
     pub limit: String,
+    /// The verdict with its evidence, the limit accounting for most frames first.
+    pub verdict: Option<limits::Verdict>,
     /// The step could not be measured, and why.
     pub error: Option<String>,
 }

@@ -11,7 +11,8 @@ pub enum LimitKind {
     BwInAllowance,
     ConntrackAllowance,
     LinklocalAllowance,
-    /// imissed or rx_nombuf moved on the receiver: it could not keep up.
+    /// imissed or rx_nombuf moved on the receiver, or frames went missing
+    /// while its polls never came back empty: it could not keep up.
     Receiver,
     /// The sender could not send what was offered (tx_burst short, ring
     /// full), or sent unpaced as fast as its queue took frames; no allowance moved.
@@ -77,7 +78,7 @@ pub struct Limit {
 }
 
 /// Both ends' counters over one step's window.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WindowCounters {
     /// Frames the pacer scheduled in the window; None when unpaced.
     pub offered: Option<u64>,
@@ -99,9 +100,16 @@ pub struct WindowCounters {
     /// Watched counter deltas (--watch-xstat), by name, on each end.
     pub sender_watched: BTreeMap<String, u64>,
     pub receiver_watched: BTreeMap<String, u64>,
+    /// Share of the receiver's polls that came back empty, in percent.
+    /// Near zero, the receiver was saturated: on devices that drop in the
+    /// kernel without counting it (af_packet), this is the receiver's only evidence.
+    pub receiver_idle_pct: Option<f64>,
     /// Why a counter sample of this window is not to be believed.
     pub invalid: Option<String>,
 }
+
+/// A receiver whose polls came back empty less often than this (percent) was saturated.
+pub const SATURATED_IDLE_PCT: f64 = 1.0;
 
 /// The limits a step hit, the one accounting for most frames first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -246,7 +254,22 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
         let sent = if w.sender_opackets > 0 { w.sender_opackets } else { w.accepted };
         let lost = sent.saturating_sub(received);
         let explained = rx_drops + w.receiver_ierrors + w.sender_oerrors;
-        if lost > explained && !allowance_moved {
+        let saturated = w.receiver_idle_pct.filter(|&idle| idle < SATURATED_IDLE_PCT);
+        if lost > explained && !allowance_moved && saturated.is_some() {
+            let unexplained = lost - explained;
+            limits.push(Limit {
+                kind: LimitKind::Receiver,
+                side: Side::Receiver,
+                counters: vec!["empty_polls".into()],
+                delta: unexplained,
+                frames: unexplained,
+                evidence: format!(
+                    "{unexplained} frames lost while the receiver's polls came back empty only {:.2}% of the time: it was saturated \
+                     (this device drops what the receiver misses without counting it)",
+                    saturated.unwrap_or(0.0)
+                ),
+            });
+        } else if lost > explained && !allowance_moved {
             let unexplained = lost - explained;
             limits.push(Limit {
                 kind: LimitKind::Network,
@@ -365,6 +388,22 @@ mod tests {
         assert_eq!(kinds(&v), [LimitKind::Network, LimitKind::Receiver]);
         assert_eq!((v.limits[0].frames, v.limits[1].frames), (700, 300));
         assert_eq!(v.label(), "network + receiver");
+    }
+
+    #[test]
+    fn unexplained_loss_at_a_saturated_receiver_is_the_receivers() {
+        let mut w = paced(10_000, 10_000, 4_000);
+        w.receiver_idle_pct = Some(0.2);
+        let v = verdict(&w);
+        assert_eq!(kinds(&v), [LimitKind::Receiver]);
+        assert!(v.limits[0].evidence.contains("saturated"));
+        // An idle receiver does not take the blame.
+        w.receiver_idle_pct = Some(40.0);
+        assert_eq!(kinds(&verdict(&w)), [LimitKind::Network]);
+        // Nor does a saturated one when nothing was lost.
+        let mut w = paced(10_000, 10_000, 10_000);
+        w.receiver_idle_pct = Some(0.0);
+        assert_eq!(kinds(&verdict(&w)), [LimitKind::None]);
     }
 
     #[test]

@@ -110,6 +110,14 @@ pub struct Args {
     /// The interface's published bandwidth in Gb/s: report the smallest frame size that reaches it (within 3%)
     #[arg(long, value_name = "GBPS")]
     pub published_gbps: Option<f64>,
+    /// Watch this extended stat too (repeatable): its movement joins the record and the verdict as
+    /// "other" (e.g. a mlx5 or ice drop counter). net_ena's allowance counters are always watched
+    #[arg(long = "watch-xstat", value_name = "NAME")]
+    pub watch_xstat: Vec<String>,
+    /// How often the watched counters are read for the live view (on ENA each read is an admin command)
+    #[arg(long, default_value = "1", value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    pub xstats_interval: Duration,
     /// Print a line a second during ladder steps too
     #[arg(long)]
     pub live: bool,

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use blastdrop::attribution;
 use blastdrop::fail::Failure;
 use blastdrop::report::{self, cycles_per_packet, Environment, Rates};
 use blastdrop::sender::{Sender, StepParams, WindowHooks};
@@ -242,7 +243,11 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
                     rec.ring_full_retries = w.total.retries;
                     rec.sender_opackets = w.port.opackets;
                     rec.sender_oerrors = w.port.oerrors;
-                    rec.sender_xstats = w.xstats.clone();
+                    rec.sender_xstats = w.xstats.deltas.clone();
+                    rec.sender_levels = w.xstats.levels.clone();
+                    let v = limits::verdict(&attribution::window_counters(&w, figures.as_ref(), attribution::offered(args.rate, w.seconds)));
+                    rec.limit = v.label();
+                    rec.verdict = Some(v);
                     if let Some(f) = figures {
                         // Frames of the trial that arrived, over the trial's length
                         // (RFC 2544's throughput); drop's own window is longer by the drains.
@@ -277,7 +282,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
             );
         }
     }
-    let analysis = analyse(args, &ladder, &aggregates, receiver_side);
+    let analysis = analyse(args, &ladder, &records, &aggregates, receiver_side);
     print_analysis(&analysis, args.rate);
 
     let mut sizes_seen = aggregates.clone();
@@ -324,7 +329,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     }
 }
 
-fn analyse(args: &Args, ladder: &Ladder, aggs: &[Aggregate], receiver_side: bool) -> Analysis {
+fn analyse(args: &Args, ladder: &Ladder, records: &[StepRecord], aggs: &[Aggregate], receiver_side: bool) -> Analysis {
     let mut ceilings = Vec::new();
     for &size in &ladder.sizes {
         let mut pts: Vec<(u16, f64)> = aggs.iter().filter(|a| a.size == size).map(|a| (a.queues, a.mpps.median)).collect();
@@ -333,7 +338,12 @@ fn analyse(args: &Args, ladder: &Ladder, aggs: &[Aggregate], receiver_side: bool
             continue;
         }
         if let Some(c) = find_ceiling(&pts, args.ceiling_threshold / 100.0) {
-            ceilings.push(SizeCeiling { size, ceiling: c, limit: "n/a".into() });
+            // The limit at the ceiling: what the step there hit.
+            let limit = records
+                .iter()
+                .find(|r| r.size == size && r.queues == c.queues && r.error.is_none())
+                .map_or_else(|| "n/a".to_string(), |r| r.limit.clone());
+            ceilings.push(SizeCeiling { size, ceiling: c, limit });
         }
     }
     let crossover = args.published_gbps.map(|g| {
@@ -366,8 +376,8 @@ fn print_analysis(a: &Analysis, paced: Option<f64>) {
             );
         } else {
             println!(
-                "no ceiling ({} B frames): still growing {}%+ per step up to {} queues ({:.3} Mpps); growth {growth} [{side}]",
-                c.size, a.ceiling_threshold_pct, x.queues, x.mpps
+                "no ceiling ({} B frames): still growing {}%+ per step up to {} queues ({:.3} Mpps, limit there: {}); growth {growth} [{side}]",
+                c.size, a.ceiling_threshold_pct, x.queues, x.mpps, c.limit
             );
         }
     }
@@ -388,7 +398,7 @@ fn print_row(r: &StepRecord) {
     match (&r.error, r.received) {
         (Some(e), _) => println!("  step {} ({} queue(s), {} B): failed: {e}", r.step + 1, r.queues, r.size),
         (None, Some(rx)) => println!(
-            "  step {} ({} queue(s), {} B, run {}): sent {:.3} Mpps, received {:.3} Mpps ({:.3} Gb/s wire), loss {:.3}%",
+            "  step {} ({} queue(s), {} B, run {}): sent {:.3} Mpps, received {:.3} Mpps ({:.3} Gb/s wire), loss {:.3}%; limit: {}",
             r.step + 1,
             r.queues,
             r.size,
@@ -396,15 +406,17 @@ fn print_row(r: &StepRecord) {
             r.sent.mpps,
             rx.mpps,
             rx.wire_gbps,
-            r.loss_pct.unwrap_or(0.0)
+            r.loss_pct.unwrap_or(0.0),
+            r.limit
         ),
         (None, None) => println!(
-            "  step {} ({} queue(s), {} B, run {}): sent {:.3} Mpps (sender-side; no receiver)",
+            "  step {} ({} queue(s), {} B, run {}): sent {:.3} Mpps (sender-side; no receiver); limit: {}",
             r.step + 1,
             r.queues,
             r.size,
             r.run,
-            r.sent.mpps
+            r.sent.mpps,
+            r.limit
         ),
     }
 }

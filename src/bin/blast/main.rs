@@ -57,6 +57,8 @@ fn run(args: Args) -> Result<(), Failure> {
             src_port: args.src_port,
             dst_port: args.dst_port,
         },
+        watch_xstats: args.watch_xstat.clone(),
+        xstats_interval: args.xstats_interval,
     };
     let mut sender = Sender::new(&started.eal, cfg)?;
     println!(
@@ -64,6 +66,7 @@ fn run(args: Args) -> Result<(), Failure> {
         sender.mempools[0].describe("TX mempools"),
         sender.mempools[1].describe("RX mempool (unused by blast)")
     );
+    preflight(&args, &sender)?;
     let result = if args.is_ladder() { ladder_run::run(&args, &started, &mut sender) } else { single::run(&args, &started, &mut sender) };
     drop(sender);
     result
@@ -106,4 +109,57 @@ pub fn environment(started: &session::Started, sender: &Sender, queues: u16) -> 
             .collect(),
         mempools: sender.mempools.clone(),
     }
+}
+
+/// On net_ena, mistakes do not fail, they vanish: check before sending.
+fn preflight(args: &Args, sender: &Sender) -> Result<(), Failure> {
+    let info = sender.info();
+    if info.driver != "net_ena" {
+        if !sender.watch().is_empty() {
+            tracing::info!("watching {}", sender.watch().names().join(", "));
+        }
+        return Ok(());
+    }
+    let spec = wire::FrameSpec {
+        src_mac: sender.src_mac(),
+        dst_mac: args.dst_mac,
+        src_ip: args.src_ip,
+        dst_ip: args.dst_ip,
+        src_port: args.src_port,
+        dst_port: args.dst_port,
+        frame_size: args.max_size() as usize,
+        ttl: 64,
+    };
+    let mut frame = vec![0u8; spec.len_without_fcs()];
+    let checksum_ok = wire::write_frame(&spec, &mut frame).is_ok()
+        && wire::Ipv4Packet::new_checked(&frame[wire::ETHERNET_HEADER_LEN..]).is_some_and(|ip| ip.checksum_valid());
+    let findings = limits::preflight(&limits::PreflightInput {
+        driver: info.driver.clone(),
+        src_mac_is_own: sender.src_mac() == sender.own_mac(),
+        src_ip_is_default: args.src_ip == std::net::Ipv4Addr::new(198, 18, 0, 1),
+        ipv4_checksum_ok: checksum_ok,
+        queues: args.max_queues(),
+        flows: args.flows.unwrap_or(u32::from(args.max_queues())),
+        frame_size: args.max_size(),
+        rate: args.rate,
+    });
+    let mut errors = Vec::new();
+    for f in findings {
+        match f.severity {
+            limits::Severity::Error => errors.push(f.message),
+            limits::Severity::Warning => tracing::warn!("pre-flight: {}", f.message),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Failure::usage(format!("pre-flight on net_ena: {}", errors.join("; "))));
+    }
+    let names = sender.watch().names();
+    let sample = sender.watch().sample();
+    for (n, v) in names.iter().zip(&sample.values) {
+        if limits::ENA_LEVELS.contains(&n.as_str()) {
+            println!("blast: pre-flight: {n} = {v}");
+        }
+    }
+    println!("blast: pre-flight on net_ena passed: own source MAC, --src-ip set, IPv4 checksum valid; watching {}", names.join(", "));
+    Ok(())
 }

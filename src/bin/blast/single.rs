@@ -4,9 +4,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use blastdrop::attribution;
 use blastdrop::fail::Failure;
 use blastdrop::report::{self, cycles_per_packet, Environment, Rates};
-use blastdrop::sender::{NoPeer, Sender, StepParams};
+use blastdrop::sender::{NoPeer, Sender, SenderWindow, StepParams};
 use blastdrop::session::Started;
 use wire::{FlowPlan, MacAddr};
 
@@ -50,6 +51,9 @@ struct Summary {
     alloc_failures: u64,
     unsent: u64,
     probe: bool,
+    /// What held the run back, from the sender's counters alone (no receiver).
+    limit: String,
+    verdict: limits::Verdict,
     port: PortCounters,
     queues: Vec<QueueSummary>,
     streams: Vec<StreamSummary>,
@@ -94,8 +98,18 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     );
     let params =
         StepParams { queues, size, flows, rate: args.rate, count: args.count, duration, warmup: Duration::ZERO, window: false, live: true };
+    let (port_before, xs_before) = (sender.port().stats()?, sender.watch().sample());
     let outcome = sender.run_step(&params, &mut NoPeer)?;
     let port_stats = sender.port().stats()?;
+    let xs_after = sender.watch().sample();
+    let run_window = SenderWindow {
+        seconds: outcome.seconds,
+        total: outcome.total(),
+        per_queue: Vec::new(),
+        port: port_stats.since(&port_before),
+        xstats: sender.watch().window(&xs_before, &xs_after),
+    };
+    let verdict = limits::verdict(&attribution::window_counters(&run_window, None, attribution::offered(args.rate, outcome.seconds)));
 
     let total = outcome.total();
     let mut unsent = 0;
@@ -129,6 +143,8 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         alloc_failures: total.alloc_failures,
         unsent,
         probe: true,
+        limit: verdict.label(),
+        verdict,
         port: PortCounters { opackets: port_stats.opackets, obytes: port_stats.obytes, oerrors: port_stats.oerrors },
         queues: queue_rows,
         streams,
@@ -173,6 +189,10 @@ fn print_summary(s: &Summary) {
         s.port.oerrors,
         if s.interrupted { "  (interrupted)" } else { "" }
     );
+    println!("limit: {} (sender-side counters only; with --peer the receiver's count too)", s.limit);
+    for l in &s.verdict.limits {
+        println!("  {}: {}", l.kind.as_str(), l.evidence);
+    }
     for q in &s.queues {
         println!(
             "  q{} (lcore {}): {:.3} Mpps, {} frames, {:.1} cycles/pkt, {} retries",

@@ -1,0 +1,261 @@
+//! The NIC counters a verdict needs, read off the data path.
+//!
+//! Counter ids are resolved by name once per port configuration (per-queue
+//! stats ahead of them shift with the queue count), then read with one
+//! `rte_eth_xstats_get_by_id` call: on ENA every read is an admin command
+//! to the device, so a thread polls about once a second for the live view,
+//! and a window's edges take one read each. A sample where a counter went
+//! backwards or jumped beyond any NIC's rate is not believed, and a window
+//! that saw one says so instead of reporting a verdict.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use dpdk::Port;
+use limits::{CounterKind, CounterSpec, SampleCheck};
+
+use crate::fail::Failure;
+
+#[derive(Default)]
+struct Inner {
+    port: u16,
+    wanted: Vec<CounterSpec>,
+    specs: Vec<CounterSpec>,
+    ids: Vec<u64>,
+    last_good: Option<(Instant, Vec<u64>)>,
+    invalid_events: u64,
+    last_invalid: Option<String>,
+    /// Counters that moved over the last poll interval.
+    recent: Vec<(String, u64)>,
+    recent_levels: BTreeMap<String, u64>,
+}
+
+impl Inner {
+    /// Reads once, checks against the last good sample, keeps it if good.
+    fn read(&mut self) -> Sample {
+        let at = Instant::now();
+        let values = match dpdk::xstats_by_id(self.port, &self.ids) {
+            Ok(v) => v,
+            Err(e) => {
+                self.invalid_events += 1;
+                let why = format!("reading the counters failed: {e}");
+                self.last_invalid = Some(why.clone());
+                return Sample { at, values: Vec::new(), invalid: Some(why), invalid_events: self.invalid_events };
+            }
+        };
+        if let Some((t, prev)) = &self.last_good {
+            let (names, a, b) = counters_only(&self.specs, prev, &values);
+            if let SampleCheck::Invalid(why) = limits::check_step(&names, &a, &b, at.duration_since(*t).as_secs_f64()) {
+                self.invalid_events += 1;
+                self.last_invalid = Some(why.clone());
+                return Sample { at, values, invalid: Some(why), invalid_events: self.invalid_events };
+            }
+        }
+        self.last_good = Some((at, values.clone()));
+        Sample { at, values, invalid: None, invalid_events: self.invalid_events }
+    }
+}
+
+/// The counters among `specs` (levels left out), with their values in `a` and `b`.
+fn counters_only(specs: &[CounterSpec], a: &[u64], b: &[u64]) -> (Vec<String>, Vec<u64>, Vec<u64>) {
+    let mut names = Vec::new();
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for ((s, &va), &vb) in specs.iter().zip(a).zip(b) {
+        if s.kind != CounterKind::Level {
+            names.push(s.name.clone());
+            x.push(va);
+            y.push(vb);
+        }
+    }
+    (names, x, y)
+}
+
+/// One read of the watched counters.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    pub at: Instant,
+    pub values: Vec<u64>,
+    pub invalid: Option<String>,
+    /// Invalid samples seen so far (any between two edges spoils the window).
+    pub invalid_events: u64,
+}
+
+/// The watched counters over one window.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WindowXstats {
+    /// Counter deltas by name: allowances and `--watch-xstat` counters.
+    pub deltas: BTreeMap<String, u64>,
+    /// Levels as read at the window's end.
+    pub levels: BTreeMap<String, u64>,
+    pub invalid: Option<String>,
+}
+
+/// Watches a port's allowance and user-named counters.
+#[derive(Clone)]
+pub struct Watch {
+    inner: Arc<Mutex<Inner>>,
+    stop: Arc<AtomicBool>,
+    poller: Arc<Mutex<Option<std::thread::JoinHandle<()>>>>,
+}
+
+impl Watch {
+    /// The counter set for this port's driver plus `extra` names. A named
+    /// counter the device lacks is an error; a missing allowance (the device
+    /// does not report the capability) is a warning in the log.
+    pub fn new(port: &Port, extra: &[String]) -> Result<Watch, Failure> {
+        let wanted = limits::counter_set(&port.info().driver, extra);
+        let w = Watch {
+            inner: Arc::new(Mutex::new(Inner { port: port.id(), wanted, ..Default::default() })),
+            stop: Arc::default(),
+            poller: Arc::default(),
+        };
+        w.resolve(port)?;
+        Ok(w)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Finds the counters' ids again (after the port was configured anew).
+    pub fn resolve(&self, port: &Port) -> Result<(), Failure> {
+        let mut inner = self.lock();
+        if inner.wanted.is_empty() {
+            return Ok(());
+        }
+        let names = port.xstat_names()?;
+        let r = limits::resolve(&names, &inner.wanted);
+        for name in &r.missing {
+            let spec = inner.wanted.iter().find(|s| &s.name == name).expect("missing names come from wanted");
+            if spec.required {
+                return Err(Failure::usage(format!(
+                    "port {} ({}) has no extended stat {name:?}: check the name (dpdk-testpmd's `show port xstats` lists them)",
+                    port.id(),
+                    port.info().driver
+                )));
+            }
+            tracing::warn!("{} reports no {name}: the device does not offer it (older DPDK, or the capability is off)", port.info().driver);
+        }
+        for name in &r.duplicated {
+            tracing::warn!("{name} appears more than once in the port's extended stats; the first is read");
+        }
+        inner.specs = r.specs;
+        inner.ids = r.ids;
+        inner.last_good = None;
+        Ok(())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lock().ids.is_empty()
+    }
+
+    /// The names watched, in order.
+    pub fn names(&self) -> Vec<String> {
+        self.lock().specs.iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// Reads now (one admin command on ENA).
+    pub fn sample(&self) -> Sample {
+        self.lock().read()
+    }
+
+    /// The counters from `a` to `b`: deltas, levels at `b`, and whether to believe them.
+    pub fn window(&self, a: &Sample, b: &Sample) -> WindowXstats {
+        let inner = self.lock();
+        let mut w = WindowXstats::default();
+        let invalid = a.invalid.clone().or_else(|| b.invalid.clone()).or_else(|| {
+            (b.invalid_events > a.invalid_events).then(|| inner.last_invalid.clone().unwrap_or_else(|| "an invalid sample during the window".into()))
+        });
+        if let Some(why) = invalid {
+            w.invalid = Some(why);
+            return w;
+        }
+        if a.values.len() != inner.specs.len() || b.values.len() != inner.specs.len() {
+            return w;
+        }
+        let (names, x, y) = counters_only(&inner.specs, &a.values, &b.values);
+        if let SampleCheck::Invalid(why) = limits::check_step(&names, &x, &y, b.at.duration_since(a.at).as_secs_f64()) {
+            w.invalid = Some(why);
+            return w;
+        }
+        for (n, (va, vb)) in names.iter().zip(x.iter().zip(&y)) {
+            w.deltas.insert(n.clone(), vb - va);
+        }
+        for (s, v) in inner.specs.iter().zip(&b.values) {
+            if s.kind == CounterKind::Level {
+                w.levels.insert(s.name.clone(), *v);
+            }
+        }
+        w
+    }
+
+    /// Polls every `interval` on a thread of its own, for the live view.
+    pub fn start_polling(&self, interval: Duration) {
+        if self.is_empty() {
+            return;
+        }
+        let me = Watch { inner: self.inner.clone(), stop: self.stop.clone(), poller: Arc::default() };
+        let handle = std::thread::spawn(move || {
+            let mut prev: Option<Sample> = None;
+            while !me.stop.load(Ordering::Relaxed) {
+                let s = me.sample();
+                if let Some(p) = &prev {
+                    let w = me.window(p, &s);
+                    let mut inner = me.lock();
+                    inner.recent = w.deltas.into_iter().filter(|(_, d)| *d > 0).collect();
+                    inner.recent_levels = w.levels;
+                }
+                if s.invalid.is_none() {
+                    prev = Some(s);
+                }
+                let until = Instant::now() + interval;
+                while Instant::now() < until && !me.stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        });
+        *self.poller.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
+    }
+
+    /// For a live line: allowance counters that moved ("allowances: none
+    /// exceeded" when none did, on a device that has them) and watched ones.
+    pub fn live_text(&self) -> Option<String> {
+        let inner = self.lock();
+        if inner.ids.is_empty() {
+            return None;
+        }
+        let has_allowances = inner.specs.iter().any(|s| s.kind == CounterKind::Allowance);
+        let (allow, other): (Vec<&(String, u64)>, Vec<&(String, u64)>) =
+            inner.recent.iter().partition(|(n, _)| limits::LimitKind::of_allowance(n).is_some());
+        let mut parts = Vec::new();
+        if has_allowances {
+            if allow.is_empty() {
+                parts.push("allowances: none exceeded".to_string());
+            } else {
+                parts.push(format!("exceeded: {}", allow.iter().map(|(n, d)| format!("{n} +{d}")).collect::<Vec<_>>().join(", ")));
+            }
+        }
+        if !other.is_empty() {
+            parts.push(format!("moved: {}", other.iter().map(|(n, d)| format!("{n} +{d}")).collect::<Vec<_>>().join(", ")));
+        }
+        for (n, v) in &inner.recent_levels {
+            parts.push(format!("{n} {v}"));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// Stops the poller and waits for it: no read may outlive the port.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.poller.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Splits window deltas into allowance counters and the rest.
+pub fn split_allowances(deltas: &BTreeMap<String, u64>) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
+    deltas.iter().map(|(k, v)| (k.clone(), *v)).partition(|(k, _)| limits::LimitKind::of_allowance(k).is_some())
+}
