@@ -28,8 +28,10 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
         c.receiver_ierrors = f.ierrors;
         c.receiver_allowances = ra;
         c.receiver_watched = rw;
-        if f.polls > 0 {
-            c.receiver_idle_pct = Some(f.empty_polls as f64 / f.polls as f64 * 100.0);
+        // Against the sender's trial, not drop's window: the window also
+        // spans the drains on either side, when little arrives.
+        if f.polls > 0 && w.seconds > 0.0 {
+            c.receiver_busy_pct = Some((f.busy_seconds / w.seconds * 100.0).min(100.0));
         }
         if c.invalid.is_none() {
             c.invalid = f.xstats_invalid.as_ref().map(|why| format!("receiver: {why}"));

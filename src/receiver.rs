@@ -315,7 +315,9 @@ impl Receiver {
             f.probe.late += d.late;
             f.polls += d.bursts + d.empty_polls;
             f.empty_polls += d.empty_polls;
-            f.queues.push(control::QueueFigures { queue: q as u16, packets: d.packets, bytes: d.bytes });
+            let busy_seconds = d.busy_cycles as f64 / self.hz as f64;
+            f.busy_seconds = f.busy_seconds.max(busy_seconds);
+            f.queues.push(control::QueueFigures { queue: q as u16, packets: d.packets, bytes: d.bytes, busy_seconds });
         }
         f.probe.received = f.packets - f.no_probe;
         let port = b.port.since(&a.port);

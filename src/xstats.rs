@@ -166,7 +166,8 @@ impl Watch {
         let inner = self.lock();
         let mut w = WindowXstats::default();
         let invalid = a.invalid.clone().or_else(|| b.invalid.clone()).or_else(|| {
-            (b.invalid_events > a.invalid_events).then(|| inner.last_invalid.clone().unwrap_or_else(|| "an invalid sample during the window".into()))
+            (b.invalid_events > a.invalid_events)
+                .then(|| inner.last_invalid.clone().unwrap_or_else(|| "an invalid sample during the window".into()))
         });
         if let Some(why) = invalid {
             w.invalid = Some(why);
@@ -227,8 +228,8 @@ impl Watch {
             return None;
         }
         let has_allowances = inner.specs.iter().any(|s| s.kind == CounterKind::Allowance);
-        let (allow, other): (Vec<&(String, u64)>, Vec<&(String, u64)>) =
-            inner.recent.iter().partition(|(n, _)| limits::LimitKind::of_allowance(n).is_some());
+        type Moved<'a> = Vec<&'a (String, u64)>;
+        let (allow, other): (Moved, Moved) = inner.recent.iter().partition(|(n, _)| limits::LimitKind::of_allowance(n).is_some());
         let mut parts = Vec::new();
         if has_allowances {
             if allow.is_empty() {

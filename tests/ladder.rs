@@ -3,12 +3,7 @@
 
 mod common;
 use common::*;
-use std::net::TcpListener;
 use std::time::Duration;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 struct Drop {
     proc: Running,

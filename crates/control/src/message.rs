@@ -51,6 +51,10 @@ pub struct QueueFigures {
     pub queue: u16,
     pub packets: u64,
     pub bytes: u64,
+    /// Seconds of the window this queue's lcore spent on polls that
+    /// brought frames and the work behind them.
+    #[serde(default)]
+    pub busy_seconds: f64,
 }
 
 /// What drop counted over one measured window.
@@ -83,6 +87,10 @@ pub struct WindowFigures {
     pub polls: u64,
     #[serde(default)]
     pub empty_polls: u64,
+    /// The busiest queue's busy_seconds: as long as the sender's trial, the
+    /// receiver was saturated.
+    #[serde(default)]
+    pub busy_seconds: f64,
 }
 
 /// What drop answers.

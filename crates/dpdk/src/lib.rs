@@ -18,7 +18,9 @@ pub use error::{Error, Result};
 pub use lcore::{launch, LcoreJob};
 pub use mbuf::{Mbuf, MbufLayout};
 pub use mempool::{Mempool, PoolSizing};
-pub use port::{available_ports, xstats_by_id, Configured, DescLimits, DeviceInfo, Link, Port, PortConfig, PortStats, RxQueue, TxQueue, XstatIds};
+pub use port::{
+    available_ports, xstats_by_id, Configured, DescLimits, DeviceInfo, Link, Port, PortConfig, PortStats, RxQueue, TxQueue, XstatIds,
+};
 
 pub use dpdk_ffi as ffi;
 

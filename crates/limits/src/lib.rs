@@ -13,4 +13,4 @@ mod verdict;
 pub use counters::{counter_set, resolve, CounterKind, CounterSpec, Resolved, ENA_ALLOWANCES, ENA_LEVELS};
 pub use preflight::{preflight, Finding, PreflightInput, Severity};
 pub use sample::{check_step, SampleCheck, MAX_PLAUSIBLE_PER_SECOND};
-pub use verdict::{verdict, Limit, LimitKind, Side, Verdict, WindowCounters, SATURATED_IDLE_PCT};
+pub use verdict::{verdict, Limit, LimitKind, Side, Verdict, WindowCounters, SATURATED_BUSY_PCT};

@@ -49,7 +49,7 @@ pub fn preflight(i: &PreflightInput) -> Vec<Finding> {
     }
     if i.src_ip_is_default {
         out.push(err(
-            "on ENA the source IP must be the interface's own private address (the VPC drops any other silently): set --src-ip".into(),
+            "on ENA the source IP must be the interface's own private address (the VPC drops any other silently): set --src-ip".into()
         ));
     }
     if !i.ipv4_checksum_ok {

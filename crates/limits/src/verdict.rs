@@ -100,16 +100,17 @@ pub struct WindowCounters {
     /// Watched counter deltas (--watch-xstat), by name, on each end.
     pub sender_watched: BTreeMap<String, u64>,
     pub receiver_watched: BTreeMap<String, u64>,
-    /// Share of the receiver's polls that came back empty, in percent.
-    /// Near zero, the receiver was saturated: on devices that drop in the
-    /// kernel without counting it (af_packet), this is the receiver's only evidence.
-    pub receiver_idle_pct: Option<f64>,
+    /// Time the busiest receiving lcore spent on polls that brought frames
+    /// (and on the work behind them), as a share of the sender's trial, in percent. Near 100,
+    /// the receiver was saturated: on devices that drop in the kernel without
+    /// counting it (af_packet), this is the receiver's only evidence.
+    pub receiver_busy_pct: Option<f64>,
     /// Why a counter sample of this window is not to be believed.
     pub invalid: Option<String>,
 }
 
-/// A receiver whose polls came back empty less often than this (percent) was saturated.
-pub const SATURATED_IDLE_PCT: f64 = 1.0;
+/// A receiving lcore busy for at least this share of the window (percent) was saturated.
+pub const SATURATED_BUSY_PCT: f64 = 95.0;
 
 /// The limits a step hit, the one accounting for most frames first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -254,17 +255,17 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
         let sent = if w.sender_opackets > 0 { w.sender_opackets } else { w.accepted };
         let lost = sent.saturating_sub(received);
         let explained = rx_drops + w.receiver_ierrors + w.sender_oerrors;
-        let saturated = w.receiver_idle_pct.filter(|&idle| idle < SATURATED_IDLE_PCT);
+        let saturated = w.receiver_busy_pct.filter(|&busy| busy >= SATURATED_BUSY_PCT);
         if lost > explained && !allowance_moved && saturated.is_some() {
             let unexplained = lost - explained;
             limits.push(Limit {
                 kind: LimitKind::Receiver,
                 side: Side::Receiver,
-                counters: vec!["empty_polls".into()],
+                counters: vec!["busy_cycles".into()],
                 delta: unexplained,
                 frames: unexplained,
                 evidence: format!(
-                    "{unexplained} frames lost while the receiver's polls came back empty only {:.2}% of the time: it was saturated \
+                    "{unexplained} frames lost while the busiest receiving lcore was busy {:.1}% of the trial: it was saturated \
                      (this device drops what the receiver misses without counting it)",
                     saturated.unwrap_or(0.0)
                 ),
@@ -295,7 +296,7 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
         });
     }
     // The one that accounts for most frames first; ties keep the order above.
-    limits.sort_by(|a, b| b.frames.cmp(&a.frames));
+    limits.sort_by_key(|l| std::cmp::Reverse(l.frames));
     Verdict { limits, invalid: None }
 }
 
@@ -393,16 +394,16 @@ mod tests {
     #[test]
     fn unexplained_loss_at_a_saturated_receiver_is_the_receivers() {
         let mut w = paced(10_000, 10_000, 4_000);
-        w.receiver_idle_pct = Some(0.2);
+        w.receiver_busy_pct = Some(99.8);
         let v = verdict(&w);
         assert_eq!(kinds(&v), [LimitKind::Receiver]);
         assert!(v.limits[0].evidence.contains("saturated"));
         // An idle receiver does not take the blame.
-        w.receiver_idle_pct = Some(40.0);
+        w.receiver_busy_pct = Some(60.0);
         assert_eq!(kinds(&verdict(&w)), [LimitKind::Network]);
         // Nor does a saturated one when nothing was lost.
         let mut w = paced(10_000, 10_000, 10_000);
-        w.receiver_idle_pct = Some(0.0);
+        w.receiver_busy_pct = Some(100.0);
         assert_eq!(kinds(&verdict(&w)), [LimitKind::None]);
     }
 

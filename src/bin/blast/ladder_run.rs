@@ -245,7 +245,8 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
                     rec.sender_oerrors = w.port.oerrors;
                     rec.sender_xstats = w.xstats.deltas.clone();
                     rec.sender_levels = w.xstats.levels.clone();
-                    let v = limits::verdict(&attribution::window_counters(&w, figures.as_ref(), attribution::offered(args.rate, w.seconds)));
+                    let v =
+                        limits::verdict(&attribution::window_counters(&w, figures.as_ref(), attribution::offered(args.rate, w.seconds)));
                     rec.limit = v.label();
                     rec.verdict = Some(v);
                     if let Some(f) = figures {
@@ -283,7 +284,9 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         }
     }
     let analysis = analyse(args, &ladder, &records, &aggregates, receiver_side);
-    print_analysis(&analysis, args.rate);
+    // The pace only caps steps that delivered it.
+    let pace_capped = records.iter().any(|r| r.limit == "none");
+    print_analysis(&analysis, args.rate.filter(|_| pace_capped));
 
     let mut sizes_seen = aggregates.clone();
     sizes_seen.sort_by_key(|a| (a.size, a.queues));
@@ -360,7 +363,7 @@ fn analyse(args: &Args, ladder: &Ladder, records: &[StepRecord], aggs: &[Aggrega
 fn print_analysis(a: &Analysis, paced: Option<f64>) {
     let side = if a.receiver_side { "receiver-side" } else { "sender-side" };
     if let Some(r) = paced {
-        println!("note: every step was paced at {:.3} Mpps: a ceiling at the offered rate is the pace, not a limit of the path", r / 1e6);
+        println!("note: every step was paced at {:.3} Mpps: steps with limit `none` delivered it: their rate is the pace, not a limit of the path", r / 1e6);
     }
     for c in &a.ceilings {
         let x = &c.ceiling;
