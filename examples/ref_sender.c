@@ -8,7 +8,11 @@
  *
  *   blast-ref [EAL args] -- [--port ID] [--queues N] [--size B] [--flows K]
  *             [--count N | --duration S] [--burst B] [--dst-mac M]
- *             [--src-ip A] [--dst-ip A] [--src-port P] [--dst-port P]
+ *             [--src-ip A] [--dst-ip A] [--src-port P] [--dst-port P] [--bare]
+ *
+ * --bare is the benchmark's ceiling of the PMD itself: mbufs taken from the
+ * pool in bulk as they are (no reset, nothing written) and handed to
+ * tx_burst. Its frames are whatever the pool holds: for net_null only.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -35,11 +39,12 @@ static volatile int stop;
 static struct {
 	uint16_t port, queues, burst, src_port, dst_port;
 	uint32_t size, flows;
+	int bare;
 	uint64_t count;
 	double duration;
 	struct rte_ether_addr src_mac, dst_mac;
 	uint32_t src_ip, dst_ip;
-} cfg = { 0, 1, 32, 1024, 9, 64, 0, 0, 0, {{0}}, {{2, 0, 0, 0, 0, 2}}, 0, 0 };
+} cfg = { 0, 1, 32, 1024, 9, 64, 0, 0, 0, 0, {{0}}, {{2, 0, 0, 0, 0, 2}}, 0, 0 };
 
 struct lane {
 	uint16_t queue;
@@ -101,6 +106,14 @@ static int send_loop(void *arg)
 			uint64_t tsc;
 			if (n == 0)
 				break;
+			if (cfg.bare) {
+				if (rte_mempool_get_bulk(l->pool, (void **)pkts, n) != 0)
+					continue;
+				head = 0;
+				tail = n;
+				remaining -= n;
+				goto send;
+			}
 			if (rte_pktmbuf_alloc_bulk(l->pool, pkts, n) != 0)
 				continue;
 			tsc = rte_cpu_to_be_64(rte_rdtsc());
@@ -124,6 +137,7 @@ static int send_loop(void *arg)
 			tail = n;
 			remaining -= n;
 		}
+send:;
 		uint16_t sent = rte_eth_tx_burst(cfg.port, l->queue, pkts + head, tail - head);
 		head += sent;
 		l->sent += sent;
@@ -144,7 +158,7 @@ static void parse(int argc, char **argv)
 		{"port", 1, 0, 'p'}, {"queues", 1, 0, 'q'}, {"size", 1, 0, 's'}, {"flows", 1, 0, 'f'},
 		{"count", 1, 0, 'c'}, {"duration", 1, 0, 'd'}, {"burst", 1, 0, 'b'}, {"dst-mac", 1, 0, 'm'},
 		{"src-ip", 1, 0, 'i'}, {"dst-ip", 1, 0, 'j'}, {"src-port", 1, 0, 'r'}, {"dst-port", 1, 0, 't'},
-		{0, 0, 0, 0}};
+		{"bare", 0, 0, 'x'}, {0, 0, 0, 0}};
 	int c;
 	struct in_addr a;
 	inet_pton(AF_INET, "198.18.0.1", &a); cfg.src_ip = a.s_addr;
@@ -163,6 +177,7 @@ static void parse(int argc, char **argv)
 		case 'j': if (inet_pton(AF_INET, optarg, &a) != 1) die("bad --dst-ip"); cfg.dst_ip = a.s_addr; break;
 		case 'r': cfg.src_port = atoi(optarg); break;
 		case 't': cfg.dst_port = atoi(optarg); break;
+		case 'x': cfg.bare = 1; break;
 		default: die("unknown option (see the comment at the top of examples/ref_sender.c)");
 		}
 	}
@@ -221,8 +236,8 @@ int main(int argc, char **argv)
 		if (link.link_status) break;
 		rte_delay_ms(10);
 	}
-	printf("blast-ref: port %u, %u queue(s), %u B frames (FCS incl.), %u flow(s), unpaced; sender-side figures\n",
-	       cfg.port, cfg.queues, cfg.size, cfg.flows);
+	printf("blast-ref: port %u, %u queue(s), %u B frames (FCS incl.), %u flow(s), unpaced%s; sender-side figures\n",
+	       cfg.port, cfg.queues, cfg.size, cfg.flows, cfg.bare ? ", bare (mbufs moved, nothing written)" : "");
 	fflush(stdout);
 	hz = rte_get_tsc_hz();
 	lcore = rte_get_next_lcore(-1, 1, 0);

@@ -27,6 +27,8 @@ pub struct ReceiverConfig {
     pub stream_capacity: usize,
     /// Busy work per frame, in cycles (--rx-cost).
     pub cost_per_frame: u64,
+    /// No probe parsing: frames and bytes only.
+    pub count_only: bool,
     /// Mbufs per RX pool instead of the derived size (--rx-mbufs).
     pub mbufs: Option<u32>,
     /// Extended stats to watch beyond the driver's allowance counters.
@@ -250,6 +252,7 @@ impl Receiver {
                 burst: self.cfg.burst,
                 stream_capacity: self.cfg.stream_capacity,
                 cost_per_frame: self.cfg.cost_per_frame,
+                count_only: self.cfg.count_only,
                 counters: counters.clone(),
             };
             let stop = self.stop.clone();

@@ -75,6 +75,10 @@ struct Args {
     /// where a receiver with that cost per packet stops keeping up
     #[arg(long, default_value_t = 0, value_name = "CYCLES")]
     rx_cost: u64,
+    /// Count frames and bytes only, without parsing the probe header: the cheapest receive
+    /// loop (no loss, reorder or duplicate figures; every frame counts as no-probe)
+    #[arg(long)]
+    count_only: bool,
     /// Mbufs per RX pool, overriding the size derived from ring, burst and cache (docs/memory.md);
     /// a pool too small starves the device (rx_nombuf), as an undersized receiver would
     #[arg(long, value_name = "N")]
@@ -259,6 +263,7 @@ fn run(args: Args) -> Result<(), Failure> {
         burst: args.burst,
         stream_capacity: args.streams,
         cost_per_frame: args.rx_cost,
+        count_only: args.count_only,
         mbufs: args.rx_mbufs,
         watch_xstats: args.watch_xstat.clone(),
         xstats_interval: args.xstats_interval,
@@ -286,13 +291,14 @@ fn run(args: Args) -> Result<(), Failure> {
         cpu_model: report::cpu_model(),
     };
     println!(
-        "drop: port {} ({}, {}), {} queue(s), frames up to {} B, link {}{}; receiver-side figures",
+        "drop: port {} ({}, {}), {} queue(s), frames up to {} B, link {}{}{}; receiver-side figures",
         receiver.port().id(),
         info.name,
         info.driver,
         first,
         args.max_size,
         if receiver.port().link().up { "up" } else { "down (waiting for the peer)" },
+        if args.count_only { ", counting only (no probe parsing: no loss or reorder figures)" } else { "" },
         match &args.listen {
             Some(a) => format!(", control on {a} (up to {} queues)", args.queues),
             None => String::new(),
