@@ -51,7 +51,7 @@ fn main() {
     }
     // The shim's inline DPDK functions read EAL's thread-local lcore id (the
     // mempool cache lookup does, per bulk get). Built -fPIC, as cc does,
-    // every read goes through __tls_get_addr: about 8% of the send loop.
+    // every read is a call to __tls_get_addr.
     // The shim only ever links into executables that load librte_eal at
     // start, where the initial-exec model is valid and costs one load.
     shim.flag("-ftls-model=initial-exec");
