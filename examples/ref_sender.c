@@ -245,7 +245,7 @@ int main(int argc, char **argv)
 		rte_eal_remote_launch(send_loop, &lanes[q], lcore);
 	if (cfg.duration > 0) {
 		uint64_t end = rte_rdtsc() + (uint64_t)(cfg.duration * hz);
-		while (!stop && rte_rdtsc() < end) rte_delay_ms(10);
+		while (!stop && rte_rdtsc() < end) rte_delay_us_sleep(10000); /* sleep: the main lcore may share a core with a worker */
 		stop = 1;
 	}
 	rte_eal_mp_wait_lcore();
