@@ -31,9 +31,11 @@ pub struct Tally {
     pub empty_polls: u64,
     /// Receiver: polls that returned frames.
     pub bursts: u64,
+    /// Receiver in reflect mode: frames the TX queue would not take back.
+    pub reflect_drops: u64,
 }
 
-const FIELDS: usize = 13;
+const FIELDS: usize = 14;
 
 impl Tally {
     fn to_array(self) -> [u64; FIELDS] {
@@ -51,6 +53,7 @@ impl Tally {
             self.untracked,
             self.empty_polls,
             self.bursts,
+            self.reflect_drops,
         ]
     }
 
@@ -69,6 +72,7 @@ impl Tally {
             untracked: a[10],
             empty_polls: a[11],
             bursts: a[12],
+            reflect_drops: a[13],
         }
     }
 

@@ -29,6 +29,10 @@ pub struct ReceiverConfig {
     pub cost_per_frame: u64,
     /// No probe parsing: frames and bytes only.
     pub count_only: bool,
+    /// Send every frame back, turned round, on the same queue (--reflect).
+    pub reflect: bool,
+    /// Count arrivals per interval of this many microseconds (0: off).
+    pub interval_us: u64,
     /// Mbufs per RX pool instead of the derived size (--rx-mbufs).
     pub mbufs: Option<u32>,
     /// Extended stats to watch beyond the driver's allowance counters.
@@ -75,6 +79,7 @@ pub struct Totals {
     pub streams: BTreeMap<(u16, u16), SeqCounts>,
     pub first_tsc: Option<u64>,
     pub last_tsc: Option<u64>,
+    pub burstiness: crate::rx::Burstiness,
 }
 
 impl Totals {
@@ -93,6 +98,7 @@ impl Totals {
         }
         self.first_tsc = min_opt(self.first_tsc, o.first_tsc);
         self.last_tsc = max_opt(self.last_tsc, o.last_tsc);
+        self.burstiness.merge(&o.burstiness);
     }
 
     /// Streams seen on more than one queue.
@@ -233,7 +239,7 @@ impl Receiver {
             )));
         }
         let refs: Vec<&Mempool> = self.pools[..usize::from(queues)].iter().collect();
-        let (rxqs, _txqs) =
+        let (rxqs, txqs) =
             self.port.configure(&Self::port_config(&self.cfg, queues), &refs).map_err(|e| session::limit_failure(e, "--max-size"))?;
         self.port.start().map_err(|e| session::start_failure(&self.port, e))?;
         self.promiscuous = self.port.promiscuous();
@@ -244,6 +250,7 @@ impl Receiver {
         }
         self.stop = Arc::new(AtomicBool::new(false));
         self.generation += 1;
+        let mut txqs = txqs.into_iter();
         for (rxq, &lcore) in rxqs.into_iter().zip(&self.lcores) {
             let queue = rxq.id();
             let counters = Arc::new(LaneCounters::default());
@@ -254,6 +261,8 @@ impl Receiver {
                 cost_per_frame: self.cfg.cost_per_frame,
                 count_only: self.cfg.count_only,
                 counters: counters.clone(),
+                reflect: if self.cfg.reflect { txqs.next() } else { None },
+                interval_cycles: self.cfg.interval_us * self.hz / 1_000_000,
             };
             let stop = self.stop.clone();
             let job = dpdk::launch(lcore, move || lane.run(&stop))?;

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-use dpdk::{ffi, Mbuf, MbufLayout, RxQueue};
+use dpdk::{ffi, Mbuf, MbufLayout, RxQueue, TxQueue};
 use seqtrack::StreamTable;
 
 use crate::counters::{LaneCounters, Tally};
@@ -22,6 +22,57 @@ pub struct RxLane {
     /// Count frames and bytes only: no probe parsing (no loss or reorder figures).
     pub count_only: bool,
     pub counters: Arc<LaneCounters>,
+    /// Reflect mode: frames go back, turned round, on this TX queue.
+    pub reflect: Option<TxQueue>,
+    /// Count arrivals per interval of this many cycles (0: off; it costs a
+    /// TSC read per poll).
+    pub interval_cycles: u64,
+}
+
+/// Polls by frames returned: bucket 0 holds empty polls, bucket k (k >= 1)
+/// polls that returned 2^(k-1) to 2^k - 1 frames; the last, 512.
+pub const POLL_BUCKETS: usize = 11;
+
+/// How bursty the arrivals were, as the receiver saw them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Burstiness {
+    pub polls_by_size: [u64; POLL_BUCKETS],
+    /// Polls that came back full (as many frames as asked): more were waiting.
+    pub full_polls: u64,
+    /// The most frames taken in one unbroken run of polls that each followed
+    /// a full one: frames that had waited beyond one poll.
+    pub max_backlog: u64,
+    /// With intervals on: their length, how many passed from the first
+    /// arrival to the last, and the most frames in one.
+    pub interval_cycles: u64,
+    pub intervals: u64,
+    pub max_per_interval: u64,
+    pub frames_in_intervals: u64,
+}
+
+impl Burstiness {
+    pub fn merge(&mut self, o: &Burstiness) {
+        for (a, b) in self.polls_by_size.iter_mut().zip(&o.polls_by_size) {
+            *a += b;
+        }
+        self.full_polls += o.full_polls;
+        self.max_backlog = self.max_backlog.max(o.max_backlog);
+        self.interval_cycles = self.interval_cycles.max(o.interval_cycles);
+        self.intervals = self.intervals.max(o.intervals);
+        self.max_per_interval = self.max_per_interval.max(o.max_per_interval);
+        self.frames_in_intervals += o.frames_in_intervals;
+    }
+
+    /// The busiest interval over the mean one (1.0: perfectly even).
+    pub fn peak_to_mean(&self) -> Option<f64> {
+        (self.intervals > 0 && self.frames_in_intervals > 0)
+            .then(|| self.max_per_interval as f64 / (self.frames_in_intervals as f64 / self.intervals as f64))
+    }
+}
+
+#[inline(always)]
+fn poll_bucket(n: usize) -> usize {
+    ((usize::BITS - n.leading_zeros()) as usize).min(POLL_BUCKETS - 1)
 }
 
 pub struct RxOutcome {
@@ -30,6 +81,9 @@ pub struct RxOutcome {
     /// Cycle counter at the first and the last poll that brought frames.
     pub first_tsc: Option<u64>,
     pub last_tsc: Option<u64>,
+    pub burstiness: Burstiness,
+    /// Reflect mode: the TX queue back.
+    pub reflect: Option<TxQueue>,
 }
 
 impl RxLane {
@@ -47,9 +101,32 @@ impl RxLane {
         // one (for the live view), not on every poll: at full load a read
         // per poll is a few percent of the loop.
         let mut run_start: Option<u64> = None;
+        let mut reflect = self.reflect;
+        let mut b = Burstiness { interval_cycles: self.interval_cycles, ..Default::default() };
+        let (mut after_full, mut backlog) = (false, 0u64);
+        let (mut interval, mut in_interval, mut first_interval) = (0u64, 0u64, None::<u64>);
 
         while !stop.load(Relaxed) {
             let n = queue.rx_burst(&mut bufs[..burst]);
+            b.polls_by_size[poll_bucket(n)] += 1;
+            if after_full {
+                backlog += n as u64;
+                b.max_backlog = b.max_backlog.max(backlog);
+            } else {
+                backlog = 0;
+            }
+            after_full = n == burst;
+            b.full_polls += u64::from(after_full);
+            if self.interval_cycles > 0 && n > 0 {
+                let i = dpdk::rdtsc() / self.interval_cycles;
+                first_interval.get_or_insert(i);
+                if i != interval {
+                    b.max_per_interval = b.max_per_interval.max(in_interval);
+                    (interval, in_interval) = (i, 0);
+                }
+                in_interval += n as u64;
+                b.frames_in_intervals += n as u64;
+            }
             if n == 0 {
                 if let Some(start) = run_start.take() {
                     last_tsc = dpdk::rdtsc();
@@ -107,8 +184,24 @@ impl RxLane {
                     std::hint::spin_loop();
                 }
             }
-            // SAFETY: the n mbufs are ours and no longer referenced.
-            unsafe { ffi::rte_pktmbuf_free_bulk(bufs.as_mut_ptr(), n as u32) };
+            match reflect.as_mut() {
+                None => {
+                    // SAFETY: the n mbufs are ours and no longer referenced.
+                    unsafe { ffi::rte_pktmbuf_free_bulk(bufs.as_mut_ptr(), n as u32) };
+                }
+                Some(txq) => {
+                    for &m in &bufs[..n] {
+                        // SAFETY: as above; the frame is ours to rewrite.
+                        unsafe { wire::reflect_in_place(std::slice::from_raw_parts_mut(layout.data(m), usize::from(layout.data_len(m)))) };
+                    }
+                    let sent = txq.tx_burst(&mut bufs[..n]);
+                    if sent < n {
+                        tally.reflect_drops += (n - sent) as u64;
+                        // SAFETY: the device did not take these; they are still ours.
+                        unsafe { ffi::rte_pktmbuf_free_bulk(bufs[sent..n].as_mut_ptr(), (n - sent) as u32) };
+                    }
+                }
+            }
             tally.packets += n as u64;
             tally.bursts += 1;
         }
@@ -118,6 +211,28 @@ impl RxLane {
         }
         self.counters.publish(&tally);
         self.counters.mark_done();
-        RxOutcome { tally, streams: table, first_tsc, last_tsc: first_tsc.map(|_| last_tsc) }
+        if let Some(first) = first_interval {
+            b.max_per_interval = b.max_per_interval.max(in_interval);
+            b.intervals = interval - first + 1;
+        }
+        RxOutcome { tally, streams: table, first_tsc, last_tsc: first_tsc.map(|_| last_tsc), burstiness: b, reflect }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poll_buckets_are_powers_of_two() {
+        let got: Vec<usize> = [0, 1, 2, 3, 4, 7, 8, 32, 511, 512].iter().map(|&n| poll_bucket(n)).collect();
+        assert_eq!(got, [0, 1, 2, 2, 3, 3, 4, 6, 9, 10]);
+    }
+
+    #[test]
+    fn peak_to_mean() {
+        let b = Burstiness { intervals: 10, frames_in_intervals: 1000, max_per_interval: 400, ..Default::default() };
+        assert_eq!(b.peak_to_mean(), Some(4.0));
+        assert_eq!(Burstiness::default().peak_to_mean(), None);
     }
 }

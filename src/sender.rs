@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dpdk::{DeviceInfo, Eal, Link, Mempool, PoolSizing, Port, PortConfig, PortStats, TxQueue};
+use dpdk::{DeviceInfo, Eal, Link, Mempool, PoolSizing, Port, PortConfig, PortStats, RxQueue, TxQueue};
 use wire::{FlowPlan, FrameSpec, MacAddr};
 
 use crate::counters::{self, LaneCounters, Tally};
@@ -64,6 +64,10 @@ pub struct StepParams {
     pub window: bool,
     /// Print a line a second.
     pub live: bool,
+    /// How frames are spread in time when paced.
+    pub shape: pace::Shape,
+    /// Time the probes drop --reflect sends back (round trip).
+    pub reflect: bool,
 }
 
 /// The sender's figures over a measured window.
@@ -74,6 +78,11 @@ pub struct SenderWindow {
     pub per_queue: Vec<Tally>,
     pub port: PortStats,
     pub xstats: WindowXstats,
+    /// The shape achieved in the trial.
+    pub shape: pace::ShapeStats,
+    /// Reflect mode: round trips of the trial's probes, merged over queues.
+    pub latency: Option<latency::LatencyHistogram>,
+    pub reflected: u64,
 }
 
 impl SenderWindow {
@@ -124,6 +133,39 @@ impl StepOutcome {
         }
         t
     }
+
+    pub fn shape(&self) -> pace::ShapeStats {
+        merged_shape(&self.lanes)
+    }
+
+    /// Reflect mode: every queue's round trips in one histogram, and the
+    /// number of probes that came back.
+    pub fn latency(&self) -> Option<(latency::LatencyHistogram, u64)> {
+        merged_latency(&self.lanes)
+    }
+}
+
+fn merged_shape(lanes: &[LaneResult]) -> pace::ShapeStats {
+    let mut s = pace::ShapeStats::default();
+    for l in lanes {
+        s.merge(&l.outcome.shape);
+    }
+    s
+}
+
+fn merged_latency(lanes: &[LaneResult]) -> Option<(latency::LatencyHistogram, u64)> {
+    let mut h: Option<latency::LatencyHistogram> = None;
+    let mut n = 0;
+    for l in lanes {
+        if let Some(lh) = &l.outcome.latency {
+            n += l.outcome.reflected;
+            match h.as_mut() {
+                Some(h) => h.merge(lh),
+                None => h = Some(lh.clone()),
+            }
+        }
+    }
+    h.map(|h| (h, n))
 }
 
 /// One uninterrupted run of the lanes.
@@ -151,6 +193,7 @@ pub struct Sender {
     rx_pool: Mempool,
     /// Queue handles of the current configuration.
     txqs: Vec<Option<TxQueue>>,
+    rxqs: Vec<Option<RxQueue>>,
     configured_queues: Option<u16>,
     link: Link,
     /// Next sequence number by stream id: streams keep counting across steps.
@@ -212,6 +255,7 @@ impl Sender {
             pools,
             rx_pool,
             txqs: Vec::new(),
+            rxqs: Vec::new(),
             configured_queues: None,
             link: Link::default(),
             seqs: vec![0; 65536],
@@ -262,6 +306,7 @@ impl Sender {
         }
         self.port.stop();
         self.txqs.clear();
+        self.rxqs.clear();
         let cfg = PortConfig {
             rx_queues: queues,
             tx_queues: queues,
@@ -271,8 +316,9 @@ impl Sender {
             tx_fast_free: true,
         };
         let rx: Vec<&Mempool> = (0..queues).map(|_| &self.rx_pool).collect();
-        let (_rxqs, txqs) = self.port.configure(&cfg, &rx).map_err(|e| session::limit_failure(e, "--size"))?;
+        let (rxqs, txqs) = self.port.configure(&cfg, &rx).map_err(|e| session::limit_failure(e, "--size"))?;
         self.txqs = txqs.into_iter().map(Some).collect();
+        self.rxqs = rxqs.into_iter().map(Some).collect();
         self.port.start().map_err(|e| session::start_failure(&self.port, e))?;
         // Per-queue stats ahead of the watched ones shift with the queue count.
         self.watch.resolve(&self.port)?;
@@ -364,10 +410,14 @@ impl Sender {
         // Frames accepted but still in a ring are lost if the window closes now.
         std::thread::sleep(self.cfg.drain);
         let (port_after, xs_after) = (self.port.stats().unwrap_or_default(), self.watch.sample());
+        let latency = merged_latency(&trial.lanes);
         let mut window = SenderWindow {
             seconds: trial.seconds,
             port: port_after.since(&port_before),
             xstats: self.watch.window(&xs_before, &xs_after),
+            shape: merged_shape(&trial.lanes),
+            reflected: latency.as_ref().map_or(0, |l| l.1),
+            latency: latency.map(|l| l.0),
             ..Default::default()
         };
         for l in &trial.lanes {
@@ -397,8 +447,19 @@ impl Sender {
                 burst: self.cfg.burst,
                 quota: count.map(|c| pace::per_queue_count(c, p.queues, q)),
                 rate: per_queue_rate,
+                shape: p.shape,
+                seed: 0x9e37_79b9_7f4a_7c15 ^ (u64::from(q) << 32) ^ dpdk::rdtsc(),
                 tsc_hz: self.hz,
                 counters: counters[usize::from(q)].clone(),
+                reflect: if p.reflect {
+                    Some(tx::Reflect {
+                        queue: self.rxqs[usize::from(q)].take().expect("RX queue handle is home between phases"),
+                        histogram: latency::LatencyHistogram::new(),
+                        linger_cycles: self.hz / 10,
+                    })
+                } else {
+                    None
+                },
             };
             let lcore = self.lcores[usize::from(q)];
             let flag = stop.clone();
@@ -411,9 +472,12 @@ impl Sender {
         let mut panicked = None;
         for (q, lcore, job) in jobs {
             match job.join() {
-                Ok((queue, outcome)) => {
+                Ok((queue, mut outcome)) => {
                     // Home again for the next phase.
                     self.txqs[usize::from(q)] = Some(queue);
+                    if let Some(rxq) = outcome.rx_queue.take() {
+                        self.rxqs[usize::from(q)] = Some(rxq);
+                    }
                     lanes.push(LaneResult { queue: q, lcore, outcome });
                 }
                 Err(e) => panicked = Some(e),

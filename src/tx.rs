@@ -10,8 +10,9 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-use dpdk::{ffi, Mbuf, MbufLayout, Mempool, TxQueue};
-use pace::Pacer;
+use dpdk::{ffi, Mbuf, MbufLayout, Mempool, RxQueue, TxQueue};
+use latency::LatencyHistogram;
+use pace::{Schedule, Shape, ShapeStats};
 use wire::{FrameSpec, Probe, Stream, PROBE_LEN, PROBE_OFFSET};
 
 use crate::counters::{LaneCounters, Tally};
@@ -36,8 +37,23 @@ pub struct TxLane {
     pub quota: Option<u64>,
     /// Frames per second for this queue; None: as fast as the queue takes them.
     pub rate: Option<f64>,
+    /// How the frames are spread in time at that rate.
+    pub shape: Shape,
+    /// Seeds the Poisson gaps (each queue its own).
+    pub seed: u64,
     pub tsc_hz: u64,
     pub counters: Arc<LaneCounters>,
+    /// Reflect mode: this queue's RX queue, where drop --reflect sends the
+    /// probes back; each one's round trip goes into the histogram.
+    pub reflect: Option<Reflect>,
+}
+
+/// What a lane needs to time reflected probes.
+pub struct Reflect {
+    pub queue: RxQueue,
+    pub histogram: LatencyHistogram,
+    /// After sending stops, how long to keep collecting late reflections.
+    pub linger_cycles: u64,
 }
 
 /// What a send loop reports when it ends.
@@ -53,6 +69,14 @@ pub struct TxOutcome {
     /// Cycle counter when the loop started and ended.
     pub start_tsc: u64,
     pub end_tsc: u64,
+    /// The shape achieved: frames per send and the gaps between sends.
+    pub shape: ShapeStats,
+    /// Reflect mode: the RX queue back, the round trips, and how many
+    /// frames came back with (and without) a probe.
+    pub rx_queue: Option<RxQueue>,
+    pub latency: Option<LatencyHistogram>,
+    pub reflected: u64,
+    pub reflected_unprobed: u64,
 }
 
 /// Writes the frame of `spec` into every mbuf of `pool`, at the place a
@@ -97,25 +121,35 @@ impl TxLane {
         let mut tally = Tally::default();
         let mut remaining = self.quota.unwrap_or(u64::MAX);
         let mut last = dpdk::rdtsc();
-        let mut pacer = self.rate.map(|r| Pacer::new(self.tsc_hz, r, burst as u32, last));
+        let mut schedule = self.rate.and_then(|r| Schedule::new(self.shape, self.tsc_hz, r, last, self.seed));
+        let mut shape = ShapeStats::default();
+        let mut reflect = self.reflect.take();
+        let mut back: [*mut Mbuf; MAX_BURST] = [std::ptr::null_mut(); MAX_BURST];
+        let (mut reflected, mut unprobed) = (0u64, 0u64);
+        let ns_per_cycle = 1e9 / self.tsc_hz as f64;
 
         while !stop.load(Relaxed) {
             if head == tail {
                 if remaining == 0 {
                     break;
                 }
-                if let Some(p) = pacer.as_mut() {
-                    let now = dpdk::rdtsc();
+                let mut due = burst;
+                if let Some(p) = schedule.as_mut() {
+                    let mut now = dpdk::rdtsc();
                     if now < p.deadline() {
                         tally.busy_cycles += now - last;
-                        while dpdk::rdtsc() < p.deadline() && !stop.load(Relaxed) {
+                        while now < p.deadline() && !stop.load(Relaxed) {
+                            if let Some(r) = reflect.as_mut() {
+                                (reflected, unprobed) = r.poll(&mut back, layout, ns_per_cycle, (reflected, unprobed));
+                            }
                             std::hint::spin_loop();
+                            now = dpdk::rdtsc();
                         }
-                        last = dpdk::rdtsc();
+                        last = now;
                     }
-                    p.advance();
+                    due = p.take_due(now, burst as u32) as usize;
                 }
-                let n = burst.min(remaining.min(MAX_BURST as u64) as usize);
+                let n = due.min(remaining.min(MAX_BURST as u64) as usize);
                 // SAFETY: pool is alive for the lane's life; pkts holds n slots.
                 if unsafe { ffi::bd_pktmbuf_alloc_bulk(pool, pkts.as_mut_ptr(), n as u32) } != 0 {
                     tally.alloc_failures += 1;
@@ -127,6 +161,7 @@ impl TxLane {
                 let tsc = dpdk::rdtsc();
                 tally.busy_cycles += tsc - last;
                 last = tsc;
+                shape.record(tsc, n as u32);
                 self.counters.publish(&tally);
                 if nstreams == 1 {
                     // One stream: its sequence number lives in a register, not
@@ -174,8 +209,18 @@ impl TxLane {
                 tally.retries += 1;
                 self.counters.publish(&tally);
             }
+            if let Some(r) = reflect.as_mut() {
+                (reflected, unprobed) = r.poll(&mut back, layout, ns_per_cycle, (reflected, unprobed));
+            }
         }
         tally.busy_cycles += dpdk::rdtsc() - last;
+        if let Some(r) = reflect.as_mut() {
+            // Reflections still on their way back.
+            let until = dpdk::rdtsc() + r.linger_cycles;
+            while dpdk::rdtsc() < until {
+                (reflected, unprobed) = r.poll(&mut back, layout, ns_per_cycle, (reflected, unprobed));
+            }
+        }
 
         let unsent = (tail - head) as u64;
         if unsent > 0 {
@@ -188,7 +233,51 @@ impl TxLane {
         // ones are a prefix of the round robin.
         let per_stream = split_round_robin(tally.packets, nstreams);
         let next_seqs = self.first_seqs.iter().zip(&per_stream).map(|(&s, &n)| s.wrapping_add(n as u32)).collect();
-        (self.queue, TxOutcome { tally, unsent, per_stream, next_seqs, start_tsc, end_tsc: dpdk::rdtsc() })
+        let end_tsc = dpdk::rdtsc();
+        let (rx_queue, latency) = reflect.map(|r| (r.queue, r.histogram)).unzip();
+        let outcome = TxOutcome {
+            tally,
+            unsent,
+            per_stream,
+            next_seqs,
+            start_tsc,
+            end_tsc,
+            shape,
+            rx_queue,
+            latency,
+            reflected,
+            reflected_unprobed: unprobed,
+        };
+        (self.queue, outcome)
+    }
+}
+
+impl Reflect {
+    /// Takes what came back, times each probe against the TSC it carries
+    /// (stamped on this host, so the round trip needs no clock sync), and
+    /// frees the frames. Returns the updated (probed, unprobed) counts.
+    #[inline]
+    fn poll(&mut self, bufs: &mut [*mut Mbuf; MAX_BURST], layout: MbufLayout, ns_per_cycle: f64, counts: (u64, u64)) -> (u64, u64) {
+        let (mut probed, mut unprobed) = counts;
+        let n = self.queue.rx_burst(&mut bufs[..32]);
+        if n == 0 {
+            return counts;
+        }
+        let now = dpdk::rdtsc();
+        for &m in &bufs[..n] {
+            // SAFETY: m was just handed over by rx_burst and is ours until freed.
+            let frame = unsafe { std::slice::from_raw_parts(layout.data(m), usize::from(layout.data_len(m))) };
+            match wire::parse_probe(frame) {
+                Some(p) => {
+                    probed += 1;
+                    self.histogram.record_ns((now.saturating_sub(p.tx_tsc) as f64 * ns_per_cycle) as u64);
+                }
+                None => unprobed += 1,
+            }
+        }
+        // SAFETY: the n mbufs are ours and no longer referenced.
+        unsafe { ffi::rte_pktmbuf_free_bulk(bufs.as_mut_ptr(), n as u32) };
+        (probed, unprobed)
     }
 }
 

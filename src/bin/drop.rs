@@ -3,6 +3,7 @@
 //! probe headers. With --listen it serves blast's ladder over a control
 //! connection. Every figure here is receiver-side.
 
+use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -79,6 +80,14 @@ struct Args {
     /// loop (no loss, reorder or duplicate figures; every frame counts as no-probe)
     #[arg(long)]
     count_only: bool,
+    /// Send every frame back on the queue it came in on, source and destination swapped (MAC,
+    /// IPv4, UDP ports), so blast can time the round trip of its probes
+    #[arg(long)]
+    reflect: bool,
+    /// Count arrivals per interval of this many microseconds, for the peak-to-mean ratio of
+    /// micro-bursts (0: off; off with --count-only; a TSC read per poll that brings frames)
+    #[arg(long, default_value_t = 100, value_name = "US")]
+    arrival_interval_us: u64,
     /// Mbufs per RX pool, overriding the size derived from ring, burst and cache (docs/memory.md);
     /// a pool too small starves the device (rx_nombuf), as an undersized receiver would
     #[arg(long, value_name = "N")]
@@ -144,6 +153,25 @@ struct Summary {
     port_counters_reset: bool,
     queues: Vec<QueueSummary>,
     streams: Vec<StreamSummary>,
+    arrivals: Arrivals,
+    /// --reflect: frames the TX queues would not take back.
+    reflect_drops: u64,
+}
+
+/// How bursty the arrivals were (receiver-side).
+#[derive(Serialize)]
+struct Arrivals {
+    /// Polls by frames returned: "0", "1", "2-3", "4-7", ... "512".
+    polls_by_frames: BTreeMap<String, u64>,
+    /// Polls that came back with a full burst: frames were waiting beyond one poll.
+    full_polls: u64,
+    /// The most frames taken in one run of polls that each followed a full one.
+    max_backlog_frames: u64,
+    /// Arrivals per interval (null when off).
+    interval_us: Option<u64>,
+    peak_per_interval: Option<u64>,
+    mean_per_interval: Option<f64>,
+    peak_to_mean: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -264,6 +292,8 @@ fn run(args: Args) -> Result<(), Failure> {
         stream_capacity: args.streams,
         cost_per_frame: args.rx_cost,
         count_only: args.count_only,
+        reflect: args.reflect,
+        interval_us: if args.count_only { 0 } else { args.arrival_interval_us },
         mbufs: args.rx_mbufs,
         watch_xstats: args.watch_xstat.clone(),
         xstats_interval: args.xstats_interval,
@@ -413,6 +443,27 @@ fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_reset: bool) ->
             })
             .collect(),
         streams: t.streams.iter().map(|(&(id, queue), c)| StreamSummary { id, queue, counts: *c }).collect(),
+        arrivals: arrivals(&t.burstiness, hz),
+        reflect_drops: t.tally.reflect_drops,
+    }
+}
+
+fn arrivals(b: &blastdrop::rx::Burstiness, hz: u64) -> Arrivals {
+    let label = |k: usize| match k {
+        0 => "0".to_string(),
+        1 => "1".to_string(),
+        k if k == blastdrop::rx::POLL_BUCKETS - 1 => format!("{}+", 1 << (k - 1)),
+        k => format!("{}-{}", 1 << (k - 1), (1 << k) - 1),
+    };
+    let on = b.interval_cycles > 0 && b.intervals > 0;
+    Arrivals {
+        polls_by_frames: b.polls_by_size.iter().enumerate().filter(|(_, &n)| n > 0).map(|(k, &n)| (label(k), n)).collect(),
+        full_polls: b.full_polls,
+        max_backlog_frames: b.max_backlog,
+        interval_us: (b.interval_cycles > 0).then(|| (b.interval_cycles as f64 / hz as f64 * 1e6).round() as u64),
+        peak_per_interval: on.then_some(b.max_per_interval),
+        mean_per_interval: on.then(|| b.frames_in_intervals as f64 / b.intervals as f64),
+        peak_to_mean: b.peak_to_mean(),
     }
 }
 
@@ -532,6 +583,19 @@ fn print_summary(s: &Summary) {
         s.port.ierrors,
         s.cycles_per_packet,
         if s.interrupted { "  (interrupted)" } else { "" }
+    );
+    let a = &s.arrivals;
+    let per_interval = match (a.interval_us, a.peak_per_interval, a.mean_per_interval, a.peak_to_mean) {
+        (Some(us), Some(peak), Some(mean), Some(r)) => {
+            format!("; per {us} us: peak {peak} frames, mean {mean:.1}, peak-to-mean {r:.1}")
+        }
+        _ => String::new(),
+    };
+    println!(
+        "arrivals: {} full polls (frames waiting beyond one poll), backlog up to {} frames{per_interval}{}",
+        a.full_polls,
+        a.max_backlog_frames,
+        if s.reflect_drops > 0 { format!("; reflect: {} frames the TX queue refused", s.reflect_drops) } else { String::new() }
     );
     for q in &s.queues {
         println!(

@@ -41,8 +41,33 @@ pub struct StepRecord {
     pub limit: String,
     /// The verdict with its evidence, the limit accounting for most frames first.
     pub verdict: Option<limits::Verdict>,
+    /// The shape the sender achieved, measured from its send times.
+    pub achieved_shape: Option<AchievedShape>,
+    /// --reflect: round-trip latency of the trial's probes, and how many came back.
+    pub latency: Option<latency::LatencySummary>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_histogram: Vec<latency::Bucket>,
+    pub reflected: Option<u64>,
     /// The step could not be measured, and why.
     pub error: Option<String>,
+}
+
+/// What the sender really did, per call to tx_burst with new frames (a
+/// queue's gaps are those between its own sends; several queues' sends
+/// interleave on the wire).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct AchievedShape {
+    pub sends: u64,
+    pub frames_per_send: f64,
+    pub max_frames_per_send: u32,
+    /// Mean and median gap between one queue's sends, in microseconds.
+    pub mean_gap_us: f64,
+    pub median_gap_us: f64,
+    /// How much those gaps vary, (P90 - P10) / P50: about 0 for even or
+    /// burst pacing, about 3.2 for Poisson; robust to a rare long gap.
+    pub gap_spread: f64,
+    /// Frames sent over the trial's length, all queues.
+    pub achieved_mpps: f64,
 }
 
 impl StepRecord {

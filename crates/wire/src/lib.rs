@@ -12,6 +12,7 @@ mod ethernet;
 mod flows;
 mod ipv4;
 mod probe;
+mod reflect;
 mod udp;
 
 pub use addr::{MacAddr, ParseMacError};
@@ -20,6 +21,7 @@ pub use ethernet::{EthernetFrame, ETHERNET_HEADER_LEN, ETHERTYPE_IPV4};
 pub use flows::{FlowPlan, Stream};
 pub use ipv4::{checksum, Ipv4Packet, IPV4_HEADER_LEN, IP_PROTO_UDP};
 pub use probe::{parse_probe, Probe, PROBE_LEN, PROBE_MAGIC, PROBE_OFFSET};
+pub use reflect::reflect_in_place;
 pub use udp::{UdpDatagram, UDP_HEADER_LEN};
 
 /// The Ethernet frame check sequence the NIC appends to every frame.

@@ -65,9 +65,44 @@ pub struct Args {
     /// Total frames per second over all queues (1M, 250k), paced per queue on the TSC [default: unpaced]
     #[arg(long, value_parser = parse::rate)]
     pub rate: Option<f64>,
-    /// Frames per tx_burst call; when paced, frames sent back-to-back before each wait
+    /// Frames per tx_burst call unpaced; paced, the most sent together (a burst:N shape sends N)
     #[arg(long, default_value = "32", value_parser = parse::burst)]
     pub burst: usize,
+    /// Arrival shape when paced: even (one frame per tick), burst:N (N back to back, then a
+    /// wait), poisson (exponential gaps at the mean rate), or open (unpaced) [default: burst:<--burst>
+    /// with --rate, open without]
+    #[arg(long, value_parser = parse_shape)]
+    #[serde(serialize_with = "ser_shape")]
+    pub shape: Option<pace::Shape>,
+    /// Time the round trip of every probe: drop must run with --reflect, and blast receives the
+    /// reflections on its own RX queues (latency needs no clock sync: both stamps are this host's)
+    #[arg(long)]
+    pub reflect: bool,
+    /// Search the knee at fixed queues, size and shape (needs --peer): the no-drop rate (NDR, loss
+    /// <= --loss) and the partial-drop rate (PDR, loss <= --pdr-loss), short trials while searching,
+    /// full --duration trials to confirm, then latency at 10, 50 and 90% of the knee with --reflect
+    #[arg(long)]
+    pub find_knee: bool,
+    /// Loss allowed at the NDR, in percent
+    #[arg(long, default_value_t = 0.0, value_name = "PCT")]
+    pub loss: f64,
+    /// Loss allowed at the PDR, in percent
+    #[arg(long, default_value_t = 0.5, value_name = "PCT")]
+    pub pdr_loss: f64,
+    /// A latency limit the knee must also keep, e.g. P99.9<=50us (needs --reflect)
+    #[arg(long, value_parser = parse_sla)]
+    #[serde(serialize_with = "ser_sla")]
+    pub sla: Option<latency::Sla>,
+    /// Length of each search trial (confirmations use --duration)
+    #[arg(long, default_value = "1", value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    pub search_duration: Duration,
+    /// Stop narrowing when the interval is within this many percent of its top
+    #[arg(long, default_value_t = 2.0, value_name = "PCT")]
+    pub knee_precision: f64,
+    /// Print the result as one committable sentence with every qualifier
+    #[arg(long)]
+    pub sentence: bool,
     /// TX ring size per queue, in descriptors
     #[arg(long, default_value = "1024", value_parser = parse::ring)]
     pub tx_ring: u16,
@@ -141,7 +176,7 @@ pub struct Args {
 impl Args {
     /// A ladder: several steps, or a receiver to measure against.
     pub fn is_ladder(&self) -> bool {
-        self.queues.len() > 1 || self.size.len() > 1 || self.repeat > 1 || self.peer.is_some()
+        !self.find_knee && (self.queues.len() > 1 || self.size.len() > 1 || self.repeat > 1 || self.peer.is_some())
     }
 
     pub fn max_queues(&self) -> u16 {
@@ -150,5 +185,38 @@ impl Args {
 
     pub fn max_size(&self) -> u32 {
         self.size.iter().copied().max().unwrap_or(64)
+    }
+}
+
+fn parse_shape(s: &str) -> Result<pace::Shape, String> {
+    s.parse()
+}
+
+fn parse_sla(s: &str) -> Result<latency::Sla, String> {
+    s.parse()
+}
+
+fn ser_shape<S: serde::Serializer>(v: &Option<pace::Shape>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => s.serialize_str(&x.to_string()),
+        None => s.serialize_none(),
+    }
+}
+
+fn ser_sla<S: serde::Serializer>(v: &Option<latency::Sla>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => s.serialize_str(&x.label()),
+        None => s.serialize_none(),
+    }
+}
+
+impl Args {
+    /// The arrival shape in force: asked for, or burst:<--burst> when paced, open when not.
+    pub fn arrival_shape(&self) -> pace::Shape {
+        match (self.shape, self.rate) {
+            (Some(s), _) => s,
+            (None, Some(_)) => pace::Shape::Burst(self.burst as u32),
+            (None, None) => pace::Shape::Open,
+        }
     }
 }

@@ -6,60 +6,16 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use blastdrop::attribution;
 use blastdrop::fail::Failure;
-use blastdrop::report::{self, cycles_per_packet, Environment, Rates};
-use blastdrop::sender::{Sender, StepParams, WindowHooks};
+use blastdrop::report::{self, Environment};
+use blastdrop::sender::{Sender, StepParams};
 use blastdrop::session::Started;
 use blastdrop::signals;
-use control::{Client, PeerInfo, Request, Response, WindowFigures};
+use control::{PeerInfo, Request, Response};
 use ladder::{crossover, find_ceiling, Aggregate, Ceiling, Crossover, Ladder, StepRecord};
 
 use crate::args::Args;
-
-/// The control connection to drop.
-struct Peer {
-    client: Client,
-    timeout: Duration,
-}
-
-impl Peer {
-    fn call(&mut self, req: Request) -> Result<Response, String> {
-        self.client.call(req, self.timeout).map_err(|e| e.to_string())
-    }
-}
-
-/// Opens and closes drop's window as blast's window opens and closes.
-struct PeerHooks<'a> {
-    peer: Option<&'a mut Peer>,
-    window: Option<u64>,
-    figures: Option<WindowFigures>,
-}
-
-impl WindowHooks for PeerHooks<'_> {
-    fn start(&mut self) -> Result<(), String> {
-        let Some(p) = self.peer.as_deref_mut() else { return Ok(()) };
-        match p.call(Request::StartWindow)? {
-            Response::WindowStarted { window } => {
-                self.window = Some(window);
-                Ok(())
-            }
-            other => Err(format!("drop answered {other:?} to start_window")),
-        }
-    }
-
-    fn end(&mut self) -> Result<(), String> {
-        let Some(p) = self.peer.as_deref_mut() else { return Ok(()) };
-        let window = self.window.ok_or("no window open at drop")?;
-        match p.call(Request::EndWindow { window })? {
-            Response::WindowFigures(f) => {
-                self.figures = Some(f);
-                Ok(())
-            }
-            other => Err(format!("drop answered {other:?} to end_window")),
-        }
-    }
-}
+use crate::peer;
 
 #[derive(Serialize)]
 struct SizeCeiling {
@@ -111,47 +67,12 @@ fn fmt_secs(d: Duration) -> String {
 pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
     let ladder = Ladder::new(args.queues.0.clone(), args.size.0.clone(), args.order);
     let duration = args.duration.unwrap_or(Duration::from_secs(10));
-    let mut peer = match &args.peer {
-        Some(addr) => Some(Peer {
-            client: Client::connect(addr, args.token.clone(), args.control_timeout)
-                .map_err(|e| Failure::runtime(format!("{e}: is drop running with --listen {addr}?")))?,
-            timeout: args.control_timeout,
-        }),
-        None => None,
-    };
-    let peer_info = match peer.as_mut() {
-        Some(p) => match p.call(Request::Hello).map_err(Failure::runtime)? {
-            Response::Hello { info } => Some(info),
-            other => return Err(Failure::runtime(format!("drop answered {other:?} to hello"))),
-        },
-        None => None,
-    };
-    // Refuse what the receiver cannot do before anything is sent.
+    let (mut peer, peer_info) = peer::connect(args)?;
     if let Some(info) = &peer_info {
-        let rx = args.rx_queues.unwrap_or(ladder.max_queues());
-        if rx > info.max_rx_queues {
-            return Err(Failure::usage(format!(
-                "the ladder needs {rx} RX queues but drop's port {} ({}) has at most {}: lower --queues or set --rx-queues",
-                info.port_name, info.driver, info.max_rx_queues
-            )));
-        }
-        if rx > info.worker_lcores {
-            return Err(Failure::usage(format!(
-                "the ladder needs {rx} RX queues but drop has {} worker lcores: restart drop with more lcores (-l) or set --rx-queues",
-                info.worker_lcores
-            )));
-        }
-        if ladder.max_size() > info.max_size {
-            return Err(Failure::usage(format!(
-                "the ladder sends {} B frames but drop takes frames up to {} B: restart drop with --max-size {}",
-                ladder.max_size(),
-                info.max_size,
-                ladder.max_size()
-            )));
-        }
+        peer::check_receiver(info, args.rx_queues.unwrap_or(ladder.max_queues()), ladder.max_size(), "the ladder")?;
     }
     let receiver_side = peer.is_some();
-    let shape = if args.rate.is_some() { format!("burst:{}", args.burst) } else { "open".into() };
+    let shape = args.arrival_shape().to_string();
     println!(
         "blast: ladder of {}, {} run(s) each; {:.1?} warm-up then a {:.1?} window per step; {} arrivals{}; {}",
         ladder.describe(),
@@ -220,52 +141,16 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
                 warmup: args.warmup,
                 window: true,
                 live: args.live,
+                shape: args.arrival_shape(),
+                reflect: args.reflect,
             };
-            let mut hooks = PeerHooks { peer: peer.as_mut(), window: None, figures: None };
-            let outcome = sender.run_step(&params, &mut hooks)?;
-            let figures = hooks.figures.take();
-            let mut rec = StepRecord {
-                step: i,
-                run,
-                queues: step.queues,
-                size: step.size,
-                flows,
-                mtu: sender.mtu(),
-                shape: shape.clone(),
-                offered_mpps: args.rate.map(|r| r / 1e6),
-                limit: "n/a".into(),
-                ..Default::default()
-            };
-            match (&outcome.failure, outcome.window) {
-                (None, Some(w)) => {
-                    rec.sent = w.sent();
-                    rec.sender_cycles_per_packet = cycles_per_packet(w.total.busy_cycles, w.total.packets);
-                    rec.ring_full_retries = w.total.retries;
-                    rec.sender_opackets = w.port.opackets;
-                    rec.sender_oerrors = w.port.oerrors;
-                    rec.sender_xstats = w.xstats.deltas.clone();
-                    rec.sender_levels = w.xstats.levels.clone();
-                    let v =
-                        limits::verdict(&attribution::window_counters(&w, figures.as_ref(), attribution::offered(args.rate, w.seconds)));
-                    rec.limit = v.label();
-                    rec.verdict = Some(v);
-                    if let Some(f) = figures {
-                        // Frames of the trial that arrived, over the trial's length
-                        // (RFC 2544's throughput); drop's own window is longer by the drains.
-                        rec.received = Some(Rates::over(f.packets, f.bytes, w.seconds));
-                        rec.loss_pct = Some(StepRecord::loss_from(w.total.packets, f.packets));
-                        rec.receiver = Some(f);
-                    }
-                }
-                (Some(e), _) => {
-                    rec.error = Some(e.clone());
-                    failure = Some(e.clone());
-                }
-                (None, None) => rec.error = Some("interrupted before the window closed".into()),
+            let (rec, step_failure, interrupted) = peer::measure(sender, peer.as_mut(), &params, i, run)?;
+            if step_failure.is_some() {
+                failure = step_failure;
             }
             print_row(&rec);
             records.push(rec);
-            if failure.is_some() || outcome.interrupted {
+            if failure.is_some() || interrupted {
                 break 'runs;
             }
         }

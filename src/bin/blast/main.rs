@@ -3,7 +3,9 @@
 //! `drop --listen` through a ladder of steps and reports what arrived.
 
 mod args;
+mod knee_run;
 mod ladder_run;
+mod peer;
 mod single;
 
 use std::process::ExitCode;
@@ -36,6 +38,40 @@ fn run(args: Args) -> Result<(), Failure> {
     if args.is_ladder() && args.count.is_some() {
         return Err(Failure::usage("--count is for a single step; a ladder measures each step over --duration"));
     }
+    match (args.shape, args.rate) {
+        (Some(s), None) if s.is_paced() && !args.find_knee => {
+            return Err(Failure::usage(format!("--shape {s} paces frames: give the rate with --rate (frames per second, e.g. 1M)")));
+        }
+        (Some(pace::Shape::Open), Some(_)) => {
+            return Err(Failure::usage("--shape open is unpaced: drop --rate, or pick even, burst:N or poisson"));
+        }
+        _ => {}
+    }
+    if args.find_knee {
+        if args.peer.is_none() {
+            return Err(Failure::usage("--find-knee measures loss at the receiver: run drop --listen ADDR:PORT and give --peer ADDR:PORT"));
+        }
+        if args.queues.len() > 1 || args.size.len() > 1 || args.repeat > 1 || args.count.is_some() {
+            return Err(Failure::usage("--find-knee searches one traffic: give one --queues and one --size, and no --repeat or --count"));
+        }
+        if args.shape == Some(pace::Shape::Open) {
+            return Err(Failure::usage("--find-knee paces its trials: pick --shape even, burst:N or poisson"));
+        }
+        if !(0.0..100.0).contains(&args.loss) || !(0.0..100.0).contains(&args.pdr_loss) || args.pdr_loss < args.loss {
+            return Err(Failure::usage("--loss and --pdr-loss are percentages from 0 to 100, with --pdr-loss at least --loss"));
+        }
+        if !(args.knee_precision > 0.0 && args.knee_precision < 50.0) {
+            return Err(Failure::usage("--knee-precision is a percentage above 0 and below 50 (e.g. 2)"));
+        }
+    }
+    if args.sla.is_some() && !(args.find_knee && args.reflect) {
+        return Err(Failure::usage(
+            "--sla limits the knee's latency: use it with --find-knee and --reflect (drop --reflect on the other end)",
+        ));
+    }
+    if args.sentence && !args.find_knee {
+        return Err(Failure::usage("--sentence renders a knee: use it with --find-knee"));
+    }
     // Every step's flow plan must be possible before anything starts.
     for &q in args.queues.iter() {
         wire::FlowPlan::new(q, args.flows.unwrap_or(u32::from(q)), args.src_port).map_err(Failure::usage)?;
@@ -64,10 +100,16 @@ fn run(args: Args) -> Result<(), Failure> {
     println!(
         "blast: memory: {}; {}",
         sender.mempools[0].describe("TX mempools"),
-        sender.mempools[1].describe("RX mempool (unused by blast)")
+        sender.mempools[1].describe(if args.reflect { "RX mempool (reflected probes)" } else { "RX mempool (unused by blast)" })
     );
     preflight(&args, &sender)?;
-    let result = if args.is_ladder() { ladder_run::run(&args, &started, &mut sender) } else { single::run(&args, &started, &mut sender) };
+    let result = if args.find_knee {
+        knee_run::run(&args, &started, &mut sender)
+    } else if args.is_ladder() {
+        ladder_run::run(&args, &started, &mut sender)
+    } else {
+        single::run(&args, &started, &mut sender)
+    };
     drop(sender);
     result
 }

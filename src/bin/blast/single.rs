@@ -57,6 +57,14 @@ struct Summary {
     port: PortCounters,
     queues: Vec<QueueSummary>,
     streams: Vec<StreamSummary>,
+    /// The arrival shape asked for, and the one achieved (from the send times).
+    shape: String,
+    achieved_shape: ladder::AchievedShape,
+    /// --reflect: round trips of the probes that came back.
+    latency: Option<latency::LatencySummary>,
+    reflected: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    latency_histogram: Vec<latency::Bucket>,
 }
 
 #[derive(Serialize)]
@@ -93,11 +101,22 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         queues,
         size,
         flows,
-        args.rate.map_or("unpaced".into(), |r| format!("paced at {:.3} Mpps in bursts of {}", r / 1e6, args.burst)),
+        args.rate.map_or("unpaced".into(), |r| format!("paced at {:.3} Mpps, {} arrivals", r / 1e6, args.arrival_shape())),
         what
     );
-    let params =
-        StepParams { queues, size, flows, rate: args.rate, count: args.count, duration, warmup: Duration::ZERO, window: false, live: true };
+    let params = StepParams {
+        queues,
+        size,
+        flows,
+        rate: args.rate,
+        count: args.count,
+        duration,
+        warmup: Duration::ZERO,
+        window: false,
+        live: true,
+        shape: args.arrival_shape(),
+        reflect: args.reflect,
+    };
     let (port_before, xs_before) = (sender.port().stats()?, sender.watch().sample());
     let outcome = sender.run_step(&params, &mut NoPeer)?;
     let port_stats = sender.port().stats()?;
@@ -108,6 +127,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         per_queue: Vec::new(),
         port: port_stats.since(&port_before),
         xstats: sender.watch().window(&xs_before, &xs_after),
+        ..Default::default()
     };
     let verdict = limits::verdict(&attribution::window_counters(&run_window, None, attribution::offered(args.rate, outcome.seconds)));
 
@@ -148,6 +168,11 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         port: PortCounters { opackets: port_stats.opackets, obytes: port_stats.obytes, oerrors: port_stats.oerrors },
         queues: queue_rows,
         streams,
+        shape: args.arrival_shape().to_string(),
+        achieved_shape: crate::peer::achieved_shape(&outcome.shape(), sender.tsc_hz(), outcome.seconds),
+        latency: outcome.latency().map(|(h, _)| h.summary()),
+        reflected: outcome.latency().map(|(_, n)| n),
+        latency_histogram: outcome.latency().map(|(h, _)| h.buckets()).unwrap_or_default(),
     };
     print_summary(&summary);
     if let Some(path) = &args.json {
@@ -189,6 +214,14 @@ fn print_summary(s: &Summary) {
         s.port.oerrors,
         if s.interrupted { "  (interrupted)" } else { "" }
     );
+    let a = &s.achieved_shape;
+    println!(
+        "shape: {} asked; achieved {:.3} Mpps, {:.2} frames per send (max {}), a queue's sends {:.2} us apart (median {:.2}, spread {:.2})",
+        s.shape, a.achieved_mpps, a.frames_per_send, a.max_frames_per_send, a.mean_gap_us, a.median_gap_us, a.gap_spread
+    );
+    if let (Some(l), Some(n)) = (&s.latency, s.reflected) {
+        println!("round trip (reflected by drop, {n} probes back of {} sent): {}", s.sent.packets, l.line());
+    }
     println!("limit: {} (sender-side counters only; with --peer the receiver's count too)", s.limit);
     for l in &s.verdict.limits {
         println!("  {}: {}", l.kind.as_str(), l.evidence);

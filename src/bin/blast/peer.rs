@@ -1,0 +1,176 @@
+//! The control connection to drop, and one measured step: blast's window
+//! and drop's window over the same trial, merged into a step record.
+
+use std::time::Duration;
+
+use blastdrop::attribution;
+use blastdrop::fail::Failure;
+use blastdrop::report::{cycles_per_packet, Rates};
+use blastdrop::sender::{Sender, StepParams, WindowHooks};
+use control::{Client, PeerInfo, Request, Response, WindowFigures};
+use ladder::{AchievedShape, StepRecord};
+
+use crate::args::Args;
+
+/// The control connection to drop.
+pub struct Peer {
+    client: Client,
+    timeout: Duration,
+}
+
+impl Peer {
+    pub fn call(&mut self, req: Request) -> Result<Response, String> {
+        self.client.call(req, self.timeout).map_err(|e| e.to_string())
+    }
+
+    /// Asks drop for `rx_queues` RX queues and frames up to `max_size`.
+    pub fn prepare(&mut self, rx_queues: u16, max_size: u32) -> Result<(), String> {
+        match self.call(Request::Prepare { rx_queues, max_size })? {
+            Response::Prepared(_) => Ok(()),
+            other => Err(format!("drop answered {other:?} to prepare")),
+        }
+    }
+}
+
+/// Connects to --peer (when given) and says hello.
+pub fn connect(args: &Args) -> Result<(Option<Peer>, Option<PeerInfo>), Failure> {
+    let Some(addr) = &args.peer else { return Ok((None, None)) };
+    let mut p = Peer {
+        client: Client::connect(addr, args.token.clone(), args.control_timeout)
+            .map_err(|e| Failure::runtime(format!("{e}: is drop running with --listen {addr}?")))?,
+        timeout: args.control_timeout,
+    };
+    let info = match p.call(Request::Hello).map_err(Failure::runtime)? {
+        Response::Hello { info } => info,
+        other => return Err(Failure::runtime(format!("drop answered {other:?} to hello"))),
+    };
+    Ok((Some(p), Some(info)))
+}
+
+/// Refuses, before anything is sent, what the receiver cannot do.
+pub fn check_receiver(info: &PeerInfo, rx: u16, max_size: u32, what: &str) -> Result<(), Failure> {
+    if rx > info.max_rx_queues {
+        return Err(Failure::usage(format!(
+            "{what} needs {rx} RX queues but drop's port {} ({}) has at most {}: lower --queues or set --rx-queues",
+            info.port_name, info.driver, info.max_rx_queues
+        )));
+    }
+    if rx > info.worker_lcores {
+        return Err(Failure::usage(format!(
+            "{what} needs {rx} RX queues but drop has {} worker lcores: restart drop with more lcores (-l) or set --rx-queues",
+            info.worker_lcores
+        )));
+    }
+    if max_size > info.max_size {
+        return Err(Failure::usage(format!(
+            "{what} sends {max_size} B frames but drop takes frames up to {} B: restart drop with --max-size {max_size}",
+            info.max_size
+        )));
+    }
+    Ok(())
+}
+
+/// Opens and closes drop's window as blast's window opens and closes.
+struct PeerHooks<'a> {
+    peer: Option<&'a mut Peer>,
+    window: Option<u64>,
+    figures: Option<WindowFigures>,
+}
+
+impl WindowHooks for PeerHooks<'_> {
+    fn start(&mut self) -> Result<(), String> {
+        let Some(p) = self.peer.as_deref_mut() else { return Ok(()) };
+        match p.call(Request::StartWindow)? {
+            Response::WindowStarted { window } => {
+                self.window = Some(window);
+                Ok(())
+            }
+            other => Err(format!("drop answered {other:?} to start_window")),
+        }
+    }
+
+    fn end(&mut self) -> Result<(), String> {
+        let Some(p) = self.peer.as_deref_mut() else { return Ok(()) };
+        let window = self.window.ok_or("no window open at drop")?;
+        match p.call(Request::EndWindow { window })? {
+            Response::WindowFigures(f) => {
+                self.figures = Some(f);
+                Ok(())
+            }
+            other => Err(format!("drop answered {other:?} to end_window")),
+        }
+    }
+}
+
+/// Runs one step as a trial and merges both ends' figures. Returns the
+/// record, why the run must stop (if it must), and whether it was interrupted.
+pub fn measure(
+    sender: &mut Sender,
+    peer: Option<&mut Peer>,
+    params: &StepParams,
+    step: usize,
+    run: u32,
+) -> Result<(StepRecord, Option<String>, bool), Failure> {
+    let mut hooks = PeerHooks { peer, window: None, figures: None };
+    let outcome = sender.run_step(params, &mut hooks)?;
+    let figures = hooks.figures.take();
+    let mut rec = StepRecord {
+        step,
+        run,
+        queues: params.queues,
+        size: params.size,
+        flows: params.flows,
+        mtu: sender.mtu(),
+        shape: params.shape.to_string(),
+        offered_mpps: params.rate.map(|r| r / 1e6),
+        limit: "n/a".into(),
+        ..Default::default()
+    };
+    let mut failure = None;
+    match (&outcome.failure, outcome.window) {
+        (None, Some(w)) => {
+            rec.sent = w.sent();
+            rec.sender_cycles_per_packet = cycles_per_packet(w.total.busy_cycles, w.total.packets);
+            rec.ring_full_retries = w.total.retries;
+            rec.sender_opackets = w.port.opackets;
+            rec.sender_oerrors = w.port.oerrors;
+            rec.sender_xstats = w.xstats.deltas.clone();
+            rec.sender_levels = w.xstats.levels.clone();
+            rec.achieved_shape = Some(achieved_shape(&w.shape, sender.tsc_hz(), w.seconds));
+            if let Some(h) = &w.latency {
+                rec.latency = Some(h.summary());
+                rec.latency_histogram = h.buckets();
+                rec.reflected = Some(w.reflected);
+            }
+            let v = limits::verdict(&attribution::window_counters(&w, figures.as_ref(), attribution::offered(params.rate, w.seconds)));
+            rec.limit = v.label();
+            rec.verdict = Some(v);
+            if let Some(f) = figures {
+                // Frames of the trial that arrived, over the trial's length
+                // (RFC 2544's throughput); drop's own window is longer by the drains.
+                rec.received = Some(Rates::over(f.packets, f.bytes, w.seconds));
+                rec.loss_pct = Some(StepRecord::loss_from(w.total.packets, f.packets));
+                rec.receiver = Some(f);
+            }
+        }
+        (Some(e), _) => {
+            rec.error = Some(e.clone());
+            failure = Some(e.clone());
+        }
+        (None, None) => rec.error = Some("interrupted before the window closed".into()),
+    }
+    Ok((rec, failure, outcome.interrupted))
+}
+
+/// The shape a trial achieved, from its send times.
+pub fn achieved_shape(s: &pace::ShapeStats, hz: u64, seconds: f64) -> AchievedShape {
+    AchievedShape {
+        sends: s.sends,
+        frames_per_send: s.frames_per_send(),
+        max_frames_per_send: s.max_frames,
+        mean_gap_us: s.mean_gap_us(hz),
+        median_gap_us: s.gap_percentile(50.0) / hz as f64 * 1e6,
+        gap_spread: s.gap_spread(),
+        achieved_mpps: if seconds > 0.0 { s.frames as f64 / seconds / 1e6 } else { 0.0 },
+    }
+}

@@ -1,0 +1,168 @@
+//! Honest rates: arrival shapes over memif, round trips through drop
+//! --reflect, and the knee search over a path with a real ceiling (af_packet
+//! into a receiver that spends 100k cycles a frame).
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+fn sigint(p: &Running) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(p.pid()), nix::sys::signal::Signal::SIGINT).unwrap();
+}
+
+/// drop on the memif server side, with `extra` flags.
+fn memif_drop(dir: &std::path::Path, extra: &[&str]) -> (Running, String) {
+    let sock = dir.join("memif.sock").display().to_string();
+    let mut d = strings(&["--port", "net_memif0", "--duration", "120"]);
+    d.extend(strings(extra));
+    d.push("--".into());
+    d.extend(eal_base());
+    d.extend([format!("--vdev=net_memif0,role=server,socket={sock},socket-abstract=no"), "--lcores=0@1,1@1".into()]);
+    let mut p = spawn(DROP, &d);
+    p.wait_for_line("drop: port", Duration::from_secs(30));
+    (p, sock)
+}
+
+fn memif_blast(sock: &str, args: &[&str]) -> Output {
+    let mut b = strings(&["--port", "net_memif0"]);
+    b.extend(strings(args));
+    b.push("--".into());
+    b.extend(eal_base());
+    b.extend([format!("--vdev=net_memif0,role=client,socket={sock},socket-abstract=no"), "--lcores=0@0,1@0".into()]);
+    run(BLAST, &b, Duration::from_secs(90))
+}
+
+#[test]
+fn paced_shapes_hold_the_rate_and_differ_as_asked() {
+    let _g = heavy();
+    let dir = scratch("shapes");
+    let (drop, sock) = memif_drop(&dir, &[]);
+    let mut got = Vec::new();
+    for shape in ["even", "burst:16", "poisson"] {
+        let json = dir.join(format!("{}.json", shape.replace(':', "-")));
+        let j = json.display().to_string();
+        let out = memif_blast(&sock, &["--rate", "200k", "--shape", shape, "--duration", "2", "--json", &j]);
+        assert!(out.status.success(), "blast --shape {shape}: {}\n{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains(&format!("shape: {shape} asked; achieved")), "{}", out.stdout);
+        let a = read_json(&json)["summary"]["achieved_shape"].clone();
+        let mpps = a["achieved_mpps"].as_f64().unwrap();
+        assert!((mpps - 0.2).abs() / 0.2 < 0.02, "{shape}: achieved {mpps} Mpps for 0.2 asked");
+        got.push((shape, a));
+    }
+    sigint(&drop);
+    assert!(drop.finish(Duration::from_secs(30)).status.success());
+
+    let (even, burst, poisson) = (&got[0].1, &got[1].1, &got[2].1);
+    assert!(even["frames_per_send"].as_f64().unwrap() < 1.1, "even: one frame per tick: {even}");
+    assert!((even["mean_gap_us"].as_f64().unwrap() - 5.0).abs() < 0.5, "200k/s: 5 us apart: {even}");
+    assert_eq!(burst["frames_per_send"].as_f64().unwrap(), 16.0, "{burst}");
+    assert_eq!(burst["max_frames_per_send"], 16);
+    assert!((burst["mean_gap_us"].as_f64().unwrap() - 80.0).abs() < 4.0, "16 frames every 80 us: {burst}");
+    assert!(even["gap_spread"].as_f64().unwrap() < 0.5, "even gaps barely vary: {even}");
+    assert!(burst["gap_spread"].as_f64().unwrap() < 0.5, "neither do bursts': {burst}");
+    assert!(poisson["gap_spread"].as_f64().unwrap() > 2.0, "Poisson gaps vary as exponential ones do (about 3.2): {poisson}");
+}
+
+#[test]
+fn reflected_probes_all_come_back_and_their_percentiles_rise() {
+    let _g = heavy();
+    let dir = scratch("reflect");
+    let (drop, sock) = memif_drop(&dir, &["--reflect"]);
+    let json = dir.join("b.json");
+    let j = json.display().to_string();
+    let out = memif_blast(&sock, &["--reflect", "--count", "20000", "--rate", "50k", "--shape", "even", "--json", &j]);
+    sigint(&drop);
+    let drop_out = drop.finish(Duration::from_secs(30));
+    assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
+    assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
+    let s = &read_json(&json)["summary"];
+    assert_eq!(s["sent"]["packets"], 20000);
+    assert_eq!(s["reflected"], 20000, "every probe came back: {}", out.stdout);
+    let l = &s["latency"];
+    assert_eq!(l["count"], 20000, "one round trip per probe sent");
+    let ps: Vec<f64> =
+        ["min_us", "p50_us", "p90_us", "p99_us", "p99.9_us", "p99.99_us", "max_us"].iter().map(|k| l[k].as_f64().unwrap()).collect();
+    assert!(ps.windows(2).all(|w| w[0] <= w[1]), "percentiles are monotonic: {ps:?}");
+    assert!(ps[0] > 0.0, "a round trip takes time: {ps:?}");
+    let buckets: u64 = s["latency_histogram"].as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum();
+    assert_eq!(buckets, 20000, "the exported histogram holds every sample");
+    assert!(out.stdout.contains("round trip (reflected by drop, 20000 probes back of 20000 sent): P50"), "{}", out.stdout);
+}
+
+#[test]
+fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
+    if !is_root() {
+        eprintln!("SKIP the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds: needs root for a network namespace");
+        return;
+    }
+    let _g = heavy();
+    let ns = match Netns::with_pair(&format!("bd-knee-{}", std::process::id())) {
+        Ok(ns) => ns,
+        Err(e) => {
+            eprintln!("SKIP the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds: {e}");
+            return;
+        }
+    };
+    let dir = scratch("knee");
+    let json = dir.join("k.json");
+    let addr = format!("127.0.0.1:{}", free_port());
+    // A receiver that spends 100k cycles a frame: a few tens of thousands of frames a second.
+    let mut d = strings(&["--port", "net_af_packet0", "--listen", &addr, "--duration", "300", "--rx-cost", "100000", "--"]);
+    d.extend(eal_base());
+    d.extend(strings(&["--vdev=net_af_packet0,iface=bd-b", "--lcores=0@1,1@1"]));
+    let mut drop = spawn("ip", &ns.exec(DROP, d));
+    drop.wait_for_line("control on", Duration::from_secs(30));
+    let blast_args = |extra: &[&str]| {
+        let mut b = strings(&["--port", "net_af_packet0", "--peer", &addr, "--size", "256", "--shape", "even", "--warmup", "0.3"]);
+        b.extend(strings(extra));
+        b.push("--".into());
+        b.extend(eal_base());
+        b.extend(strings(&["--vdev=net_af_packet0,iface=bd-a", "--lcores=0@0,1@0"]));
+        ns.exec(BLAST, b)
+    };
+    let j = json.display().to_string();
+    let out = run(
+        "ip",
+        &blast_args(&[
+            "--find-knee",
+            "--rate",
+            "200k",
+            "--search-duration",
+            "0.5",
+            "--duration",
+            "1",
+            "--knee-precision",
+            "5",
+            "--sentence",
+            "--json",
+            &j,
+        ]),
+        Duration::from_secs(240),
+    );
+    assert!(out.status.success(), "blast --find-knee: {}\n{}", out.stdout, out.stderr);
+    let v = read_json(&json);
+    let r = &v["result"];
+    let ndr = r["ndr_mpps"].as_f64().expect("an NDR was found");
+    let pdr = r["pdr_mpps"].as_f64().expect("a PDR was found");
+    assert!(ndr > 0.001 && ndr <= pdr && pdr < 0.2, "NDR {ndr} <= PDR {pdr} below the 0.2 Mpps top");
+    assert_eq!(r["sender_limited"], false, "the receiver, not the sender, is the ceiling");
+    let trials = v["trials"].as_array().unwrap();
+    assert!(trials.iter().any(|t| t["kind"] == "confirm" && t["goal"] == "ndr" && t["ndr_pass"] == true));
+    assert!(
+        trials.iter().any(|t| !t["pdr_pass"].as_bool().unwrap() && t["limit"] == "receiver"),
+        "above the knee the receiver is the limit"
+    );
+    assert!(out.stdout.contains("ceiling for this traffic:") && out.stdout.contains("committable at 70% of it"), "{}", out.stdout);
+    assert!(out.stdout.contains("256 B frames, MTU") && out.stdout.contains("even arrivals, 1 queue"), "qualifiers: {}", out.stdout);
+
+    // The NDR, rerun as a plain step, loses nothing.
+    let rate = format!("{}", (ndr * 1e6).round() as u64);
+    let rerun = dir.join("rerun.json");
+    let rr = rerun.display().to_string();
+    let out = run("ip", &blast_args(&["--rate", &rate, "--duration", "1", "--json", &rr]), Duration::from_secs(60));
+    assert!(out.status.success(), "rerun at the NDR: {}\n{}", out.stdout, out.stderr);
+    let step = &read_json(&rerun)["steps"][0];
+    assert_eq!(step["loss_pct"], 0.0, "no loss at the NDR: {step}");
+    sigint(&drop);
+    let _ = drop.finish(Duration::from_secs(30));
+}
