@@ -3,7 +3,8 @@
 # Debian or Ubuntu: DPDK (the distribution's package), libclang for bindgen,
 # a C compiler for the shim, pkg-config, iproute2 for the veth tests, and
 # the Rust toolchain. Idempotent: with everything present it changes nothing.
-# Sourced by scripts/demo and scripts/test.
+# Sourced by scripts/demo and scripts/test (`blastdrop_deps test` adds the
+# test command's linters).
 
 blastdrop_deps() {
     local need=()
@@ -11,10 +12,16 @@ blastdrop_deps() {
     command -v cc >/dev/null 2>&1 || need+=(build-essential)
     pkg-config --exists libdpdk 2>/dev/null || need+=(dpdk-dev libdpdk-dev)
     command -v dpdk-testpmd >/dev/null 2>&1 || need+=(dpdk)
-    if ! ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so'; then
+    # No grep -q: it would exit at the first match, and under pipefail the
+    # SIGPIPE that ldconfig then gets would read as "not found".
+    if ! ldconfig -p 2>/dev/null | grep 'libclang[-.0-9]*\.so' >/dev/null; then
         need+=(libclang-dev)
     fi
     command -v ip >/dev/null 2>&1 || need+=(iproute2)
+    # "test": the test command, which also lints the shell scripts; "run": the rest.
+    if [ "${1:-}" = test ]; then
+        command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
+    fi
     if [ "${#need[@]}" -gt 0 ]; then
         echo "blastdrop: installing ${need[*]}" >&2
         local sudo=""

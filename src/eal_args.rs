@@ -6,11 +6,41 @@
 use std::path::Path;
 
 /// What was added to the user's EAL arguments, and why.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EalPlan {
     pub args: Vec<String>,
     /// Notes for the user (e.g. workers sharing a core).
     pub notes: Vec<String>,
+    /// Where the lcores went, when blastdrop placed them (no -l/--lcores given).
+    pub placement: Option<topology::Placement>,
+}
+
+/// The PCI address of the first device the user allowed (-a/--allow, -w), if any.
+pub fn first_pci(args: &[String]) -> Option<String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let v = match a.as_str() {
+            "-a" | "--allow" | "-w" | "--pci-whitelist" => it.next().cloned(),
+            _ => a.strip_prefix("--allow=").or_else(|| a.strip_prefix("-a")).filter(|v| !v.is_empty()).map(str::to_owned),
+        };
+        if let Some(v) = v {
+            // Device arguments follow a comma.
+            let pci = v.split(',').next().unwrap_or_default().to_string();
+            if pci.matches(':').count() >= 1 && pci.contains('.') {
+                return Some(if pci.matches(':').count() == 1 { format!("0000:{pci}") } else { pci });
+            }
+        }
+    }
+    None
+}
+
+/// Places the main lcore and `workers` workers from the machine's topology
+/// (sysfs), on the NIC's NUMA node when the user named a PCI device.
+pub fn auto_lcores(user: &[String], workers: u16) -> Result<topology::Placement, String> {
+    let root = topology::sysfs_root();
+    let topo = topology::Topology::from_sysfs(&root)?.restricted_to(&allowed_cpus());
+    let nic_node = first_pci(user).and_then(|p| topology::pci_numa_node(&root, &p));
+    topology::place(&topo, usize::from(workers), nic_node)
 }
 
 fn has_flag(args: &[String], names: &[&str]) -> bool {
@@ -57,9 +87,20 @@ pub fn lcore_map(workers: u16, cpus: &[u32]) -> (String, Option<String>) {
 pub fn plan(user: &[String], workers: u16) -> EalPlan {
     let mut plan = EalPlan::default();
     if !user_chose_lcores(user) {
-        let (lcores, note) = lcore_map(workers, &allowed_cpus());
-        plan.args.push(lcores);
-        plan.notes.extend(note);
+        match auto_lcores(user, workers) {
+            Ok(p) => {
+                plan.args.push(format!("--lcores={}", p.eal_lcores()));
+                plan.notes.extend(p.warnings.iter().cloned());
+                plan.placement = Some(p);
+            }
+            Err(e) => {
+                // No topology to read (a container without /sys): in order.
+                let (lcores, note) = lcore_map(workers, &allowed_cpus());
+                plan.notes.push(format!("lcores placed in CPU order: {e}"));
+                plan.args.push(lcores);
+                plan.notes.extend(note);
+            }
+        }
     }
     if !has_flag(user, &["--log-level"]) {
         // EAL's start-up chatter at INFO drowns the report; warnings still show.
@@ -110,6 +151,14 @@ mod tests {
         assert!(note.unwrap().contains("share 1 CPU"));
         assert_eq!(lcore_map(2, &[4, 5, 6]).0, "--lcores=0@4,1@5,2@6");
         assert_eq!(lcore_map(1, &[3]).0, "--lcores=0@3,1@3");
+    }
+
+    #[test]
+    fn the_nics_pci_address_is_found_in_the_eal_arguments() {
+        assert_eq!(first_pci(&s(&["-l", "0-2", "-a", "0000:00:06.0"])), Some("0000:00:06.0".into()));
+        assert_eq!(first_pci(&s(&["--allow=00:06.0,llq_policy=1"])), Some("0000:00:06.0".into()));
+        assert_eq!(first_pci(&s(&["-a0000:81:00.1"])), Some("0000:81:00.1".into()));
+        assert_eq!(first_pci(&s(&["--vdev=net_null0", "--no-pci"])), None);
     }
 
     #[test]

@@ -85,6 +85,8 @@ pub struct Environment {
     pub tsc_hz: u64,
     pub hugepages: bool,
     pub eal_args: Vec<String>,
+    /// Where blastdrop placed the lcores from the machine's topology (null when -l/--lcores was given).
+    pub placement: Option<topology::Placement>,
     pub port: PortRecord,
     pub lcores: Vec<LcoreRecord>,
     pub mempools: Vec<MempoolRecord>,

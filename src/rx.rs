@@ -36,6 +36,7 @@ pub const POLL_BUCKETS: usize = 11;
 /// How bursty the arrivals were, as the receiver saw them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Burstiness {
+    /// Empty polls always; the others not with --count-only.
     pub polls_by_size: [u64; POLL_BUCKETS],
     /// Polls that came back full (as many frames as asked): more were waiting.
     pub full_polls: u64,
@@ -108,26 +109,31 @@ impl RxLane {
 
         while !stop.load(Relaxed) {
             let n = queue.rx_burst(&mut bufs[..burst]);
-            b.polls_by_size[poll_bucket(n)] += 1;
-            if after_full {
-                backlog += n as u64;
-                b.max_backlog = b.max_backlog.max(backlog);
-            } else {
-                backlog = 0;
-            }
-            after_full = n == burst;
-            b.full_polls += u64::from(after_full);
-            if self.interval_cycles > 0 && n > 0 {
-                let i = dpdk::rdtsc() / self.interval_cycles;
-                first_interval.get_or_insert(i);
-                if i != interval {
-                    b.max_per_interval = b.max_per_interval.max(in_interval);
-                    (interval, in_interval) = (i, 0);
+            // Burstiness figures cost a few instructions per poll that
+            // brings frames; --count-only, the cheapest loop, goes without.
+            if n > 0 && !self.count_only {
+                b.polls_by_size[poll_bucket(n)] += 1;
+                if after_full {
+                    backlog += n as u64;
+                    b.max_backlog = b.max_backlog.max(backlog);
+                } else {
+                    backlog = 0;
                 }
-                in_interval += n as u64;
-                b.frames_in_intervals += n as u64;
+                after_full = n == burst;
+                b.full_polls += u64::from(after_full);
+                if self.interval_cycles > 0 {
+                    let i = dpdk::rdtsc() / self.interval_cycles;
+                    first_interval.get_or_insert(i);
+                    if i != interval {
+                        b.max_per_interval = b.max_per_interval.max(in_interval);
+                        (interval, in_interval) = (i, 0);
+                    }
+                    in_interval += n as u64;
+                    b.frames_in_intervals += n as u64;
+                }
             }
             if n == 0 {
+                after_full = false;
                 if let Some(start) = run_start.take() {
                     last_tsc = dpdk::rdtsc();
                     tally.busy_cycles += last_tsc - start;
@@ -215,6 +221,7 @@ impl RxLane {
             b.max_per_interval = b.max_per_interval.max(in_interval);
             b.intervals = interval - first + 1;
         }
+        b.polls_by_size[0] = tally.empty_polls;
         RxOutcome { tally, streams: table, first_tsc, last_tsc: first_tsc.map(|_| last_tsc), burstiness: b, reflect }
     }
 }

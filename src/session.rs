@@ -43,10 +43,15 @@ pub fn init_logging(verbose: u8) {
 pub struct Started {
     pub eal: Eal,
     pub eal_args: Vec<String>,
+    /// Where blastdrop put the lcores (None when the user gave -l/--lcores).
+    pub placement: Option<topology::Placement>,
 }
 
 pub fn start_eal(tool: &str, user: &[String], workers: u16) -> Result<Started, Failure> {
     let plan = eal_args::plan(user, workers);
+    if let Some(p) = &plan.placement {
+        eprintln!("{tool}: lcores: {} (from sysfs; give -l or --lcores after -- to choose)", p.describe());
+    }
     for note in &plan.notes {
         tracing::warn!("{note}");
     }
@@ -57,7 +62,7 @@ pub fn start_eal(tool: &str, user: &[String], workers: u16) -> Result<Started, F
         }
         other => other.into(),
     })?;
-    Ok(Started { eal, eal_args: plan.args })
+    Ok(Started { eal, eal_args: plan.args, placement: plan.placement })
 }
 
 /// Opens `spec`, or says which ports exist and how to add one.

@@ -161,7 +161,11 @@ impl TxLane {
                 let tsc = dpdk::rdtsc();
                 tally.busy_cycles += tsc - last;
                 last = tsc;
-                shape.record(tsc, n as u32);
+                if schedule.is_some() {
+                    shape.record(tsc, n as u32);
+                } else {
+                    shape.count(n as u32);
+                }
                 self.counters.publish(&tally);
                 if nstreams == 1 {
                     // One stream: its sequence number lives in a register, not

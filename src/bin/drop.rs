@@ -384,6 +384,7 @@ fn run(args: Args) -> Result<(), Failure> {
             tsc_hz: hz,
             hugepages: eal.has_hugepages(),
             eal_args: started.eal_args.clone(),
+            placement: started.placement.clone(),
             port: PortRecord {
                 id: receiver.port().id(),
                 name: info.name.clone(),

@@ -55,11 +55,43 @@ pub fn render_table(records: &[StepRecord]) -> String {
             r.limit
         );
     }
+    // Latency, when the steps timed reflected probes: its own lines, with
+    // the qualifiers a percentile needs (shape, rate, sample count).
+    if records.iter().any(|r| r.latency.is_some()) {
+        let _ = writeln!(s, "\nround trip (drop --reflect), microseconds:");
+        let _ = writeln!(
+            s,
+            "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+            "step", "run", "queues", "size", "shape", "offered", "P50", "P90", "P99", "P99.9", "P99.99", "Max", "samples"
+        );
+        for r in records.iter().filter(|r| r.error.is_none()) {
+            if let Some(l) = &r.latency {
+                let _ = writeln!(
+                    s,
+                    "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10}",
+                    r.step + 1,
+                    r.run,
+                    r.queues,
+                    r.size,
+                    r.shape,
+                    opt(r.offered_mpps, 3),
+                    l.p50_us,
+                    l.p90_us,
+                    l.p99_us,
+                    l.p99_9_us,
+                    l.p99_99_us,
+                    l.max_us,
+                    l.count
+                );
+            }
+        }
+    }
     s
 }
 
 pub const CSV_HEADER: &str = "step,run,queues,size_bytes,flows,mtu,shape,offered_mpps,sent_mpps,sent_packets,received_mpps,received_packets,\
-received_wire_gbps,received_frame_gbps,loss_pct,mpps_per_queue,gain_mpps,sender_cycles_per_packet,ring_full_retries,imissed,rx_nombuf,limit,error";
+received_wire_gbps,received_frame_gbps,loss_pct,mpps_per_queue,gain_mpps,sender_cycles_per_packet,ring_full_retries,imissed,rx_nombuf,limit,\
+achieved_mpps,frames_per_send,gap_spread,latency_samples,p50_us,p90_us,p99_us,p99_9_us,p99_99_us,max_us,error";
 
 /// The ladder as CSV, one row per step, with a header.
 pub fn render_csv(records: &[StepRecord]) -> String {
@@ -71,7 +103,7 @@ pub fn render_csv(records: &[StepRecord]) -> String {
         let quoted = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{:.6},{},{},{},{},{},{},{:.6},{},{:.2},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{:.6},{},{},{},{},{},{},{:.6},{},{:.2},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.step + 1,
             r.run,
             r.queues,
@@ -94,6 +126,16 @@ pub fn render_csv(records: &[StepRecord]) -> String {
             int(r.receiver.as_ref().map(|f| f.imissed)),
             int(r.receiver.as_ref().map(|f| f.rx_nombuf)),
             quoted(&r.limit),
+            num(r.achieved_shape.map(|a| a.achieved_mpps)),
+            num(r.achieved_shape.map(|a| a.frames_per_send)),
+            num(r.achieved_shape.map(|a| a.gap_spread)),
+            int(r.latency.map(|l| l.count)),
+            num(r.latency.map(|l| l.p50_us)),
+            num(r.latency.map(|l| l.p90_us)),
+            num(r.latency.map(|l| l.p99_us)),
+            num(r.latency.map(|l| l.p99_9_us)),
+            num(r.latency.map(|l| l.p99_99_us)),
+            num(r.latency.map(|l| l.max_us)),
             r.error.as_deref().map(quoted).unwrap_or_default()
         );
     }
@@ -131,6 +173,19 @@ mod tests {
         assert!(lines[3].contains("1.750"), "per queue: {}", lines[3]);
         assert!(lines[3].trim_end().ends_with("n/a"));
         assert!(lines[1].contains("Gb/s wire"));
+    }
+
+    #[test]
+    fn latency_gets_its_own_lines_with_shape_and_samples() {
+        let mut r = rec(0, 1, 1.0);
+        r.shape = "even".into();
+        r.offered_mpps = Some(1.0);
+        r.latency = Some(latency::LatencySummary { count: 1000, p50_us: 10.0, p99_9_us: 42.0, max_us: 50.0, ..Default::default() });
+        let t = render_table(&[r]);
+        assert!(t.contains("round trip (drop --reflect), microseconds:"), "{t}");
+        let last = t.lines().last().unwrap();
+        assert!(last.contains("even") && last.contains("42.0") && last.trim_end().ends_with("1000"), "{last}");
+        assert!(!render_table(&[rec(0, 1, 1.0)]).contains("round trip"));
     }
 
     #[test]

@@ -223,6 +223,14 @@ impl Default for ShapeStats {
 }
 
 impl ShapeStats {
+    /// Counts a send without timing it (unpaced: the gaps are the loop's own).
+    #[inline(always)]
+    pub fn count(&mut self, frames: u32) {
+        self.sends += 1;
+        self.frames += u64::from(frames);
+        self.max_frames = self.max_frames.max(frames);
+    }
+
     #[inline(always)]
     pub fn record(&mut self, tsc: u64, frames: u32) {
         if self.sends > 0 {

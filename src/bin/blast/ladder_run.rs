@@ -157,6 +157,15 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     }
 
     println!();
+    if let Some(r) = records.iter().find(|r| r.error.is_none()) {
+        println!(
+            "every step: MTU {}, {} arrivals{}, {} (FCS incl.); recv figures are drop's (receiver-side) where there is a --peer",
+            r.mtu,
+            r.shape,
+            args.rate.map_or(String::new(), |x| format!(" at {:.3} Mpps offered", x / 1e6)),
+            if ladder.sizes.len() == 1 { format!("{} B frames", ladder.sizes[0]) } else { "frame sizes as in the size column".into() }
+        );
+    }
     print!("{}", ladder::render_table(&records));
     let aggregates = Aggregate::from_records(&records);
     if args.repeat > 1 {

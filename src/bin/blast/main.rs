@@ -128,6 +128,7 @@ pub fn environment(started: &session::Started, sender: &Sender, queues: u16) -> 
         tsc_hz: sender.tsc_hz(),
         hugepages: eal.has_hugepages(),
         eal_args: started.eal_args.clone(),
+        placement: started.placement.clone(),
         port: PortRecord {
             id: sender.port().id(),
             name: info.name.clone(),

@@ -1,0 +1,326 @@
+//! Where to put lcores: the machine's CPUs read from sysfs (physical cores,
+//! hyperthread siblings, NUMA nodes), and a placement for one main lcore and
+//! N workers that knows them: workers on the NIC's NUMA node, one per
+//! physical core before any hyperthread sibling, the main lcore on a core
+//! of its own when there is one to spare. No EAL here; tests run on
+//! recorded sysfs trees.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// One logical CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Cpu {
+    pub id: u32,
+    /// Physical core: (package, core id) is unique per physical core.
+    pub package: u32,
+    pub core: u32,
+    pub node: u32,
+}
+
+impl Cpu {
+    fn physical(&self) -> (u32, u32) {
+        (self.package, self.core)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Topology {
+    pub cpus: Vec<Cpu>,
+}
+
+/// Parses a sysfs CPU list ("0-3,8,10-11").
+pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) =
+                    (a.parse().map_err(|_| format!("bad CPU list {s:?}"))?, b.parse().map_err(|_| format!("bad CPU list {s:?}"))?);
+                if a > b {
+                    return Err(format!("bad CPU list {s:?}"));
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().map_err(|_| format!("bad CPU list {s:?}"))?),
+        }
+    }
+    Ok(out)
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+impl Topology {
+    /// Reads the online CPUs under `root` (normally "/sys").
+    pub fn from_sysfs(root: &Path) -> Result<Topology, String> {
+        let cpu_dir = root.join("devices/system/cpu");
+        let online = parse_cpu_list(&read(&cpu_dir.join("online"))?)?;
+        // NUMA nodes: a machine without node directories is one node.
+        let mut node_of = BTreeMap::new();
+        let node_dir = root.join("devices/system/node");
+        if let Ok(entries) = std::fs::read_dir(&node_dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                if let Some(n) = name.strip_prefix("node").and_then(|n| n.parse::<u32>().ok()) {
+                    if let Ok(list) = read(&e.path().join("cpulist")) {
+                        for c in parse_cpu_list(&list)? {
+                            node_of.insert(c, n);
+                        }
+                    }
+                }
+            }
+        }
+        let mut cpus = Vec::new();
+        for id in online {
+            let t = cpu_dir.join(format!("cpu{id}/topology"));
+            let num = |f: &str| -> Result<u32, String> {
+                let v = read(&t.join(f))?;
+                // -1 where the platform does not say.
+                Ok(v.trim().parse::<i64>().map_err(|_| format!("bad {} for cpu{id}", f))?.max(0) as u32)
+            };
+            cpus.push(Cpu {
+                id,
+                package: num("physical_package_id")?,
+                core: num("core_id")?,
+                node: node_of.get(&id).copied().unwrap_or(0),
+            });
+        }
+        if cpus.is_empty() {
+            return Err(format!("no online CPU under {}", cpu_dir.display()));
+        }
+        Ok(Topology { cpus })
+    }
+
+    /// Only these CPUs (the process's affinity mask).
+    pub fn restricted_to(&self, allowed: &[u32]) -> Topology {
+        Topology { cpus: self.cpus.iter().filter(|c| allowed.contains(&c.id)).copied().collect() }
+    }
+
+    pub fn physical_cores(&self) -> usize {
+        let mut v: Vec<_> = self.cpus.iter().map(|c| c.physical()).collect();
+        v.sort();
+        v.dedup();
+        v.len()
+    }
+
+    pub fn has_smt(&self) -> bool {
+        self.physical_cores() < self.cpus.len()
+    }
+}
+
+/// The NUMA node of a PCI device (None when sysfs does not say).
+pub fn pci_numa_node(root: &Path, pci: &str) -> Option<u32> {
+    let v = read(&root.join("bus/pci/devices").join(pci).join("numa_node")).ok()?;
+    let n: i64 = v.trim().parse().ok()?;
+    (n >= 0).then_some(n as u32)
+}
+
+/// Where the lcores go.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Placement {
+    pub main: u32,
+    /// Worker i runs on CPU workers[i].
+    pub workers: Vec<u32>,
+    pub nic_node: Option<u32>,
+    pub warnings: Vec<String>,
+}
+
+impl Placement {
+    /// The EAL's --lcores value: lcore 0 on the main CPU, lcore i on worker i-1's.
+    pub fn eal_lcores(&self) -> String {
+        let mut parts = vec![format!("0@{}", self.main)];
+        parts.extend(self.workers.iter().enumerate().map(|(i, c)| format!("{}@{}", i + 1, c)));
+        parts.join(",")
+    }
+
+    /// "main on CPU 0; workers on CPUs 1, 2, 3 (node 0)".
+    pub fn describe(&self) -> String {
+        let ws: Vec<String> = self.workers.iter().map(u32::to_string).collect();
+        format!(
+            "main lcore on CPU {}; {} worker(s) on CPU(s) {}{}",
+            self.main,
+            self.workers.len(),
+            ws.join(", "),
+            self.nic_node.map_or(String::new(), |n| format!(" (NIC on NUMA node {n})"))
+        )
+    }
+}
+
+/// Places a main lcore and `workers` workers on `topo`, preferring the
+/// NIC's node. The main lcore takes the NIC node's first physical core.
+/// Workers go, on the NIC's node first: one thread of every other physical
+/// core; then the main lcore's hyperthread siblings (the main lcore mostly
+/// sleeps); then the other siblings. Only then the other nodes, in the same
+/// order; and last the main lcore's own CPU.
+pub fn place(topo: &Topology, workers: usize, nic_node: Option<u32>) -> Result<Placement, String> {
+    if topo.cpus.is_empty() {
+        return Err("no CPU to place lcores on".into());
+    }
+    let home = nic_node.unwrap_or(topo.cpus[0].node);
+    // Per node (home first), physical cores in order, each with its threads in order.
+    let mut nodes: BTreeMap<(bool, u32), BTreeMap<(u32, u32), Vec<u32>>> = BTreeMap::new();
+    for c in &topo.cpus {
+        nodes.entry((c.node != home, c.node)).or_default().entry(c.physical()).or_default().push(c.id);
+    }
+    let mut main = None;
+    let mut order: Vec<u32> = Vec::new();
+    for cores in nodes.values_mut() {
+        let mut cores: Vec<Vec<u32>> = cores.values().cloned().collect();
+        for t in &mut cores {
+            t.sort();
+        }
+        let mut main_siblings = Vec::new();
+        if main.is_none() {
+            let first = cores.remove(0);
+            main = Some(first[0]);
+            main_siblings = first[1..].to_vec();
+        }
+        order.extend(cores.iter().map(|t| t[0]));
+        order.extend(main_siblings);
+        order.extend(cores.iter().flat_map(|t| t[1..].iter().copied()));
+    }
+    let main = main.expect("at least one CPU");
+    order.push(main);
+
+    if workers > order.len() {
+        return Err(format!(
+            "{workers} worker lcores asked for, but this process may use only {} CPUs: lower --queues, or give -l/--lcores yourself",
+            topo.cpus.len()
+        ));
+    }
+    let chosen: Vec<u32> = order[..workers].to_vec();
+    let mut warnings = Vec::new();
+    let cpu = |id: u32| topo.cpus.iter().find(|c| c.id == id).copied().expect("chosen from topo");
+    let mut per_core: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
+    for &w in &chosen {
+        per_core.entry(cpu(w).physical()).or_default().push(w);
+    }
+    let shared: Vec<String> = per_core.values().filter(|v| v.len() > 1).map(|v| format!("{v:?}")).collect();
+    if !shared.is_empty() {
+        warnings.push(format!("workers share physical cores (hyperthread siblings {}): each gets about half a core", shared.join(", ")));
+    }
+    if chosen.contains(&main) {
+        warnings.push(format!("a worker shares CPU {main} with the main lcore: there are fewer CPUs than workers + 1"));
+    } else if chosen.iter().any(|&w| cpu(w).physical() == cpu(main).physical()) {
+        warnings.push("a worker shares the main lcore's physical core (hyperthread sibling)".to_string());
+    }
+    if let Some(n) = nic_node {
+        let off: Vec<u32> = chosen.iter().copied().filter(|&w| cpu(w).node != n).collect();
+        if !off.is_empty() {
+            warnings.push(format!("workers on CPUs {off:?} are off the NIC's NUMA node {n}: every frame crosses the interconnect"));
+        }
+    }
+    Ok(Placement { main, workers: chosen, nic_node, warnings })
+}
+
+/// The sysfs root: $BLASTDROP_SYSFS (for tests), or /sys.
+pub fn sysfs_root() -> PathBuf {
+    std::env::var_os("BLASTDROP_SYSFS").map_or_else(|| PathBuf::from("/sys"), PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sysfs trees under tests/sysfs: the Intel, Graviton and two-socket
+    /// ones are written in the layout Linux gives those machines (first
+    /// threads numbered first, siblings after); the VM one is copied from a
+    /// real machine.
+    fn fixture(name: &str) -> Topology {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sysfs").join(name);
+        Topology::from_sysfs(&root).unwrap()
+    }
+
+    #[test]
+    fn cpu_lists_parse() {
+        assert_eq!(parse_cpu_list("0-3,8,10-11\n").unwrap(), [0, 1, 2, 3, 8, 10, 11]);
+        assert_eq!(parse_cpu_list("5").unwrap(), [5]);
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("x").is_err());
+    }
+
+    #[test]
+    fn intel_with_hyperthreads_gets_one_worker_per_physical_core_first() {
+        // 4 cores x 2 threads; siblings are n and n+4.
+        let t = fixture("intel-4c8t");
+        assert_eq!((t.cpus.len(), t.physical_cores(), t.has_smt()), (8, 4, true));
+        let p = place(&t, 3, Some(0)).unwrap();
+        assert_eq!(p.main, 0);
+        assert_eq!(p.workers, [1, 2, 3], "one per physical core, main's core left alone");
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!(p.eal_lcores(), "0@0,1@1,2@2,3@3");
+        // Five workers: the fourth and fifth are siblings, and it says so.
+        // Five workers: the main lcore's sibling first (it mostly sleeps),
+        // then another sibling; both said.
+        let p = place(&t, 5, Some(0)).unwrap();
+        assert_eq!(p.workers, [1, 2, 3, 4, 5]);
+        assert!(p.warnings.iter().any(|w| w.contains("share physical cores")), "{:?}", p.warnings);
+        assert!(p.warnings.iter().any(|w| w.contains("main lcore's physical core")), "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn graviton_without_smt_uses_every_core_but_the_main_one() {
+        let t = fixture("graviton-16c");
+        assert!(!t.has_smt());
+        let p = place(&t, 15, None).unwrap();
+        assert_eq!(p.main, 0);
+        assert_eq!(p.workers, (1..16).collect::<Vec<_>>());
+        assert!(p.warnings.is_empty());
+        // One more than there is room for: the main lcore's CPU, with a warning.
+        let p = place(&t, 16, None).unwrap();
+        assert_eq!(p.workers.last(), Some(&0));
+        assert!(p.warnings.iter().any(|w| w.contains("shares CPU 0 with the main lcore")));
+        assert!(place(&t, 17, None).unwrap_err().contains("only 16 CPUs"));
+    }
+
+    #[test]
+    fn two_sockets_keep_workers_on_the_nics_node() {
+        // 2 sockets x 4 cores x 2 threads: node 0 has CPUs 0-3 and 8-11, node 1 has 4-7 and 12-15.
+        let t = fixture("two-socket-2x4c");
+        let p = place(&t, 3, Some(1)).unwrap();
+        assert_eq!(p.main, 4, "the main lcore on the NIC's node too");
+        assert_eq!(p.workers, [5, 6, 7]);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        // More workers than node 1 has physical cores: node 1's siblings
+        // before the other node; crossing only past them, and flagged.
+        let p = place(&t, 6, Some(1)).unwrap();
+        assert_eq!(p.workers, [5, 6, 7, 12, 13, 14]);
+        assert!(!p.warnings.iter().any(|w| w.contains("NUMA")), "{:?}", p.warnings);
+        let p = place(&t, 9, Some(1)).unwrap();
+        assert_eq!(p.workers, [5, 6, 7, 12, 13, 14, 15, 0, 1]);
+        assert!(p.warnings.iter().any(|w| w.contains("off the NIC's NUMA node 1")), "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn an_affinity_mask_narrows_the_choice() {
+        let t = fixture("intel-4c8t").restricted_to(&[2, 3, 6, 7]);
+        let p = place(&t, 2, None).unwrap();
+        assert_eq!(p.main, 2);
+        assert_eq!(p.workers, [3, 6], "core 3's first thread, then the main lcore's sibling before core 3's");
+    }
+
+    #[test]
+    fn this_projects_two_cpu_vm_as_recorded() {
+        // Copied from /sys on the project's 2-CPU CI kind of machine.
+        let t = fixture("recorded-amd-epyc-vm-2c");
+        assert_eq!((t.cpus.len(), t.has_smt()), (2, false));
+        let p = place(&t, 1, None).unwrap();
+        assert_eq!((p.main, p.workers.clone()), (0, vec![1]));
+        assert!(p.warnings.is_empty());
+        let p = place(&t, 2, None).unwrap();
+        assert_eq!(p.workers, [1, 0]);
+        assert_eq!(p.warnings.len(), 1, "the second worker shares the main lcore's CPU: {:?}", p.warnings);
+    }
+
+    #[test]
+    fn pci_numa_node_reads_sysfs() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sysfs/two-socket-2x4c");
+        assert_eq!(pci_numa_node(&root, "0000:81:00.0"), Some(1));
+        assert_eq!(pci_numa_node(&root, "0000:00:05.0"), None, "numa_node -1: unknown");
+        assert_eq!(pci_numa_node(&root, "0000:ff:00.0"), None);
+    }
+}

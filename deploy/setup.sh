@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Sets up an EC2 instance for blastdrop, from nothing: DPDK (the
+# distribution's package), the Rust toolchain and blastdrop; hugepages; the
+# data interface(s) bound to vfio-pci in no-IOMMU mode with write-combining
+# (ENA's LLQ needs it), checked. Idempotent: a step already done is skipped.
+#
+#   deploy/setup.sh [--dry-run] [--undo] [--iface NAME ...] [--hugepages N] [--repo DIR]
+#
+#   --dry-run     print every step, change nothing
+#   --undo        give the data interface(s) back to the kernel's ena driver
+#   --iface NAME  the data interface (repeatable) [default: every ENA interface
+#                 except the one holding the default route: that is the management one]
+#   --hugepages N 2 MiB pages to reserve [default: 2048, 4 GiB]
+#   --repo DIR    the blastdrop checkout to build [default: this script's repository]
+#
+# Exit codes: 0 done (or nothing left to do); 2 bad arguments; 3 no ENA
+# interface on this machine (nothing changed); 4 a step failed (said which).
+set -euo pipefail
+
+dry=0 undo=0 pages=2048 ifaces=() repo=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --dry-run) dry=1 ;;
+        --undo) undo=1 ;;
+        --iface) [ $# -ge 2 ] || { echo "setup: error: --iface needs an interface name" >&2; exit 2; }; ifaces+=("$2"); shift ;;
+        --hugepages) [ $# -ge 2 ] || { echo "setup: error: --hugepages needs a number" >&2; exit 2; }; pages="$2"; shift ;;
+        --repo) [ $# -ge 2 ] || { echo "setup: error: --repo needs a directory" >&2; exit 2; }; repo="$2"; shift ;;
+        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "setup: error: unknown argument '$1' (see deploy/setup.sh --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+case "$pages" in ''|*[!0-9]*) echo "setup: error: --hugepages takes a whole number of 2 MiB pages" >&2; exit 2 ;; esac
+[ -n "$repo" ] || repo="$(cd "$(dirname "$0")/.." && pwd)"
+SYS="${BLASTDROP_SYSFS:-/sys}"
+
+# Runs a step, or prints it under --dry-run.
+step() {
+    local what="$1"; shift
+    if [ "$dry" = 1 ]; then
+        printf 'setup: would %s: %s\n' "$what" "$*"
+        return 0
+    fi
+    printf 'setup: %s\n' "$what"
+    "$@" || { echo "setup: error: could not $what (command: $*)" >&2; exit 4; }
+}
+
+# --- which interfaces -----------------------------------------------------
+ena_ifaces() {
+    local d name drv
+    for d in "$SYS"/class/net/*; do
+        [ -e "$d/device/driver" ] || continue
+        name=$(basename "$d")
+        drv=$(basename "$(readlink -f "$d/device/driver")")
+        [ "$drv" = ena ] && echo "$name"
+    done
+    return 0
+}
+mgmt_iface=$(ip -o route show default 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == "dev") print $(i + 1)}' | head -1 || true)
+if [ "${#ifaces[@]}" -eq 0 ] && [ "$undo" = 0 ]; then
+    mapfile -t all < <(ena_ifaces)
+    if [ "${#all[@]}" -eq 0 ]; then
+        drivers=$(for d in "$SYS"/class/net/*/device/driver; do [ -e "$d" ] && basename "$(readlink -f "$d")"; done | sort -u | tr '\n' ' ')
+        echo "setup: no ENA interface on this machine (network drivers here: ${drivers:-none}): nothing to do, nothing changed." >&2
+        echo "setup: this script prepares EC2 instances with ENA interfaces; elsewhere bind your NIC to a DPDK driver yourself (docs/ec2.md)." >&2
+        exit 3
+    fi
+    for i in "${all[@]}"; do [ "$i" = "$mgmt_iface" ] || ifaces+=("$i"); done
+    if [ "${#ifaces[@]}" -eq 0 ]; then
+        echo "setup: the only ENA interface ($mgmt_iface) holds the default route: it is the management interface and stays with the kernel." >&2
+        echo "setup: attach a second interface for the data (the CloudFormation template in deploy/ does), or name one with --iface." >&2
+        exit 3
+    fi
+fi
+for i in "${ifaces[@]}"; do
+    if [ "$i" = "$mgmt_iface" ]; then
+        echo "setup: error: $i holds the default route (the management interface); binding it to DPDK would cut this session off" >&2
+        exit 2
+    fi
+done
+
+pci_of() { basename "$(readlink -f "$SYS/class/net/$1/device")"; }
+
+# --- undo -----------------------------------------------------------------
+if [ "$undo" = 1 ]; then
+    bound=()
+    for dev in "$SYS"/bus/pci/drivers/vfio-pci/0000:*; do
+        [ -e "$dev" ] || continue
+        [ "$(cat "$dev/vendor" 2>/dev/null)" = 0x1d0f ] && bound+=("$(basename "$dev")")
+    done
+    if [ "${#bound[@]}" -eq 0 ]; then
+        echo "setup: no ENA device is bound to vfio-pci: nothing to undo."
+        exit 0
+    fi
+    for pci in "${bound[@]}"; do
+        step "give $pci back to the ena driver" dpdk-devbind.py --bind=ena "$pci"
+    done
+    exit 0
+fi
+
+echo "setup: data interface(s): ${ifaces[*]} (management: ${mgmt_iface:-none found})"
+
+# --- packages, toolchain, blastdrop ---------------------------------------
+need=()
+for pkg in dpdk dpdk-dev libdpdk-dev libclang-dev pkg-config build-essential git curl; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ "${#need[@]}" -gt 0 ]; then
+    step "install ${need[*]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+fi
+if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+    step "install the Rust toolchain (rustup)" sh -c "curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal"
+fi
+export PATH="$HOME/.cargo/bin:$PATH"
+step "build blastdrop (release) in $repo" cargo build --release --locked --manifest-path "$repo/Cargo.toml"
+
+# --- hugepages --------------------------------------------------------------
+HP="$SYS/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+if [ "$(cat "$HP" 2>/dev/null || echo 0)" -lt "$pages" ]; then
+    step "reserve $pages hugepages of 2 MiB" sh -c "echo $pages > $HP"
+fi
+if ! grep -qs ' hugetlbfs ' /proc/mounts; then
+    step "mount hugetlbfs on /dev/hugepages" sh -c "mkdir -p /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages"
+fi
+
+# --- vfio-pci, no IOMMU, write-combining --------------------------------------
+if [ ! -d "$SYS/bus/pci/drivers/vfio-pci" ]; then
+    step "load vfio-pci" modprobe vfio-pci
+fi
+if [ ! -d "$SYS/class/iommu" ] || [ -z "$(ls -A "$SYS/class/iommu" 2>/dev/null)" ]; then
+    noiommu="$SYS/module/vfio/parameters/enable_unsafe_noiommu_mode"
+    if [ "$(cat "$noiommu" 2>/dev/null)" != Y ]; then
+        step "enable vfio's no-IOMMU mode (this instance has no IOMMU)" sh -c "echo 1 > $noiommu"
+    fi
+fi
+# Stock vfio-pci maps BARs uncached: ENA's LLQ then runs far below its
+# rate. amzn-drivers' get-vfio-with-wc.sh builds vfio-pci with
+# write-combining for the running kernel.
+if ! modinfo vfio-pci 2>/dev/null | grep -qi 'write.combin\|wc'; then
+    step "build vfio-pci with write-combining (amzn-drivers get-vfio-with-wc.sh)" sh -c \
+        "cd /tmp && rm -rf amzn-drivers && git clone -q --depth 1 https://github.com/amzn/amzn-drivers && \
+         cd amzn-drivers/userspace/dpdk/enav2-vfio-patch && ./get-vfio-with-wc.sh"
+fi
+for i in "${ifaces[@]}"; do
+    pci=$(pci_of "$i")
+    step "bring $i ($pci) down" ip link set "$i" down
+    step "bind $pci to vfio-pci" dpdk-devbind.py --bind=vfio-pci "$pci"
+done
+
+# --- checks ---------------------------------------------------------------
+if [ "$dry" = 0 ]; then
+    pat=/sys/kernel/debug/x86/pat_memtype_list
+    if [ -r "$pat" ]; then
+        if grep -q write-combining "$pat"; then
+            echo "setup: write-combining: on (a write-combining mapping is in $pat once DPDK maps the BAR; blast prints LLQ's state at start)"
+        else
+            echo "setup: write-combining: no write-combining mapping yet; it appears when DPDK maps the BAR. If blast reports LLQ disabled, rerun this script." >&2
+        fi
+    else
+        echo "setup: write-combining: cannot be read here ($pat is x86-only, or debugfs is not mounted); ENA's PMD logs whether LLQ runs with it at start"
+    fi
+    echo "setup: done. Next: docs/ec2.md, 'Run'."
+fi

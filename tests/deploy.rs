@@ -1,0 +1,98 @@
+//! deploy/setup.sh on machines it must not touch and on one it would set
+//! up, both as --dry-run against a sysfs tree the test builds (the script
+//! reads $BLASTDROP_SYSFS instead of /sys).
+
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SETUP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/setup.sh");
+
+/// A sysfs with network interfaces `ifaces` (name, driver, PCI address).
+fn fake_sysfs(name: &str, ifaces: &[(&str, &str, &str)]) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("blastdrop-{}-sysfs-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for (iface, driver, pci) in ifaces {
+        let dev = root.join("devices/pci0000:00").join(pci);
+        std::fs::create_dir_all(&dev).unwrap();
+        let drv = root.join("bus/pci/drivers").join(driver);
+        std::fs::create_dir_all(&drv).unwrap();
+        symlink(&drv, dev.join("driver")).unwrap();
+        let net = root.join("class/net").join(iface);
+        std::fs::create_dir_all(&net).unwrap();
+        symlink(&dev, net.join("device")).unwrap();
+    }
+    std::fs::create_dir_all(root.join("kernel/mm/hugepages/hugepages-2048kB")).unwrap();
+    std::fs::write(root.join("kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"), "0\n").unwrap();
+    root
+}
+
+fn setup(sysfs: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new("bash").arg(SETUP).args(args).env("BLASTDROP_SYSFS", sysfs).output().expect("bash runs");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn snapshot(root: &Path) -> Vec<(PathBuf, String)> {
+    let mut v = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                stack.push(p);
+            } else if meta.is_file() {
+                v.push((p.clone(), std::fs::read_to_string(&p).unwrap_or_default()));
+            } else {
+                v.push((p.clone(), format!("-> {:?}", std::fs::read_link(&p).ok())));
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+#[test]
+fn a_machine_without_ena_is_left_alone_with_exit_code_3() {
+    let sys = fake_sysfs("no-ena", &[("eth0", "virtio_net", "0000:00:03.0")]);
+    let before = snapshot(&sys);
+    let hugepages_before = std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages").ok();
+    let (rc, out, err) = setup(&sys, &["--dry-run"]);
+    assert_eq!(rc, 3, "documented exit code for no ENA interface: {out}{err}");
+    assert!(err.contains("no ENA interface on this machine (network drivers here: virtio_net"), "{err}");
+    assert!(err.contains("nothing changed"), "{err}");
+    assert!(!out.contains("would "), "no step even planned: {out}");
+    // Without --dry-run too: it stops before any step.
+    let (rc, out, _) = setup(&sys, &[]);
+    assert_eq!(rc, 3);
+    assert!(!out.contains("setup: install") && !out.contains("reserve"), "{out}");
+    assert_eq!(snapshot(&sys), before, "nothing under the sysfs changed");
+    let hugepages_after = std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages").ok();
+    assert_eq!(hugepages_before, hugepages_after, "the real machine's hugepages untouched");
+}
+
+#[test]
+fn dry_run_on_an_ena_machine_prints_every_step_and_changes_nothing() {
+    let sys = fake_sysfs("ena", &[("bd-mgmt0", "ena", "0000:00:05.0"), ("bd-data1", "ena", "0000:00:06.0")]);
+    let before = snapshot(&sys);
+    let (rc, out, err) = setup(&sys, &["--dry-run", "--iface", "bd-data1", "--hugepages", "64"]);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("data interface(s): bd-data1"), "{out}");
+    for want in ["would build blastdrop", "would reserve 64 hugepages", "would bind 0000:00:06.0 to vfio-pci"] {
+        assert!(out.contains(want), "{want:?} missing from:\n{out}");
+    }
+    assert!(!out.contains("0000:00:05.0 to vfio-pci"), "only the named interface: {out}");
+    assert_eq!(snapshot(&sys), before, "a dry run changes nothing");
+}
+
+#[test]
+fn bad_arguments_get_one_line_and_exit_code_2() {
+    let sys = fake_sysfs("args", &[]);
+    let (rc, _, err) = setup(&sys, &["--hugepages", "lots"]);
+    assert_eq!(rc, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--hugepages takes a whole number"), "{err}");
+    let (rc, _, err) = setup(&sys, &["--frobnicate"]);
+    assert_eq!(rc, 2);
+    assert!(err.contains("unknown argument '--frobnicate'"), "{err}");
+}
