@@ -106,6 +106,7 @@ impl RxLane {
         let mut b = Burstiness { interval_cycles: self.interval_cycles, ..Default::default() };
         let (mut after_full, mut backlog) = (false, 0u64);
         let (mut interval, mut in_interval, mut first_interval) = (0u64, 0u64, None::<u64>);
+        let interval_cycles = std::num::NonZeroU64::new(self.interval_cycles);
 
         while !stop.load(Relaxed) {
             let n = queue.rx_burst(&mut bufs[..burst]);
@@ -121,8 +122,8 @@ impl RxLane {
                 }
                 after_full = n == burst;
                 b.full_polls += u64::from(after_full);
-                if self.interval_cycles > 0 {
-                    let i = dpdk::rdtsc() / self.interval_cycles;
+                if let Some(every) = interval_cycles {
+                    let i = dpdk::rdtsc() / every.get();
                     first_interval.get_or_insert(i);
                     if i != interval {
                         b.max_per_interval = b.max_per_interval.max(in_interval);

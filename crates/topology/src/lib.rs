@@ -162,7 +162,9 @@ pub fn place(topo: &Topology, workers: usize, nic_node: Option<u32>) -> Result<P
     }
     let home = nic_node.unwrap_or(topo.cpus[0].node);
     // Per node (home first), physical cores in order, each with its threads in order.
-    let mut nodes: BTreeMap<(bool, u32), BTreeMap<(u32, u32), Vec<u32>>> = BTreeMap::new();
+    // (off the NIC's node, node) -> physical core -> its CPUs.
+    type Cores = BTreeMap<(u32, u32), Vec<u32>>;
+    let mut nodes: BTreeMap<(bool, u32), Cores> = BTreeMap::new();
     for c in &topo.cpus {
         nodes.entry((c.node != home, c.node)).or_default().entry(c.physical()).or_default().push(c.id);
     }
