@@ -80,6 +80,9 @@ impl MempoolRecord {
 pub struct Environment {
     pub hostname: String,
     pub cpu_model: String,
+    /// The machine as the platform names it, read from DMI (no network
+    /// call): on EC2 Nitro the instance type ("c8gn.12xlarge").
+    pub machine: Machine,
     pub dpdk_runtime: String,
     pub dpdk_built_against: String,
     pub tsc_hz: u64,
@@ -90,6 +93,40 @@ pub struct Environment {
     pub port: PortRecord,
     pub lcores: Vec<LcoreRecord>,
     pub mempools: Vec<MempoolRecord>,
+}
+
+/// What the machine says about itself.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Machine {
+    /// DMI sys_vendor ("Amazon EC2" on Nitro).
+    pub vendor: Option<String>,
+    /// DMI product_name: the instance type on EC2 Nitro.
+    pub product: Option<String>,
+    pub kernel: Option<String>,
+    /// The kernel's ena driver version, when the module is loaded (the data
+    /// interface itself is then DPDK's, not the kernel's).
+    pub ena_module_version: Option<String>,
+}
+
+impl Machine {
+    pub fn read() -> Machine {
+        let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        Machine {
+            vendor: read("/sys/devices/virtual/dmi/id/sys_vendor"),
+            product: read("/sys/devices/virtual/dmi/id/product_name"),
+            kernel: read("/proc/sys/kernel/osrelease"),
+            ena_module_version: read("/sys/module/ena/version"),
+        }
+    }
+
+    /// "c8gn.12xlarge (Amazon EC2)", or the kernel when DMI says nothing.
+    pub fn describe(&self) -> String {
+        match (&self.product, &self.vendor) {
+            (Some(p), Some(v)) => format!("{p} ({v})"),
+            (Some(p), None) => p.clone(),
+            _ => format!("kernel {}", self.kernel.as_deref().unwrap_or("?")),
+        }
+    }
 }
 
 pub fn hostname() -> String {

@@ -43,8 +43,9 @@ pub struct Burstiness {
     /// The most frames taken in one unbroken run of polls that each followed
     /// a full one: frames that had waited beyond one poll.
     pub max_backlog: u64,
-    /// With intervals on: their length, how many passed from the first
-    /// arrival to the last, and the most frames in one.
+    /// With intervals on: their length, how many saw frames (idle ones,
+    /// such as the pauses between a ladder's trials, do not dilute the
+    /// mean), and the most frames in one.
     pub interval_cycles: u64,
     pub intervals: u64,
     pub max_per_interval: u64,
@@ -59,7 +60,7 @@ impl Burstiness {
         self.full_polls += o.full_polls;
         self.max_backlog = self.max_backlog.max(o.max_backlog);
         self.interval_cycles = self.interval_cycles.max(o.interval_cycles);
-        self.intervals = self.intervals.max(o.intervals);
+        self.intervals += o.intervals;
         self.max_per_interval = self.max_per_interval.max(o.max_per_interval);
         self.frames_in_intervals += o.frames_in_intervals;
     }
@@ -127,6 +128,7 @@ impl RxLane {
                     first_interval.get_or_insert(i);
                     if i != interval {
                         b.max_per_interval = b.max_per_interval.max(in_interval);
+                        b.intervals += u64::from(in_interval > 0);
                         (interval, in_interval) = (i, 0);
                     }
                     in_interval += n as u64;
@@ -218,9 +220,9 @@ impl RxLane {
         }
         self.counters.publish(&tally);
         self.counters.mark_done();
-        if let Some(first) = first_interval {
+        if first_interval.is_some() {
             b.max_per_interval = b.max_per_interval.max(in_interval);
-            b.intervals = interval - first + 1;
+            b.intervals += u64::from(in_interval > 0);
         }
         b.polls_by_size[0] = tally.empty_polls;
         RxOutcome { tally, streams: table, first_tsc, last_tsc: first_tsc.map(|_| last_tsc), burstiness: b, reflect }

@@ -217,7 +217,9 @@ impl TxLane {
                 (reflected, unprobed) = r.poll(&mut back, layout, ns_per_cycle, (reflected, unprobed));
             }
         }
-        tally.busy_cycles += dpdk::rdtsc() - last;
+        // The phase's end: the linger below is not sending time.
+        let end_tsc = dpdk::rdtsc();
+        tally.busy_cycles += end_tsc - last;
         if let Some(r) = reflect.as_mut() {
             // Reflections still on their way back.
             let until = dpdk::rdtsc() + r.linger_cycles;
@@ -237,7 +239,6 @@ impl TxLane {
         // ones are a prefix of the round robin.
         let per_stream = split_round_robin(tally.packets, nstreams);
         let next_seqs = self.first_seqs.iter().zip(&per_stream).map(|(&s, &n)| s.wrapping_add(n as u32)).collect();
-        let end_tsc = dpdk::rdtsc();
         let (rx_queue, latency) = reflect.map(|r| (r.queue, r.histogram)).unzip();
         let outcome = TxOutcome {
             tally,

@@ -34,7 +34,8 @@ use seqtrack::SeqCounts;
                   drop --queues 4 -- -l 0-4 -a 0000:00:07.0\n  \
                   drop --listen 10.0.0.2:7700 --queues 32 -- -l 0-32 -a 0000:00:07.0   (serves blast --peer ladders)\n  \
                   drop --port net_memif0 -- --vdev=net_memif0,role=server,socket=/tmp/bd.sock --no-huge -m 512 --no-pci --no-shconf\n\
-                  Without -l/--lcores, lcore 0 (main) and one worker per queue are placed on this process's CPUs in order."
+                  Without -l/--lcores, lcores are placed from the machine's topology (sysfs): the NIC's NUMA node first,\n\
+                  one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed."
 )]
 struct Args {
     /// Port to receive on: a port id (0), a PCI address (0000:00:07.0) or a device name (net_memif0)
@@ -379,6 +380,7 @@ fn run(args: Args) -> Result<(), Failure> {
         let environment = Environment {
             hostname: report::hostname(),
             cpu_model: report::cpu_model(),
+            machine: report::Machine::read(),
             dpdk_runtime: dpdk::runtime_version(),
             dpdk_built_against: dpdk::built_against().into(),
             tsc_hz: hz,

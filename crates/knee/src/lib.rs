@@ -141,7 +141,9 @@ impl Search {
                 let rate = match (b.pass, b.fail) {
                     (None, None) => self.cfg.max_rate,
                     (Some(p), Some(f)) => (p + f) / 2.0,
-                    // Nothing passed yet: halve towards the floor.
+                    // Nothing passed yet: halve towards the floor; after a
+                    // failed confirmation, step down from it more gently.
+                    (None, Some(f)) if self.long(g) => (f * 0.9).max(self.cfg.min_rate),
                     (None, Some(f)) => (f / 2.0).max(self.cfg.min_rate),
                     (Some(_), None) => unreachable!("narrowed"),
                 };

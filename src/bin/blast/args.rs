@@ -22,7 +22,8 @@ use wire::MacAddr;
                   DPDK EAL arguments go after --, passed through unchanged, for example:\n  \
                   blast --queues 2 --size 64 -- -l 0-2 -a 0000:00:06.0\n  \
                   blast --peer 10.0.0.2:7700 --queues 1..16 --size 64,1500 --flows 64 -- -l 0-16 -a 0000:00:06.0\n\
-                  Without -l/--lcores, lcore 0 (main) and one worker per queue are placed on this process's CPUs in order."
+                  Without -l/--lcores, lcores are placed from the machine's topology (sysfs): the NIC's NUMA node first,\n\
+                  one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed."
 )]
 pub struct Args {
     /// Port to send on: a port id (0), a PCI address (0000:00:06.0) or a device name (net_memif0)

@@ -84,6 +84,8 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     peer::check_receiver(info, rx, size, "the knee search")?;
     let p = peer.as_mut().expect("connected");
     p.prepare(rx, size).map_err(Failure::runtime)?;
+    // Configured now, so the qualifiers carry the MTU in force.
+    sender.set_queues(queues)?;
 
     let params = |rate: Option<f64>, d: Duration, shape: pace::Shape| StepParams {
         queues,
@@ -288,7 +290,11 @@ fn print_trial(t: &Trial, next: &Next, i: usize, args: &Args) {
     });
     println!(
         "  trial {i} ({}{}): offered {:.3} Mpps, sent {:.3}, received {:.3}, loss {:.3}%{lat}; limit: {} -> NDR {}, PDR {}",
-        if next.kind == TrialKind::Confirm { "confirm" } else { "search" },
+        match (next.kind, next.full_length) {
+            (TrialKind::Confirm, _) => "confirm",
+            (_, true) => "search, full length",
+            _ => "search",
+        },
         next.goal.map_or(String::new(), |g| format!(" {}", if g == Goal::Ndr { "NDR" } else { "PDR" })),
         next.rate / 1e6,
         r.sent.mpps,

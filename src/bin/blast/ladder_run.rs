@@ -157,6 +157,14 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     }
 
     println!();
+    println!(
+        "sender: {} on {}, {}, DPDK {}{}",
+        report::hostname(),
+        report::Machine::read().describe(),
+        report::cpu_model(),
+        dpdk::runtime_version(),
+        peer_info.as_ref().map_or(String::new(), |i| format!("; receiver: {} ({}, DPDK {})", i.hostname, i.cpu_model, i.dpdk))
+    );
     if let Some(r) = records.iter().find(|r| r.error.is_none()) {
         println!(
             "every step: MTU {}, {} arrivals{}, {} (FCS incl.); recv figures are drop's (receiver-side) where there is a --peer",

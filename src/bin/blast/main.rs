@@ -123,6 +123,7 @@ pub fn environment(started: &session::Started, sender: &Sender, queues: u16) -> 
     Environment {
         hostname: report::hostname(),
         cpu_model: report::cpu_model(),
+        machine: report::Machine::read(),
         dpdk_runtime: dpdk::runtime_version(),
         dpdk_built_against: dpdk::built_against().into(),
         tsc_hz: sender.tsc_hz(),
