@@ -43,9 +43,9 @@ pub struct Burstiness {
     /// The most frames taken in one unbroken run of polls that each followed
     /// a full one: frames that had waited beyond one poll.
     pub max_backlog: u64,
-    /// With intervals on: their length, how many saw frames (idle ones,
-    /// such as the pauses between a ladder's trials, do not dilute the
-    /// mean), and the most frames in one.
+    /// With intervals on: their length, how many passed while frames were
+    /// arriving (a gap of more than IDLE_INTERVALS, such as the pause
+    /// between a ladder's trials, is not counted), and the most frames in one.
     pub interval_cycles: u64,
     pub intervals: u64,
     pub max_per_interval: u64,
@@ -71,6 +71,9 @@ impl Burstiness {
             .then(|| self.max_per_interval as f64 / (self.frames_in_intervals as f64 / self.intervals as f64))
     }
 }
+
+/// A gap of more than this many empty intervals is a pause, not traffic.
+const IDLE_INTERVALS: u64 = 10_000;
 
 #[inline(always)]
 fn poll_bucket(n: usize) -> usize {
@@ -128,7 +131,11 @@ impl RxLane {
                     first_interval.get_or_insert(i);
                     if i != interval {
                         b.max_per_interval = b.max_per_interval.max(in_interval);
-                        b.intervals += u64::from(in_interval > 0);
+                        // The empty intervals in between count (the mean is
+                        // over time), unless the gap was a pause between
+                        // runs or trials, which would only dilute it.
+                        let empty = i.saturating_sub(interval + 1);
+                        b.intervals += u64::from(in_interval > 0) + if empty <= IDLE_INTERVALS { empty } else { 0 };
                         (interval, in_interval) = (i, 0);
                     }
                     in_interval += n as u64;
