@@ -30,6 +30,33 @@ uint16_t bd_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint
 	return rte_eth_tx_burst(port, queue, pkts, n);
 }
 
+void bd_pktmbuf_free_each(struct rte_mbuf **mbufs, unsigned int n)
+{
+	struct rte_mbuf *pending[64];
+	struct rte_mempool *mp = NULL;
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct rte_mbuf *m = mbufs[i];
+		if (unlikely(m->nb_segs > 1)) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		m = rte_pktmbuf_prefree_seg(m);
+		if (m == NULL)
+			continue;
+		if (m->pool != mp || k == RTE_DIM(pending)) {
+			if (k > 0)
+				rte_mempool_put_bulk(mp, (void **)pending, k);
+			mp = m->pool;
+			k = 0;
+		}
+		pending[k++] = m;
+	}
+	if (k > 0)
+		rte_mempool_put_bulk(mp, (void **)pending, k);
+}
+
 int bd_pktmbuf_alloc_bulk(struct rte_mempool *pool, struct rte_mbuf **mbufs, unsigned int n)
 {
 	return rte_pktmbuf_alloc_bulk(pool, mbufs, n);

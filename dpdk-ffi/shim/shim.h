@@ -53,6 +53,10 @@ uint16_t bd_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint
 uint16_t bd_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
 
 int bd_pktmbuf_alloc_bulk(struct rte_mempool *pool, struct rte_mbuf **mbufs, unsigned int n);
+/* rte_pktmbuf_free_bulk's work, built here with DPDK's inline functions:
+ * no call into librte_mbuf, whose shared-object TLS reads (the mempool
+ * cache lookup) go through __tls_get_addr. */
+void bd_pktmbuf_free_each(struct rte_mbuf **mbufs, unsigned int n);
 struct rte_mbuf *bd_pktmbuf_alloc(struct rte_mempool *pool);
 void bd_pktmbuf_free(struct rte_mbuf *m);
 uint16_t bd_mbuf_refcnt_read(const struct rte_mbuf *m);
