@@ -203,7 +203,7 @@ impl RxLane {
             match reflect.as_mut() {
                 None => {
                     // SAFETY: the n mbufs are ours and no longer referenced.
-                    unsafe { ffi::bd_pktmbuf_free_each(bufs.as_mut_ptr(), n as u32) };
+                    unsafe { ffi::bd_pktmbuf_free_bulk(bufs.as_mut_ptr(), n as u32) };
                 }
                 Some(txq) => {
                     for &m in &bufs[..n] {
@@ -214,7 +214,7 @@ impl RxLane {
                     if sent < n {
                         tally.reflect_drops += (n - sent) as u64;
                         // SAFETY: the device did not take these; they are still ours.
-                        unsafe { ffi::bd_pktmbuf_free_each(bufs[sent..n].as_mut_ptr(), (n - sent) as u32) };
+                        unsafe { ffi::bd_pktmbuf_free_bulk(bufs[sent..n].as_mut_ptr(), (n - sent) as u32) };
                     }
                 }
             }

@@ -231,7 +231,7 @@ impl TxLane {
         let unsent = (tail - head) as u64;
         if unsent > 0 {
             // SAFETY: these mbufs were never accepted by the device; they are ours to free.
-            unsafe { ffi::bd_pktmbuf_free_each(pkts[head..tail].as_mut_ptr(), unsent as u32) };
+            unsafe { ffi::bd_pktmbuf_free_bulk(pkts[head..tail].as_mut_ptr(), unsent as u32) };
         }
         self.counters.publish(&tally);
         self.counters.mark_done();
@@ -281,7 +281,7 @@ impl Reflect {
             }
         }
         // SAFETY: the n mbufs are ours and no longer referenced.
-        unsafe { ffi::bd_pktmbuf_free_each(bufs.as_mut_ptr(), n as u32) };
+        unsafe { ffi::bd_pktmbuf_free_bulk(bufs.as_mut_ptr(), n as u32) };
         (probed, unprobed)
     }
 }

@@ -30,7 +30,7 @@ uint16_t bd_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint
 	return rte_eth_tx_burst(port, queue, pkts, n);
 }
 
-void bd_pktmbuf_free_each(struct rte_mbuf **mbufs, unsigned int n)
+void bd_pktmbuf_free_bulk(struct rte_mbuf **mbufs, unsigned int n)
 {
 	struct rte_mbuf *pending[64];
 	struct rte_mempool *mp = NULL;

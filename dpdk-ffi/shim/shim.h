@@ -56,7 +56,7 @@ int bd_pktmbuf_alloc_bulk(struct rte_mempool *pool, struct rte_mbuf **mbufs, uns
 /* rte_pktmbuf_free_bulk's work, built here with DPDK's inline functions:
  * no call into librte_mbuf, whose shared-object TLS reads (the mempool
  * cache lookup) go through __tls_get_addr. */
-void bd_pktmbuf_free_each(struct rte_mbuf **mbufs, unsigned int n);
+void bd_pktmbuf_free_bulk(struct rte_mbuf **mbufs, unsigned int n);
 struct rte_mbuf *bd_pktmbuf_alloc(struct rte_mempool *pool);
 void bd_pktmbuf_free(struct rte_mbuf *m);
 uint16_t bd_mbuf_refcnt_read(const struct rte_mbuf *m);
