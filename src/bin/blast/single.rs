@@ -220,9 +220,14 @@ fn print_summary(s: &Summary) {
         if s.interrupted { "  (interrupted)" } else { "" }
     );
     let a = &s.achieved_shape;
+    let gaps = if s.shape == "open" {
+        "unpaced: no gaps to measure".to_string()
+    } else {
+        format!("a queue's sends {:.2} us apart (median {:.2}, spread {:.2})", a.mean_gap_us, a.median_gap_us, a.gap_spread)
+    };
     println!(
-        "shape: {} asked; achieved {:.3} Mpps, {:.2} frames per send (max {}), a queue's sends {:.2} us apart (median {:.2}, spread {:.2})",
-        s.shape, a.achieved_mpps, a.frames_per_send, a.max_frames_per_send, a.mean_gap_us, a.median_gap_us, a.gap_spread
+        "shape: {} asked; achieved {:.3} Mpps, {:.2} frames per send (max {}), {gaps}",
+        s.shape, a.achieved_mpps, a.frames_per_send, a.max_frames_per_send
     );
     if let (Some(l), Some(n)) = (&s.latency, s.reflected) {
         println!("round trip (reflected by drop, {n} probes back of {} sent): {}", s.sent.packets, l.line());
