@@ -134,3 +134,25 @@ fn link_that_never_comes_up_times_out() {
     let l = one_line_error(BLAST, &["--port", "net_memif0", "--link-timeout", "1"], Some(eal));
     assert!(l.contains("still down") && l.contains("peer"), "{l}");
 }
+
+#[test]
+fn shapes_knee_and_latency_flags_are_checked_before_anything_starts() {
+    let l = one_line_error(BLAST, &["--rate", "1M", "--shape", "bursty"], None);
+    assert!(l.contains("\"bursty\" is not an arrival shape") && l.contains("burst:N"), "{l}");
+    let l = one_line_error(BLAST, &["--shape", "even"], None);
+    assert!(l.contains("--shape even paces frames") && l.contains("--rate"), "{l}");
+    let l = one_line_error(BLAST, &["--shape", "open", "--rate", "1M"], None);
+    assert!(l.contains("--shape open is unpaced"), "{l}");
+    let l = one_line_error(BLAST, &["--find-knee"], None);
+    assert!(l.contains("--find-knee measures loss at the receiver") && l.contains("--peer"), "{l}");
+    let l = one_line_error(BLAST, &["--find-knee", "--peer", "127.0.0.1:9", "--size", "64,128"], None);
+    assert!(l.contains("one --queues and one --size"), "{l}");
+    let l = one_line_error(BLAST, &["--find-knee", "--peer", "127.0.0.1:9", "--pdr-loss", "0.1", "--loss", "1"], None);
+    assert!(l.contains("--pdr-loss at least --loss"), "{l}");
+    let l = one_line_error(BLAST, &["--sla", "P99.9<=50us"], None);
+    assert!(l.contains("--sla limits the knee's latency") && l.contains("--reflect"), "{l}");
+    let l = one_line_error(BLAST, &["--find-knee", "--peer", "127.0.0.1:9", "--reflect", "--sla", "P97<=5us"], None);
+    assert!(l.contains("is not a latency limit") && l.contains("P99.9<=50us"), "{l}");
+    let l = one_line_error(BLAST, &["--sentence"], None);
+    assert!(l.contains("--sentence renders a knee"), "{l}");
+}
