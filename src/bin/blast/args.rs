@@ -21,7 +21,9 @@ use wire::MacAddr;
                   then a table, the ceiling per frame size, and --json/--csv/--plot files.\n\n\
                   DPDK EAL arguments go after --, passed through unchanged, for example:\n  \
                   blast --queues 2 --size 64 -- -l 0-2 -a 0000:00:06.0\n  \
-                  blast --peer 10.0.0.2:7700 --queues 1..16 --size 64,1500 --flows 64 -- -l 0-16 -a 0000:00:06.0\n\
+                  blast --peer 10.0.0.2:7700 --queues 1..16 --size 64,1500 --flows 64 -- -l 0-16 -a 0000:00:06.0\n  \
+                  blast --peer 10.0.0.2:7700 --find-knee --shape even --reflect --sla 'P99.9<=50us' --sentence -- -a 0000:00:06.0\n\
+                  (--find-knee and --reflect: drop runs with --listen, and --reflect for latency; docs/methodology.md)\n\
                   Without -l/--lcores, lcores are placed from the machine's topology (sysfs): the NIC's NUMA node first,\n\
                   one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed."
 )]
