@@ -3,7 +3,8 @@
  *
  * It sends the same frames as blast (Ethernet/IPv4/UDP, UDP source port
  * per flow, flows split over queues the same way, blastdrop's 18-byte probe
- * header stamped per packet with one TSC read per burst), so drop counts it
+ * header stamped per packet: stream, sequence, and the wall-clock time of
+ * the burst from one TSC read per burst), so drop counts it
  * exactly like blast, and it prints the same summary fields. DPDK only.
  *
  *   blast-ref [EAL args] -- [--port ID] [--queues N] [--size B] [--flows K]
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -36,6 +38,9 @@
 #define MAX_STREAMS_PER_Q 4096
 
 static volatile int stop;
+/* Wall-clock time (CLOCK_REALTIME ns) from the TSC: an anchor, then a multiply. */
+static uint64_t anchor_tsc, anchor_ns;
+static double ns_per_cycle;
 static struct {
 	uint16_t port, queues, burst, src_port, dst_port;
 	uint32_t size, flows;
@@ -116,7 +121,8 @@ static int send_loop(void *arg)
 			}
 			if (rte_pktmbuf_alloc_bulk(l->pool, pkts, n) != 0)
 				continue;
-			tsc = rte_cpu_to_be_64(rte_rdtsc());
+			tsc = rte_rdtsc();
+			tsc = rte_cpu_to_be_64(anchor_ns + (uint64_t)((double)(tsc - anchor_tsc) * ns_per_cycle));
 			for (uint16_t i = 0; i < n; i++) {
 				uint8_t *p = rte_pktmbuf_mtod(pkts[i], uint8_t *);
 				uint16_t id = htons(l->ids[s]);
@@ -240,6 +246,13 @@ int main(int argc, char **argv)
 	       cfg.port, cfg.queues, cfg.size, cfg.flows, cfg.bare ? ", bare (mbufs moved, nothing written)" : "");
 	fflush(stdout);
 	hz = rte_get_tsc_hz();
+	{
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		anchor_tsc = rte_rdtsc();
+		anchor_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		ns_per_cycle = 1e9 / (double)hz;
+	}
 	lcore = rte_get_next_lcore(-1, 1, 0);
 	for (uint16_t q = 0; q < cfg.queues; q++, lcore = rte_get_next_lcore(lcore, 1, 0))
 		rte_eal_remote_launch(send_loop, &lanes[q], lcore);

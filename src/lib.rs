@@ -3,6 +3,7 @@
 //! the live and final reports.
 
 pub mod attribution;
+pub mod clock;
 pub mod counters;
 pub mod eal_args;
 pub mod fail;

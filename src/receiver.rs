@@ -33,6 +33,8 @@ pub struct ReceiverConfig {
     pub reflect: bool,
     /// Count arrivals per interval of this many microseconds (0: off).
     pub interval_us: u64,
+    /// Time each probe one way against this host's wall clock (--one-way).
+    pub one_way: bool,
     /// Mbufs per RX pool instead of the derived size (--rx-mbufs).
     pub mbufs: Option<u32>,
     /// Extended stats to watch beyond the driver's allowance counters.
@@ -80,6 +82,8 @@ pub struct Totals {
     pub first_tsc: Option<u64>,
     pub last_tsc: Option<u64>,
     pub burstiness: crate::rx::Burstiness,
+    pub one_way: Option<latency::LatencyHistogram>,
+    pub one_way_negative: u64,
 }
 
 impl Totals {
@@ -99,6 +103,13 @@ impl Totals {
         self.first_tsc = min_opt(self.first_tsc, o.first_tsc);
         self.last_tsc = max_opt(self.last_tsc, o.last_tsc);
         self.burstiness.merge(&o.burstiness);
+        if let Some(h) = &o.one_way {
+            match self.one_way.as_mut() {
+                Some(t) => t.merge(h),
+                None => self.one_way = Some(h.clone()),
+            }
+        }
+        self.one_way_negative += o.one_way_negative;
     }
 
     /// Streams seen on more than one queue.
@@ -140,6 +151,7 @@ pub struct Receiver {
     watch: Watch,
     pub mempools: Vec<MempoolRecord>,
     hz: u64,
+    clock: crate::clock::WallClock,
 }
 
 impl Receiver {
@@ -179,6 +191,7 @@ impl Receiver {
             watch,
             mempools,
             hz: dpdk::tsc_hz(),
+            clock: crate::clock::WallClock::new(dpdk::tsc_hz()),
         })
     }
 
@@ -263,6 +276,7 @@ impl Receiver {
                 counters: counters.clone(),
                 reflect: if self.cfg.reflect { txqs.next() } else { None },
                 interval_cycles: self.cfg.interval_us * self.hz / 1_000_000,
+                one_way: self.cfg.one_way.then_some(self.clock),
             };
             let stop = self.stop.clone();
             let job = dpdk::launch(lcore, move || lane.run(&stop))?;

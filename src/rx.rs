@@ -27,6 +27,9 @@ pub struct RxLane {
     /// Count arrivals per interval of this many cycles (0: off; it costs a
     /// TSC read per poll).
     pub interval_cycles: u64,
+    /// --one-way: this host's wall clock, to time each probe against the
+    /// sender's stamp (meaningful only when both clocks are synchronised).
+    pub one_way: Option<crate::clock::WallClock>,
 }
 
 /// Polls by frames returned: bucket 0 holds empty polls, bucket k (k >= 1)
@@ -89,6 +92,10 @@ pub struct RxOutcome {
     pub burstiness: Burstiness,
     /// Reflect mode: the TX queue back.
     pub reflect: Option<TxQueue>,
+    /// --one-way: latencies, and probes stamped later than they arrived
+    /// (the clocks disagree by more than the path takes).
+    pub one_way: Option<latency::LatencyHistogram>,
+    pub one_way_negative: u64,
 }
 
 impl RxLane {
@@ -107,6 +114,8 @@ impl RxLane {
         // per poll is a few percent of the loop.
         let mut run_start: Option<u64> = None;
         let mut reflect = self.reflect;
+        let mut one_way = self.one_way.map(|c| (c, latency::LatencyHistogram::new()));
+        let mut one_way_negative = 0u64;
         let mut b = Burstiness { interval_cycles: self.interval_cycles, ..Default::default() };
         let (mut after_full, mut backlog) = (false, 0u64);
         let (mut interval, mut in_interval, mut first_interval) = (0u64, 0u64, None::<u64>);
@@ -176,6 +185,28 @@ impl RxLane {
                     tally.bytes += u64::from(unsafe { layout.pkt_len(m) });
                 }
                 tally.no_probe += n as u64;
+            } else if let Some((clock, hist)) = one_way.as_mut() {
+                let now = clock.ns(dpdk::rdtsc());
+                for &m in &bufs[..n] {
+                    // SAFETY: as above.
+                    let frame = unsafe {
+                        tally.bytes += u64::from(layout.pkt_len(m));
+                        std::slice::from_raw_parts(layout.data(m), usize::from(layout.data_len(m)))
+                    };
+                    match wire::parse_probe(frame) {
+                        Some(p) => {
+                            table.record(p.stream, p.seq);
+                            match now.checked_sub(p.tx_ns) {
+                                Some(d) => hist.record_ns(d),
+                                None => one_way_negative += 1,
+                            }
+                        }
+                        None => tally.no_probe += 1,
+                    }
+                }
+                let t = &table.totals;
+                (tally.lost, tally.reordered, tally.duplicates, tally.late) = (t.lost, t.reordered, t.duplicates, t.late);
+                tally.untracked = table.untracked;
             } else {
                 for &m in &bufs[..n] {
                     // SAFETY: as above.
@@ -232,7 +263,16 @@ impl RxLane {
             b.intervals += u64::from(in_interval > 0);
         }
         b.polls_by_size[0] = tally.empty_polls;
-        RxOutcome { tally, streams: table, first_tsc, last_tsc: first_tsc.map(|_| last_tsc), burstiness: b, reflect }
+        RxOutcome {
+            tally,
+            streams: table,
+            first_tsc,
+            last_tsc: first_tsc.map(|_| last_tsc),
+            burstiness: b,
+            reflect,
+            one_way: one_way.map(|(_, h)| h),
+            one_way_negative,
+        }
     }
 }
 

@@ -203,6 +203,7 @@ pub struct Sender {
     pub mempools: Vec<MempoolRecord>,
     watch: Watch,
     hz: u64,
+    clock: crate::clock::WallClock,
 }
 
 impl Sender {
@@ -263,6 +264,7 @@ impl Sender {
             mempools,
             watch,
             hz: dpdk::tsc_hz(),
+            clock: crate::clock::WallClock::new(dpdk::tsc_hz()),
         })
     }
 
@@ -450,6 +452,7 @@ impl Sender {
                 shape: p.shape,
                 seed: 0x9e37_79b9_7f4a_7c15 ^ (u64::from(q) << 32) ^ dpdk::rdtsc(),
                 tsc_hz: self.hz,
+                clock: self.clock,
                 counters: counters[usize::from(q)].clone(),
                 reflect: if p.reflect {
                     Some(tx::Reflect {

@@ -42,6 +42,8 @@ pub struct TxLane {
     /// Seeds the Poisson gaps (each queue its own).
     pub seed: u64,
     pub tsc_hz: u64,
+    /// Wall-clock time from the TSC, for the probes' timestamps.
+    pub clock: crate::clock::WallClock,
     pub counters: Arc<LaneCounters>,
     /// Reflect mode: this queue's RX queue, where drop --reflect sends the
     /// probes back; each one's round trip goes into the histogram.
@@ -126,7 +128,7 @@ impl TxLane {
         let mut reflect = self.reflect.take();
         let mut back: [*mut Mbuf; MAX_BURST] = [std::ptr::null_mut(); MAX_BURST];
         let (mut reflected, mut unprobed) = (0u64, 0u64);
-        let ns_per_cycle = 1e9 / self.tsc_hz as f64;
+        let mut clock = self.clock;
 
         while !stop.load(Relaxed) {
             if head == tail {
@@ -140,7 +142,7 @@ impl TxLane {
                         tally.busy_cycles += now - last;
                         while now < p.deadline() && !stop.load(Relaxed) {
                             if let Some(r) = reflect.as_mut() {
-                                (reflected, unprobed) = r.poll(&mut back, layout, ns_per_cycle, (reflected, unprobed));
+                                (reflected, unprobed) = r.poll(&mut back, layout, &mut clock, (reflected, unprobed));
                             }
                             std::hint::spin_loop();
                             now = dpdk::rdtsc();
@@ -156,11 +158,12 @@ impl TxLane {
                     self.counters.publish(&tally);
                     continue;
                 }
-                // One TSC read per burst: the probes' timestamp, and the
-                // busy-time mark that covers the previous burst's sending.
+                // One TSC read per burst: the probes' timestamp (as wall-clock
+                // time), and the busy-time mark that covers the previous burst's sending.
                 let tsc = dpdk::rdtsc();
                 tally.busy_cycles += tsc - last;
                 last = tsc;
+                let stamp = clock.ns(tsc);
                 if schedule.is_some() {
                     shape.record(tsc, n as u32);
                 } else {
@@ -176,7 +179,7 @@ impl TxLane {
                         unsafe {
                             layout.set_len(m, self.frame_len);
                             let probe = &mut *(layout.data(m).add(PROBE_OFFSET) as *mut [u8; PROBE_LEN]);
-                            Probe { stream: ids[0], seq, tx_tsc: tsc }.stamp(probe);
+                            Probe { stream: ids[0], seq, tx_ns: stamp }.stamp(probe);
                         }
                         seq = seq.wrapping_add(1);
                     }
@@ -191,7 +194,7 @@ impl TxLane {
                                 std::ptr::copy_nonoverlapping(ports[next_stream].as_ptr(), data.add(UDP_SRC_PORT), 2);
                             }
                             let probe = &mut *(data.add(PROBE_OFFSET) as *mut [u8; PROBE_LEN]);
-                            Probe { stream: ids[next_stream], seq: seqs[next_stream], tx_tsc: tsc }.stamp(probe);
+                            Probe { stream: ids[next_stream], seq: seqs[next_stream], tx_ns: stamp }.stamp(probe);
                         }
                         seqs[next_stream] = seqs[next_stream].wrapping_add(1);
                         next_stream += 1;
@@ -214,7 +217,7 @@ impl TxLane {
                 self.counters.publish(&tally);
             }
             if let Some(r) = reflect.as_mut() {
-                (reflected, unprobed) = r.poll(&mut back, layout, ns_per_cycle, (reflected, unprobed));
+                (reflected, unprobed) = r.poll(&mut back, layout, &mut clock, (reflected, unprobed));
             }
         }
         // The phase's end: the linger below is not sending time.
@@ -224,7 +227,7 @@ impl TxLane {
             // Reflections still on their way back.
             let until = dpdk::rdtsc() + r.linger_cycles;
             while dpdk::rdtsc() < until {
-                (reflected, unprobed) = r.poll(&mut back, layout, ns_per_cycle, (reflected, unprobed));
+                (reflected, unprobed) = r.poll(&mut back, layout, &mut clock, (reflected, unprobed));
             }
         }
 
@@ -258,24 +261,30 @@ impl TxLane {
 }
 
 impl Reflect {
-    /// Takes what came back, times each probe against the TSC it carries
-    /// (stamped on this host, so the round trip needs no clock sync), and
-    /// frees the frames. Returns the updated (probed, unprobed) counts.
+    /// Takes what came back, times each probe against the time it carries
+    /// (stamped by this host's clock, so the round trip needs no clock
+    /// sync), and frees the frames. Returns the updated (probed, unprobed) counts.
     #[inline]
-    fn poll(&mut self, bufs: &mut [*mut Mbuf; MAX_BURST], layout: MbufLayout, ns_per_cycle: f64, counts: (u64, u64)) -> (u64, u64) {
+    fn poll(
+        &mut self,
+        bufs: &mut [*mut Mbuf; MAX_BURST],
+        layout: MbufLayout,
+        clock: &mut crate::clock::WallClock,
+        counts: (u64, u64),
+    ) -> (u64, u64) {
         let (mut probed, mut unprobed) = counts;
         let n = self.queue.rx_burst(&mut bufs[..32]);
         if n == 0 {
             return counts;
         }
-        let now = dpdk::rdtsc();
+        let now = clock.ns(dpdk::rdtsc());
         for &m in &bufs[..n] {
             // SAFETY: m was just handed over by rx_burst and is ours until freed.
             let frame = unsafe { std::slice::from_raw_parts(layout.data(m), usize::from(layout.data_len(m))) };
             match wire::parse_probe(frame) {
                 Some(p) => {
                     probed += 1;
-                    self.histogram.record_ns((now.saturating_sub(p.tx_tsc) as f64 * ns_per_cycle) as u64);
+                    self.histogram.record_ns(now.saturating_sub(p.tx_ns));
                 }
                 None => unprobed += 1,
             }

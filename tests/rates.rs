@@ -166,3 +166,27 @@ fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
     sigint(&drop);
     let _ = drop.finish(Duration::from_secs(30));
 }
+
+#[test]
+fn one_way_latency_on_one_host_counts_every_probe() {
+    let _g = heavy();
+    let dir = scratch("one-way");
+    let drop_json = dir.join("d.json");
+    let dj = drop_json.display().to_string();
+    let (drop, sock) = memif_drop(&dir, &["--one-way", "--json", &dj]);
+    let out = memif_blast(&sock, &["--count", "20000", "--rate", "50k", "--shape", "even"]);
+    assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
+    sigint(&drop);
+    let drop_out = drop.finish(Duration::from_secs(30));
+    assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
+    let o = &read_json(&drop_json)["summary"]["one_way"];
+    assert_eq!(o["clock"], "CLOCK_REALTIME");
+    // One host, one clock: every probe timed, none "before it was sent".
+    assert_eq!(o["latency"]["count"], 20000, "{o}");
+    assert_eq!(o["negative"], 0);
+    let l = &o["latency"];
+    let ps: Vec<f64> = ["min_us", "p50_us", "p99_us", "p99.9_us", "max_us"].iter().map(|k| l[k].as_f64().unwrap()).collect();
+    assert!(ps.windows(2).all(|w| w[0] <= w[1]), "{ps:?}");
+    assert!(ps[1] > 0.0 && ps[1] < 100_000.0, "a median one-way time between processes on one host: {ps:?}");
+    assert!(drop_out.stdout.contains("one way (by both hosts' CLOCK_REALTIME"), "{}", drop_out.stdout);
+}

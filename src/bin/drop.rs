@@ -89,6 +89,11 @@ struct Args {
     /// micro-bursts (0: off; off with --count-only; a TSC read per poll that brings frames)
     #[arg(long, default_value_t = 100, value_name = "US")]
     arrival_interval_us: u64,
+    /// Time every probe one way: this host's wall clock at arrival against the sender's at
+    /// sending (CLOCK_REALTIME on both; meaningful only when the two hosts' clocks are
+    /// synchronised, e.g. by PTP; the run states the kernel's sync status)
+    #[arg(long)]
+    one_way: bool,
     /// Mbufs per RX pool, overriding the size derived from ring, burst and cache (docs/memory.md);
     /// a pool too small starves the device (rx_nombuf), as an undersized receiver would
     #[arg(long, value_name = "N")]
@@ -157,6 +162,20 @@ struct Summary {
     arrivals: Arrivals,
     /// --reflect: frames the TX queues would not take back.
     reflect_drops: u64,
+    /// --one-way: latency from the sender's stamp to arrival, by the two hosts' wall clocks.
+    one_way: Option<OneWay>,
+}
+
+#[derive(Serialize)]
+struct OneWay {
+    /// Always "CLOCK_REALTIME": the figure depends on both hosts' clocks agreeing.
+    clock: &'static str,
+    /// This host's kernel on its clock (adjtimex): synchronised or not, and its maximum error.
+    sync: Option<blastdrop::clock::ClockSync>,
+    latency: latency::LatencySummary,
+    /// Probes that arrived before they were sent, by the clocks: they disagree.
+    negative: u64,
+    histogram: Vec<latency::Bucket>,
 }
 
 /// How bursty the arrivals were (receiver-side).
@@ -265,6 +284,9 @@ impl Backend for DropBackend {
 }
 
 fn run(args: Args) -> Result<(), Failure> {
+    if args.one_way && args.count_only {
+        return Err(Failure::usage("--one-way reads every probe and --count-only reads none: drop one of them"));
+    }
     if args.streams == 0 || args.streams > 65536 {
         return Err(Failure::usage("--streams must be from 1 to 65536"));
     }
@@ -295,6 +317,7 @@ fn run(args: Args) -> Result<(), Failure> {
         count_only: args.count_only,
         reflect: args.reflect,
         interval_us: if args.count_only { 0 } else { args.arrival_interval_us },
+        one_way: args.one_way,
         mbufs: args.rx_mbufs,
         watch_xstats: args.watch_xstat.clone(),
         xstats_interval: args.xstats_interval,
@@ -456,6 +479,13 @@ fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_reset: bool) ->
         streams: t.streams.iter().map(|(&(id, queue), c)| StreamSummary { id, queue, counts: *c }).collect(),
         arrivals: arrivals(&t.burstiness, hz),
         reflect_drops: t.tally.reflect_drops,
+        one_way: t.one_way.as_ref().map(|h| OneWay {
+            clock: "CLOCK_REALTIME",
+            sync: blastdrop::clock::clock_sync(),
+            latency: h.summary(),
+            negative: t.one_way_negative,
+            histogram: h.buckets(),
+        }),
     }
 }
 
@@ -608,6 +638,22 @@ fn print_summary(s: &Summary) {
         a.max_backlog_frames,
         if s.reflect_drops > 0 { format!("; reflect: {} frames the TX queue refused", s.reflect_drops) } else { String::new() }
     );
+    if let Some(o) = &s.one_way {
+        println!(
+            "one way (by both hosts' CLOCK_REALTIME; this host's clock {}): {}{}",
+            match o.sync {
+                Some(c) if c.synchronized => format!("synchronised, max error {} us", c.max_error_us),
+                Some(c) => format!("NOT synchronised (max error {} us): the figures are only as good as the clocks", c.max_error_us),
+                None => "sync status unknown".to_string(),
+            },
+            o.latency.line(),
+            if o.negative > 0 {
+                format!("; {} probes arrived before they were sent: the clocks disagree", o.negative)
+            } else {
+                String::new()
+            }
+        );
+    }
     for q in &s.queues {
         println!(
             "  q{} (lcore {}): {:.3} Mpps, {} frames, {:.1} cycles/pkt, lost {} reordered {} dup {}",

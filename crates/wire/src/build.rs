@@ -115,7 +115,7 @@ pub fn write_frame(spec: &FrameSpec, out: &mut [u8]) -> Result<usize, FrameError
 
     debug_assert!(len >= HEADERS_LEN + PROBE_LEN);
     let probe: &mut [u8; PROBE_LEN] = (&mut frame[PROBE_OFFSET..PROBE_OFFSET + PROBE_LEN]).try_into().unwrap();
-    Probe { stream: 0, seq: 0, tx_tsc: 0 }.write(probe);
+    Probe { stream: 0, seq: 0, tx_ns: 0 }.write(probe);
     Ok(len)
 }
 

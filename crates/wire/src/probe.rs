@@ -26,7 +26,7 @@ mod field {
     pub const MAGIC: Range<usize> = 0..4;
     pub const STREAM: Range<usize> = 4..6;
     pub const SEQ: Range<usize> = 6..10;
-    pub const TX_TSC: Range<usize> = 10..18;
+    pub const TX_NS: Range<usize> = 10..18;
 }
 
 /// A decoded probe header.
@@ -34,7 +34,9 @@ mod field {
 pub struct Probe {
     pub stream: u16,
     pub seq: u32,
-    pub tx_tsc: u64,
+    /// When the frame's burst was sent: the sender's wall clock
+    /// (CLOCK_REALTIME, nanoseconds since the Unix epoch, read from its TSC).
+    pub tx_ns: u64,
 }
 
 impl Probe {
@@ -50,7 +52,7 @@ impl Probe {
     pub fn stamp(&self, out: &mut [u8; PROBE_LEN]) {
         out[field::STREAM].copy_from_slice(&self.stream.to_be_bytes());
         out[field::SEQ].copy_from_slice(&self.seq.to_be_bytes());
-        out[field::TX_TSC].copy_from_slice(&self.tx_tsc.to_be_bytes());
+        out[field::TX_NS].copy_from_slice(&self.tx_ns.to_be_bytes());
     }
 
     /// Reads a probe header from the start of a UDP payload.
@@ -62,7 +64,7 @@ impl Probe {
         Some(Probe {
             stream: u16::from_be_bytes(b[field::STREAM].try_into().unwrap()),
             seq: u32::from_be_bytes(b[field::SEQ].try_into().unwrap()),
-            tx_tsc: u64::from_be_bytes(b[field::TX_TSC].try_into().unwrap()),
+            tx_ns: u64::from_be_bytes(b[field::TX_NS].try_into().unwrap()),
         })
     }
 }
@@ -93,7 +95,7 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let p = Probe { stream: 513, seq: 0xdead_beef, tx_tsc: 0x0102_0304_0506_0708 };
+        let p = Probe { stream: 513, seq: 0xdead_beef, tx_ns: 0x0102_0304_0506_0708 };
         let mut b = [0u8; PROBE_LEN];
         p.write(&mut b);
         assert_eq!(&b[..4], b"BDP1");
@@ -106,7 +108,7 @@ mod tests {
     #[test]
     fn wrong_magic_is_no_probe() {
         let mut b = [0u8; PROBE_LEN];
-        Probe { stream: 1, seq: 2, tx_tsc: 3 }.write(&mut b);
+        Probe { stream: 1, seq: 2, tx_ns: 3 }.write(&mut b);
         b[0] ^= 0xff;
         assert_eq!(Probe::read(&b), None);
     }
@@ -116,7 +118,7 @@ mod tests {
         let mut frame = [0u8; 60];
         let spec = FrameSpec { frame_size: 64, ..FrameSpec::default() };
         write_frame(&spec, &mut frame).unwrap();
-        let p = Probe { stream: 7, seq: 42, tx_tsc: 99 };
+        let p = Probe { stream: 7, seq: 42, tx_ns: 99 };
         p.stamp((&mut frame[PROBE_OFFSET..PROBE_OFFSET + PROBE_LEN]).try_into().unwrap());
         assert_eq!(parse_probe(&frame), Some(p));
         // Truncated, not IPv4, not UDP: no probe.
@@ -139,7 +141,7 @@ mod tests {
         frame[..34].copy_from_slice(&plain[..34]);
         frame[14] = 0x46;
         frame[38..].copy_from_slice(&plain[34..60]);
-        Probe { stream: 3, seq: 4, tx_tsc: 5 }.stamp((&mut frame[46..64]).try_into().unwrap());
+        Probe { stream: 3, seq: 4, tx_ns: 5 }.stamp((&mut frame[46..64]).try_into().unwrap());
         assert_eq!(parse_probe(&frame).map(|p| p.seq), Some(4));
     }
 }

@@ -52,7 +52,7 @@ mod tests {
         };
         let mut f = vec![0u8; spec.len_without_fcs()];
         write_frame(&spec, &mut f).unwrap();
-        let probe = Probe { stream: 3, seq: 77, tx_tsc: 123_456 };
+        let probe = Probe { stream: 3, seq: 77, tx_ns: 123_456 };
         probe.stamp((&mut f[PROBE_OFFSET..PROBE_OFFSET + PROBE_LEN]).try_into().unwrap());
         reflect_in_place(&mut f);
         assert_eq!(&f[..6], &[2, 0, 0, 0, 0, 1], "to the sender");

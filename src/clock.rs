@@ -1,0 +1,103 @@
+//! Wall-clock time from the cycle counter: an anchor (CLOCK_REALTIME read
+//! beside the TSC) renewed every millisecond, and a multiply per burst. Probes carry this
+//! time, so the sender can time round trips (its own clock at both ends)
+//! and a receiver whose clock is synchronised with the sender's can time
+//! one way.
+
+/// CLOCK_REALTIME in nanoseconds, as of a TSC value. The anchor is
+/// renewed every millisecond of cycles (a clock read then, nothing per
+/// packet), so neither the TSC rate's error nor the wall clock's own
+/// adjustments can build up: the time is within about a microsecond.
+#[derive(Debug, Clone, Copy)]
+pub struct WallClock {
+    anchor_tsc: u64,
+    anchor_ns: u64,
+    ns_per_cycle: f64,
+    renew_cycles: u64,
+}
+
+fn clock_ns(id: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: fills a timespec we own.
+    unsafe { libc::clock_gettime(id, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// (TSC, clock) read closest together of a few tries.
+fn pair(id: libc::clockid_t) -> (u64, u64) {
+    let mut best = (u64::MAX, 0, 0);
+    for _ in 0..4 {
+        let a = dpdk::rdtsc();
+        let ns = clock_ns(id);
+        let b = dpdk::rdtsc();
+        if b.wrapping_sub(a) < best.0 {
+            best = (b.wrapping_sub(a), a + b.wrapping_sub(a) / 2, ns);
+        }
+    }
+    (best.1, best.2)
+}
+
+impl WallClock {
+    /// Measures the TSC's rate against CLOCK_MONOTONIC_RAW over 10 ms
+    /// (`tsc_hz` is DPDK's estimate, used only if that fails) and anchors.
+    pub fn new(tsc_hz: u64) -> WallClock {
+        let (t0, n0) = pair(libc::CLOCK_MONOTONIC_RAW);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let (t1, n1) = pair(libc::CLOCK_MONOTONIC_RAW);
+        let measured = (n1.saturating_sub(n0)) as f64 / t1.wrapping_sub(t0).max(1) as f64;
+        let estimate = 1e9 / tsc_hz.max(1) as f64;
+        // Trust the measurement unless it is absurd (a migrated thread, a broken clock).
+        let ns_per_cycle = if (measured / estimate - 1.0).abs() < 0.01 { measured } else { estimate };
+        let (anchor_tsc, anchor_ns) = pair(libc::CLOCK_REALTIME);
+        WallClock { anchor_tsc, anchor_ns, ns_per_cycle, renew_cycles: (1e6 / ns_per_cycle) as u64 }
+    }
+
+    /// The wall-clock time of cycle counter value `tsc` (a recent one:
+    /// the anchor moves forward to it when a millisecond has passed).
+    #[inline(always)]
+    pub fn ns(&mut self, tsc: u64) -> u64 {
+        if tsc.wrapping_sub(self.anchor_tsc) > self.renew_cycles {
+            (self.anchor_tsc, self.anchor_ns) = pair(libc::CLOCK_REALTIME);
+        }
+        self.at(tsc)
+    }
+
+    /// The wall-clock time of `tsc` from the current anchor, without renewing it.
+    #[inline(always)]
+    pub fn at(&self, tsc: u64) -> u64 {
+        let d = tsc.wrapping_sub(self.anchor_tsc) as i64 as f64 * self.ns_per_cycle;
+        (self.anchor_ns as i64 + d as i64) as u64
+    }
+}
+
+/// What the kernel says about the wall clock's synchronisation (adjtimex).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ClockSync {
+    /// False when the kernel reports the clock unsynchronised (STA_UNSYNC).
+    pub synchronized: bool,
+    /// The kernel's estimate of the clock's maximum error, in microseconds.
+    pub max_error_us: i64,
+}
+
+pub fn clock_sync() -> Option<ClockSync> {
+    // SAFETY: adjtimex with modes 0 only reads into the struct we own.
+    let mut t: libc::timex = unsafe { std::mem::zeroed() };
+    let state = unsafe { libc::adjtimex(&mut t) };
+    if state < 0 {
+        return None;
+    }
+    Some(ClockSync { synchronized: state != libc::TIME_ERROR && t.status & libc::STA_UNSYNC == 0, max_error_us: t.maxerror as i64 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_follows_the_counter() {
+        let c = WallClock { anchor_tsc: 1_000, anchor_ns: 5_000_000_000, ns_per_cycle: 0.5, renew_cycles: u64::MAX };
+        assert_eq!(c.at(1_000), 5_000_000_000);
+        assert_eq!(c.at(3_000), 5_000_001_000);
+        assert_eq!(c.at(0), 4_999_999_500, "before the anchor");
+    }
+}
