@@ -7,19 +7,8 @@ use std::time::Duration;
 
 #[test]
 fn blast_to_drop_over_af_packet_on_veth() {
-    if !is_root() {
-        eprintln!("SKIP blast_to_drop_over_af_packet_on_veth: needs root to create a network namespace (run the tests as root)");
-        return;
-    }
     let _g = heavy();
-    let ns_name = format!("bd-test-{}", std::process::id());
-    let ns = match Netns::with_pair(&ns_name) {
-        Ok(ns) => ns,
-        Err(e) => {
-            eprintln!("SKIP blast_to_drop_over_af_packet_on_veth: cannot create a network namespace: {e}");
-            return;
-        }
-    };
+    let Some(ns) = netns_or_skip("blast_to_drop_over_af_packet_on_veth", Netns::with_pair) else { return };
     let dir = scratch("afp");
     let drop_json = dir.join("drop.json");
     let count = 20_000u64;

@@ -13,7 +13,7 @@ fn interrupt_after(bin: &str, name: &str, wait_line: &str, extra: &[&str]) -> (O
     args.push("--vdev=net_null0".into());
     let mut p = spawn(bin, &args);
     p.wait_for_line(wait_line, Duration::from_secs(30));
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(p.pid()), nix::sys::signal::Signal::SIGINT).unwrap();
+    sigint(&p);
     let out = p.finish(Duration::from_secs(15));
     let v = read_json(&json);
     (out, v)

@@ -48,7 +48,7 @@ fn ladder_over_memif_writes_table_json_csv_and_svg() {
     extra.extend([json.display().to_string(), "--csv".into(), csv.display().to_string(), "--plot".into(), svg.display().to_string()]);
     let extra_ref: Vec<&str> = extra.iter().map(String::as_str).collect();
     let out = run(BLAST, &blast_args(&drop, "1,2", "64,512", &extra_ref), Duration::from_secs(120));
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(drop.proc.pid()), nix::sys::signal::Signal::SIGINT).unwrap();
+    sigint(&drop.proc);
     let drop_out = drop.proc.finish(Duration::from_secs(30));
     assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
     assert!(drop_out.status.success(), "drop: {:?} {}\n{}", drop_out.status, drop_out.stdout, drop_out.stderr);
@@ -137,7 +137,7 @@ fn steps_the_receiver_cannot_take_are_refused_before_sending() {
     let out = run(BLAST, &blast_args(&drop, "1", "64,1500", &["--duration", "1"]), Duration::from_secs(60));
     let last = out.stderr.lines().last().unwrap_or_default();
     assert!(last.contains("restart drop with --max-size 1500"), "{last}");
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(drop.proc.pid()), nix::sys::signal::Signal::SIGINT).unwrap();
+    sigint(&drop.proc);
     assert!(drop.proc.finish(Duration::from_secs(30)).status.success());
 }
 

@@ -6,10 +6,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-fn sigint(p: &Running) {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(p.pid()), nix::sys::signal::Signal::SIGINT).unwrap();
-}
-
 /// drop on the memif server side, with `extra` flags.
 fn memif_drop(dir: &std::path::Path, extra: &[&str]) -> (Running, String) {
     let sock = dir.join("memif.sock").display().to_string();
@@ -91,18 +87,8 @@ fn reflected_probes_all_come_back_and_their_percentiles_rise() {
 
 #[test]
 fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
-    if !is_root() {
-        eprintln!("SKIP the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds: needs root for a network namespace");
-        return;
-    }
     let _g = heavy();
-    let ns = match Netns::with_pair(&format!("bd-knee-{}", std::process::id())) {
-        Ok(ns) => ns,
-        Err(e) => {
-            eprintln!("SKIP the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds: {e}");
-            return;
-        }
-    };
+    let Some(ns) = netns_or_skip("the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds", Netns::with_pair) else { return };
     let dir = scratch("knee");
     let json = dir.join("k.json");
     let addr = format!("127.0.0.1:{}", free_port());

@@ -18,10 +18,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-fn sigint(p: &Running) {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(p.pid()), nix::sys::signal::Signal::SIGINT).unwrap();
-}
-
 fn steps(json: &std::path::Path) -> Vec<serde_json::Value> {
     read_json(json)["steps"].as_array().unwrap().clone()
 }
@@ -95,20 +91,6 @@ fn blast_in_ns(ns: &Netns, addr: &str, sizes: &str, rate: &str, json: &std::path
     b.extend(eal_base());
     b.extend(strings(&["--vdev=net_af_packet0,iface=bd-a", "--lcores=0@0,1@0"]));
     run("ip", &ns.exec(BLAST, b), Duration::from_secs(90))
-}
-
-fn netns_or_skip(test: &str, make: impl FnOnce(&str) -> Result<Netns, String>) -> Option<Netns> {
-    if !is_root() {
-        eprintln!("SKIP {test}: needs root to create a network namespace (run the tests as root)");
-        return None;
-    }
-    match make(&format!("bd-{}-{}", &test[..6], std::process::id())) {
-        Ok(ns) => Some(ns),
-        Err(e) => {
-            eprintln!("SKIP {test}: cannot set up the namespace: {e}");
-            None
-        }
-    }
 }
 
 #[test]

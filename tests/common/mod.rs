@@ -242,3 +242,24 @@ impl Drop for Netns {
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
+
+/// Sends SIGINT to a running binary (Ctrl-C: it ends with its final report).
+pub fn sigint(p: &Running) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(p.pid()), nix::sys::signal::Signal::SIGINT).unwrap();
+}
+
+/// A namespace made by `make`, or None (saying why the test is skipped)
+/// when not root or the namespace cannot be set up.
+pub fn netns_or_skip(test: &str, make: impl FnOnce(&str) -> Result<Netns, String>) -> Option<Netns> {
+    if !is_root() {
+        eprintln!("SKIP {test}: needs root to create a network namespace (run the tests as root)");
+        return None;
+    }
+    match make(&format!("bd-{}-{}", &test[..test.len().min(6)], std::process::id())) {
+        Ok(ns) => Some(ns),
+        Err(e) => {
+            eprintln!("SKIP {test}: cannot set up the namespace: {e}");
+            None
+        }
+    }
+}
