@@ -104,10 +104,7 @@ impl Totals {
         self.last_tsc = max_opt(self.last_tsc, o.last_tsc);
         self.burstiness.merge(&o.burstiness);
         if let Some(h) = &o.one_way {
-            match self.one_way.as_mut() {
-                Some(t) => t.merge(h),
-                None => self.one_way = Some(h.clone()),
-            }
+            latency::LatencyHistogram::merge_into(&mut self.one_way, h);
         }
         self.one_way_negative += o.one_way_negative;
     }

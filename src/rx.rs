@@ -118,7 +118,7 @@ impl RxLane {
         let mut one_way_negative = 0u64;
         let mut b = Burstiness { interval_cycles: self.interval_cycles, ..Default::default() };
         let (mut after_full, mut backlog) = (false, 0u64);
-        let (mut interval, mut in_interval, mut first_interval) = (0u64, 0u64, None::<u64>);
+        let (mut interval, mut in_interval, mut any_interval) = (0u64, 0u64, false);
         let interval_cycles = std::num::NonZeroU64::new(self.interval_cycles);
 
         while !stop.load(Relaxed) {
@@ -137,7 +137,7 @@ impl RxLane {
                 b.full_polls += u64::from(after_full);
                 if let Some(every) = interval_cycles {
                     let i = dpdk::rdtsc() / every.get();
-                    first_interval.get_or_insert(i);
+                    any_interval = true;
                     if i != interval {
                         b.max_per_interval = b.max_per_interval.max(in_interval);
                         // The empty intervals in between count (the mean is
@@ -187,41 +187,12 @@ impl RxLane {
                 tally.no_probe += n as u64;
             } else if let Some((clock, hist)) = one_way.as_mut() {
                 let now = clock.ns(dpdk::rdtsc());
-                for &m in &bufs[..n] {
-                    // SAFETY: as above.
-                    let frame = unsafe {
-                        tally.bytes += u64::from(layout.pkt_len(m));
-                        std::slice::from_raw_parts(layout.data(m), usize::from(layout.data_len(m)))
-                    };
-                    match wire::parse_probe(frame) {
-                        Some(p) => {
-                            table.record(p.stream, p.seq);
-                            match now.checked_sub(p.tx_ns) {
-                                Some(d) => hist.record_ns(d),
-                                None => one_way_negative += 1,
-                            }
-                        }
-                        None => tally.no_probe += 1,
-                    }
-                }
-                let t = &table.totals;
-                (tally.lost, tally.reordered, tally.duplicates, tally.late) = (t.lost, t.reordered, t.duplicates, t.late);
-                tally.untracked = table.untracked;
+                parse_probes(&bufs[..n], layout, &mut table, &mut tally, |p| match now.checked_sub(p.tx_ns) {
+                    Some(d) => hist.record_ns(d),
+                    None => one_way_negative += 1,
+                });
             } else {
-                for &m in &bufs[..n] {
-                    // SAFETY: as above.
-                    let frame = unsafe {
-                        tally.bytes += u64::from(layout.pkt_len(m));
-                        std::slice::from_raw_parts(layout.data(m), usize::from(layout.data_len(m)))
-                    };
-                    match wire::parse_probe(frame) {
-                        Some(p) => table.record(p.stream, p.seq),
-                        None => tally.no_probe += 1,
-                    }
-                }
-                let t = &table.totals;
-                (tally.lost, tally.reordered, tally.duplicates, tally.late) = (t.lost, t.reordered, t.duplicates, t.late);
-                tally.untracked = table.untracked;
+                parse_probes(&bufs[..n], layout, &mut table, &mut tally, |_| {});
             }
             // The FCS each frame carried on the wire, once per burst.
             tally.bytes += (wire::FCS_LEN * n) as u64;
@@ -258,7 +229,7 @@ impl RxLane {
         }
         self.counters.publish(&tally);
         self.counters.mark_done();
-        if first_interval.is_some() {
+        if any_interval {
             b.max_per_interval = b.max_per_interval.max(in_interval);
             b.intervals += u64::from(in_interval > 0);
         }
@@ -274,6 +245,30 @@ impl RxLane {
             one_way_negative,
         }
     }
+}
+
+/// Counts the burst's bytes and records each frame's probe in the stream
+/// table, then hands the probe to `also` (one-way timing, or nothing: the
+/// closure is inlined, so no branch per frame decides which).
+#[inline(always)]
+fn parse_probes(bufs: &[*mut Mbuf], layout: MbufLayout, table: &mut StreamTable, tally: &mut Tally, mut also: impl FnMut(wire::Probe)) {
+    for &m in bufs {
+        // SAFETY: m was just handed over by rx_burst and is ours until freed.
+        let frame = unsafe {
+            tally.bytes += u64::from(layout.pkt_len(m));
+            std::slice::from_raw_parts(layout.data(m), usize::from(layout.data_len(m)))
+        };
+        match wire::parse_probe(frame) {
+            Some(p) => {
+                table.record(p.stream, p.seq);
+                also(p);
+            }
+            None => tally.no_probe += 1,
+        }
+    }
+    let t = &table.totals;
+    (tally.lost, tally.reordered, tally.duplicates, tally.late) = (t.lost, t.reordered, t.duplicates, t.late);
+    tally.untracked = table.untracked;
 }
 
 #[cfg(test)]

@@ -159,10 +159,7 @@ fn merged_latency(lanes: &[LaneResult]) -> Option<(latency::LatencyHistogram, u6
     for l in lanes {
         if let Some(lh) = &l.outcome.latency {
             n += l.outcome.reflected;
-            match h.as_mut() {
-                Some(h) => h.merge(lh),
-                None => h = Some(lh.clone()),
-            }
+            latency::LatencyHistogram::merge_into(&mut h, lh);
         }
     }
     h.map(|h| (h, n))

@@ -47,6 +47,14 @@ impl LatencyHistogram {
         self.h.add(&other.h).expect("histograms share their bounds");
     }
 
+    /// Adds `other` to `total`, which starts as None (no lcore timed anything yet).
+    pub fn merge_into(total: &mut Option<LatencyHistogram>, other: &LatencyHistogram) {
+        match total {
+            Some(t) => t.merge(other),
+            None => *total = Some(other.clone()),
+        }
+    }
+
     pub fn summary(&self) -> LatencySummary {
         let n = self.count();
         let at = |q: f64| if n == 0 { 0.0 } else { self.h.value_at_percentile(q) as f64 / 1000.0 };

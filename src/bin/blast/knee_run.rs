@@ -7,11 +7,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use blastdrop::fail::Failure;
-use blastdrop::report::{self, Environment};
+use blastdrop::report;
 use blastdrop::sender::{Sender, StepParams};
 use blastdrop::session::Started;
 use blastdrop::signals;
-use control::PeerInfo;
 use knee::{Goal, Next, Qualifiers, Search, SearchConfig, TrialKind, COMMIT_SHARE};
 use ladder::StepRecord;
 
@@ -57,19 +56,13 @@ struct KneeRecord<'a> {
     mode: &'static str,
     version: &'static str,
     config: &'a Args,
-    environment: Environments,
+    environment: peer::Environments,
     qualifiers: Qualifiers,
     max_rate_mpps: f64,
     result: KneeResult,
     trials: Vec<Trial>,
     latency_under_load: Vec<LoadPoint>,
     interrupted: bool,
-}
-
-#[derive(Serialize)]
-struct Environments {
-    sender: Environment,
-    receiver: Option<PeerInfo>,
 }
 
 pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
@@ -258,7 +251,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
             mode: "knee",
             version: env!("CARGO_PKG_VERSION"),
             config: args,
-            environment: Environments { sender: crate::environment(started, sender, queues), receiver: peer_info.clone() },
+            environment: peer::Environments { sender: crate::environment(started, sender, queues), receiver: peer_info.clone() },
             qualifiers,
             max_rate_mpps: max_rate / 1e6,
             result: KneeResult {

@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use blastdrop::fail::Failure;
-use blastdrop::report::{self, Environment};
+use blastdrop::report;
 use blastdrop::sender::{Sender, StepParams};
 use blastdrop::session::Started;
 use blastdrop::signals;
-use control::{PeerInfo, Request, Response};
+use control::{Request, Response};
 use ladder::{crossover, find_ceiling, Aggregate, Ceiling, Crossover, Ladder, StepRecord};
 
 use crate::args::Args;
@@ -34,12 +34,6 @@ struct Analysis {
 }
 
 #[derive(Serialize)]
-struct Environments {
-    sender: Environment,
-    receiver: Option<PeerInfo>,
-}
-
-#[derive(Serialize)]
 struct LadderRecord<'a> {
     tool: &'static str,
     mode: &'static str,
@@ -47,7 +41,7 @@ struct LadderRecord<'a> {
     version: &'static str,
     config: &'a Args,
     src_mac: String,
-    environment: Environments,
+    environment: peer::Environments,
     ladder: &'a Ladder,
     interrupted: bool,
     steps: &'a [StepRecord],
@@ -216,7 +210,10 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
             version: env!("CARGO_PKG_VERSION"),
             config: args,
             src_mac: sender.src_mac().to_string(),
-            environment: Environments { sender: crate::environment(started, sender, ladder.max_queues()), receiver: peer_info.clone() },
+            environment: peer::Environments {
+                sender: crate::environment(started, sender, ladder.max_queues()),
+                receiver: peer_info.clone(),
+            },
             ladder: &ladder,
             interrupted: signals::interrupted(),
             steps: &records,

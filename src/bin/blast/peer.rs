@@ -12,6 +12,13 @@ use ladder::{AchievedShape, StepRecord};
 
 use crate::args::Args;
 
+/// Both ends' environments, for a record of runs against drop.
+#[derive(serde::Serialize)]
+pub struct Environments {
+    pub sender: blastdrop::report::Environment,
+    pub receiver: Option<PeerInfo>,
+}
+
 /// The control connection to drop.
 pub struct Peer {
     client: Client,
