@@ -286,6 +286,10 @@ impl Receiver {
     /// Stops every lane and the port; what they counted joins the totals.
     pub fn stop(&mut self) -> Result<(), Failure> {
         self.stop.store(true, Ordering::SeqCst);
+        // Lanes gone is a new generation too: readers carry what they saw.
+        if !self.lanes.is_empty() {
+            self.generation += 1;
+        }
         let mut panicked = None;
         for lane in self.lanes.drain(..) {
             match lane.job.join() {

@@ -565,5 +565,18 @@ impl Drop for Sender {
     fn drop(&mut self) {
         // No counter read may outlive the port.
         self.watch.stop();
+        // A memif peer unmaps the rings on its interrupt thread when this
+        // side leaves, under its lanes if they still poll (DPDK's memif has
+        // no guard): give a receiver that stops on its own (drop --count,
+        // or parked after bye) a moment to stop first.
+        if self.info.driver == "net_memif" {
+            let until = std::time::Instant::now() + MEMIF_PEER_GRACE;
+            while self.port.link().up && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
     }
 }
+
+/// How long blast waits at exit for a memif peer to stop polling.
+const MEMIF_PEER_GRACE: Duration = Duration::from_secs(1);

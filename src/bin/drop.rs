@@ -281,6 +281,20 @@ impl Backend for DropBackend {
     fn abandon_window(&mut self) {
         self.baseline = None;
     }
+
+    fn client_leaving(&mut self) {
+        let mut rx = lock(&self.rx);
+        // memif unmaps its rings on the interrupt thread when the peer
+        // leaves, under any lane still polling them (a SIGSEGV one run in
+        // many): the lanes stop before blast may exit; the next client's
+        // prepare starts them again.
+        if rx.info().driver == "net_memif" {
+            match rx.stop() {
+                Ok(()) => tracing::info!("control: client leaving; memif lanes parked until the next client"),
+                Err(f) => tracing::error!("control: parking the lanes failed: {}", f.message),
+            }
+        }
+    }
 }
 
 fn run(args: Args) -> Result<(), Failure> {

@@ -15,6 +15,9 @@ pub trait Backend {
     fn end_window(&mut self, window: u64) -> Result<WindowFigures, String>;
     /// The client went away with a window open: forget it.
     fn abandon_window(&mut self);
+    /// The client said bye; called before the reply goes out, so whatever
+    /// must be quiet before the client's process exits can be made so.
+    fn client_leaving(&mut self) {}
 }
 
 #[derive(Debug, Clone)]
@@ -159,7 +162,10 @@ pub fn serve_connection(stream: TcpStream, backend: &mut dyn Backend, cfg: &Serv
                             Some(open) => Response::Error { error: format!("window {w} is not open (window {open} is)") },
                             None => Response::Error { error: format!("window {w} is not open (none is)") },
                         },
-                        Request::Bye => Response::Bye,
+                        Request::Bye => {
+                            backend.client_leaving();
+                            Response::Bye
+                        }
                     };
                     let bye = matches!(reply, Response::Bye);
                     (env.id, reply, bye)
