@@ -33,13 +33,17 @@ fn blast_to_drop_over_af_packet_on_veth() {
     let v = read_json(&drop_json);
     let s = &v["summary"];
     assert_eq!(v["environment"]["port"]["driver"], "net_af_packet");
-    // The kernel path may drop under load; at this rate everything should
-    // arrive, and every frame that did must parse as ours.
+    // The kernel path may drop a burst when a loaded machine deschedules
+    // a side (the pacer then catches up in a burst the veth's queue cannot
+    // hold); whatever it drops, the sequence accounting must name exactly.
     let got = s["received"]["packets"].as_u64().unwrap();
-    assert!(got >= count, "received {got} of {count}: {}", drop_out.stdout);
+    let lost = s["probe"]["lost"].as_u64().unwrap();
+    // (a loss after each stream's last arrival has no later frame to reveal it)
+    assert!(got + lost <= count && got + lost >= count - count / 100, "received {got} + lost {lost} vs {count} sent: {}", drop_out.stdout);
+    assert!(lost * 100 <= count, "at 50 kpps little should be lost: {lost} of {count}: {}", drop_out.stdout);
     let probed: u64 = s["streams"].as_array().unwrap().iter().map(|x| x["received"].as_u64().unwrap()).sum();
     assert_eq!(probed + s["no_probe"].as_u64().unwrap(), got);
-    assert!(probed >= count, "every blast frame parsed: {probed}");
+    assert_eq!(probed, got, "every frame that arrived parsed as blast's");
     assert_eq!(s["streams"].as_array().unwrap().len(), 2);
     assert_eq!(s["probe"]["duplicates"], 0);
     assert_eq!(s["port"]["ipackets"].as_u64().unwrap(), got, "the port's counter agrees with the lcores'");
