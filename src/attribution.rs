@@ -44,3 +44,52 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
 pub fn offered(rate: Option<f64>, seconds: f64) -> Option<u64> {
     rate.map(|r| (r * seconds).round() as u64)
 }
+
+/// Each port's share of a step when blast sends on several: its own
+/// figures and verdict, against drop's port of the same index when drop
+/// reports as many ports (otherwise sender-side only). `names`: blast's
+/// ports in --port order; `queues`: the step's queue count.
+pub fn port_steps(
+    w: &SenderWindow,
+    receiver: Option<&WindowFigures>,
+    rate: Option<f64>,
+    names: &[String],
+    queues: u16,
+) -> Vec<ladder::PortStep> {
+    if w.ports.is_empty() {
+        return Vec::new();
+    }
+    let nports = w.ports.len() as u16;
+    let paired = receiver.filter(|f| f.ports.len() == w.ports.len());
+    w.ports
+        .iter()
+        .enumerate()
+        .map(|(i, pw)| {
+            let share = ladder::ports::share(queues, nports, i as u16);
+            let port_rate = rate.map(|r| r * f64::from(share) / f64::from(queues.max(1)));
+            let rx = paired.map(|f| &f.ports[i]);
+            let (limit, verdict) = if share == 0 {
+                // No queue of this step ran here: nothing to judge.
+                ("idle".to_string(), None)
+            } else {
+                let v = limits::verdict(&window_counters(pw, rx, offered(port_rate, w.seconds)));
+                (v.label(), Some(v))
+            };
+            ladder::PortStep {
+                port: i as u16,
+                name: names.get(i).cloned().unwrap_or_default(),
+                queues: share,
+                sent: ladder::Rates::over(pw.total.packets, pw.total.bytes, w.seconds),
+                sender_opackets: pw.port.opackets,
+                sender_oerrors: pw.port.oerrors,
+                sender_xstats: pw.xstats.deltas.clone(),
+                received: rx.map(|f| ladder::Rates::over(f.packets, f.bytes, w.seconds)),
+                receiver_port: rx.and_then(|f| f.port_name.clone()),
+                receiver_imissed: rx.map(|f| f.imissed),
+                loss_pct: rx.filter(|_| share > 0).map(|f| ladder::StepRecord::loss_from(pw.total.packets, f.packets)),
+                limit,
+                verdict,
+            }
+        })
+        .collect()
+}

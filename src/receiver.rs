@@ -18,7 +18,8 @@ use crate::xstats::{Sample, Watch};
 
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
-    pub port: String,
+    /// Every port to receive on; queues are spread over them round robin.
+    pub ports: Vec<String>,
     /// The most RX queues any step may ask for (pools and lcores are reserved for them).
     pub max_queues: u16,
     pub max_size: u32,
@@ -45,6 +46,7 @@ pub struct ReceiverConfig {
 
 struct Lane {
     queue: u16,
+    port: u16,
     lcore: u32,
     counters: Arc<LaneCounters>,
     job: LcoreJob<RxOutcome>,
@@ -56,14 +58,17 @@ pub struct Snapshot {
     pub generation: u64,
     pub tsc: u64,
     pub lanes: Vec<Tally>,
-    pub port: PortStats,
-    pub xs: Sample,
+    /// By port, in --port order.
+    pub ports: Vec<PortStats>,
+    pub xs: Vec<Sample>,
 }
 
 /// One queue's figures over a run, summed across restarts.
 #[derive(Debug, Clone, Default)]
 pub struct QueueTotals {
     pub lcore: u32,
+    /// Index of the queue's port in --port order.
+    pub port: u16,
     pub tally: Tally,
     pub probe: SeqCounts,
     pub first_tsc: Option<u64>,
@@ -87,12 +92,13 @@ pub struct Totals {
 }
 
 impl Totals {
-    fn absorb(&mut self, queue: u16, lcore: u32, o: &RxOutcome) {
+    fn absorb(&mut self, queue: u16, port: u16, lcore: u32, o: &RxOutcome) {
         self.tally.add(&o.tally);
         self.probe.add(&o.streams.totals);
         self.untracked += o.streams.untracked;
         let q = self.queues.entry(queue).or_default();
         q.lcore = lcore;
+        q.port = port;
         q.tally.add(&o.tally);
         q.probe.add(&o.streams.totals);
         q.first_tsc = min_opt(q.first_tsc, o.first_tsc);
@@ -133,19 +139,26 @@ fn max_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     }
 }
 
+/// One port drop receives on, and what belongs to it alone.
+pub struct RxSide {
+    pub port: Port,
+    pub info: DeviceInfo,
+    pub promiscuous: bool,
+    pub watch: Watch,
+}
+
 pub struct Receiver {
-    port: Port,
-    info: DeviceInfo,
+    sides: Vec<RxSide>,
     cfg: ReceiverConfig,
+    /// By global queue id.
     lcores: Vec<u32>,
+    /// One per global queue, on its port's NUMA node.
     pools: Vec<Mempool>,
     queues: u16,
     lanes: Vec<Lane>,
     stop: Arc<AtomicBool>,
     generation: u64,
     totals: Totals,
-    promiscuous: bool,
-    watch: Watch,
     pub mempools: Vec<MempoolRecord>,
     hz: u64,
     clock: crate::clock::WallClock,
@@ -153,9 +166,22 @@ pub struct Receiver {
 
 impl Receiver {
     pub fn new(eal: &Eal, cfg: ReceiverConfig) -> Result<Receiver, Failure> {
-        let port = session::open_port(&cfg.port)?;
-        let info = port.info().clone();
-        port.check(&Self::port_config(&cfg, cfg.max_queues)).map_err(|e| session::limit_failure(e, "--max-size"))?;
+        let nports = cfg.ports.len() as u16;
+        if cfg.max_queues < nports {
+            return Err(Failure::usage(format!(
+                "{nports} ports but --queues {}: give every --port a queue (--queues {nports} or more)",
+                cfg.max_queues
+            )));
+        }
+        let mut sides: Vec<RxSide> = Vec::new();
+        for (p, spec) in cfg.ports.iter().enumerate() {
+            let port = session::open_port(spec)?;
+            let most = ladder::ports::share(cfg.max_queues, nports, p as u16);
+            port.check(&Self::port_config(&cfg, most)).map_err(|e| session::limit_failure(e, "--max-size"))?;
+            let info = port.info().clone();
+            let watch = Watch::new(&port, &cfg.watch_xstats)?;
+            sides.push(RxSide { port, info, promiscuous: false, watch });
+        }
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
         let layout = dpdk::MbufLayout::get();
         let mut sizing = PoolSizing {
@@ -170,12 +196,14 @@ impl Receiver {
         }
         let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &sizing)];
         let pools = (0..cfg.max_queues)
-            .map(|q| Mempool::create(&format!("bd_rx_{}_{q}", port.id()), &sizing, port.socket()))
+            .map(|q| {
+                let (p, local) = ladder::ports::port_of(q, nports);
+                let port = &sides[usize::from(p)].port;
+                Mempool::create(&format!("bd_rx_{}_{local}", port.id()), &sizing, port.socket())
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        let watch = Watch::new(&port, &cfg.watch_xstats)?;
         Ok(Receiver {
-            port,
-            info,
+            sides,
             cfg,
             lcores,
             pools,
@@ -184,8 +212,6 @@ impl Receiver {
             stop: Arc::new(AtomicBool::new(false)),
             generation: 0,
             totals: Totals::default(),
-            promiscuous: false,
-            watch,
             mempools,
             hz: dpdk::tsc_hz(),
             clock: crate::clock::WallClock::new(dpdk::tsc_hz()),
@@ -203,12 +229,18 @@ impl Receiver {
         }
     }
 
+    /// The first port (the only one, usually).
     pub fn port(&self) -> &Port {
-        &self.port
+        &self.sides[0].port
     }
 
     pub fn info(&self) -> &DeviceInfo {
-        &self.info
+        &self.sides[0].info
+    }
+
+    /// Every port, in --port order.
+    pub fn sides(&self) -> &[RxSide] {
+        &self.sides
     }
 
     pub fn config(&self) -> &ReceiverConfig {
@@ -223,8 +255,9 @@ impl Receiver {
         self.generation
     }
 
+    /// Whether every port took promiscuous mode.
     pub fn promiscuous(&self) -> bool {
-        self.promiscuous
+        self.sides.iter().all(|s| s.promiscuous)
     }
 
     pub fn tsc_hz(&self) -> u64 {
@@ -240,7 +273,22 @@ impl Receiver {
         self.lanes.iter().map(|l| l.counters.clone()).collect()
     }
 
-    /// Configures `queues` RX queues, starts the port and a lane per queue.
+    /// Every port's counters, summed.
+    pub fn port_stats(&self) -> Result<PortStats, Failure> {
+        let mut t = PortStats::default();
+        for side in &self.sides {
+            t.add(&side.port.stats()?);
+        }
+        Ok(t)
+    }
+
+    /// Whether every port's link is up.
+    pub fn links_up(&self) -> bool {
+        self.sides.iter().all(|s| s.port.link().up)
+    }
+
+    /// Configures every port for its share of `queues` RX queues (at least
+    /// one: a port cannot have none), starts them, and a lane per queue.
     pub fn start(&mut self, queues: u16) -> Result<(), Failure> {
         if queues > self.cfg.max_queues {
             return Err(Failure::usage(format!(
@@ -248,21 +296,31 @@ impl Receiver {
                 self.cfg.max_queues
             )));
         }
-        let refs: Vec<&Mempool> = self.pools[..usize::from(queues)].iter().collect();
-        let (rxqs, txqs) =
-            self.port.configure(&Self::port_config(&self.cfg, queues), &refs).map_err(|e| session::limit_failure(e, "--max-size"))?;
-        self.port.start().map_err(|e| session::start_failure(&self.port, e))?;
-        self.promiscuous = self.port.promiscuous();
-        // Per-queue stats ahead of the watched ones shift with the queue count.
-        self.watch.resolve(&self.port)?;
-        if self.generation == 0 {
-            self.watch.start_polling(self.cfg.xstats_interval);
+        let nports = self.sides.len() as u16;
+        let mut per_side = Vec::new();
+        for (p, side) in self.sides.iter_mut().enumerate() {
+            let n = ladder::ports::share(queues, nports, p as u16).max(1);
+            let refs: Vec<&Mempool> =
+                (0..n).map(|local| &self.pools[usize::from(ladder::ports::global_queue(p as u16, local, nports))]).collect();
+            let (rxqs, txqs) =
+                side.port.configure(&Self::port_config(&self.cfg, n), &refs).map_err(|e| session::limit_failure(e, "--max-size"))?;
+            side.port.start().map_err(|e| session::start_failure(&side.port, e))?;
+            side.promiscuous = side.port.promiscuous();
+            // Per-queue stats ahead of the watched ones shift with the queue count.
+            side.watch.resolve(&side.port)?;
+            if self.generation == 0 {
+                side.watch.start_polling(self.cfg.xstats_interval);
+            }
+            per_side.push((rxqs.into_iter().map(Some).collect::<Vec<_>>(), txqs.into_iter().map(Some).collect::<Vec<_>>()));
         }
         self.stop = Arc::new(AtomicBool::new(false));
         self.generation += 1;
-        let mut txqs = txqs.into_iter();
-        for (rxq, &lcore) in rxqs.into_iter().zip(&self.lcores) {
-            let queue = rxq.id();
+        for q in 0..queues {
+            let (p, local) = ladder::ports::port_of(q, nports);
+            let (rxqs, txqs) = &mut per_side[usize::from(p)];
+            let rxq = rxqs[usize::from(local)].take().expect("each local queue is taken once");
+            let txq = txqs[usize::from(local)].take();
+            let lcore = self.lcores[usize::from(q)];
             let counters = Arc::new(LaneCounters::default());
             let lane = RxLane {
                 queue: rxq,
@@ -271,19 +329,19 @@ impl Receiver {
                 cost_per_frame: self.cfg.cost_per_frame,
                 count_only: self.cfg.count_only,
                 counters: counters.clone(),
-                reflect: if self.cfg.reflect { txqs.next() } else { None },
+                reflect: if self.cfg.reflect { txq } else { None },
                 interval_cycles: self.cfg.interval_us * self.hz / 1_000_000,
                 one_way: self.cfg.one_way.then_some(self.clock),
             };
             let stop = self.stop.clone();
             let job = dpdk::launch(lcore, move || lane.run(&stop))?;
-            self.lanes.push(Lane { queue, lcore, counters, job });
+            self.lanes.push(Lane { queue: q, port: p, lcore, counters, job });
         }
         self.queues = queues;
         Ok(())
     }
 
-    /// Stops every lane and the port; what they counted joins the totals.
+    /// Stops every lane and the ports; what they counted joins the totals.
     pub fn stop(&mut self) -> Result<(), Failure> {
         self.stop.store(true, Ordering::SeqCst);
         // Lanes gone is a new generation too: readers carry what they saw.
@@ -293,11 +351,13 @@ impl Receiver {
         let mut panicked = None;
         for lane in self.lanes.drain(..) {
             match lane.job.join() {
-                Ok(o) => self.totals.absorb(lane.queue, lane.lcore, &o),
+                Ok(o) => self.totals.absorb(lane.queue, lane.port, lane.lcore, &o),
                 Err(e) => panicked = Some(e),
             }
         }
-        self.port.stop();
+        for side in &mut self.sides {
+            side.port.stop();
+        }
         match panicked {
             Some(e) => Err(e.into()),
             None => Ok(()),
@@ -305,7 +365,7 @@ impl Receiver {
     }
 
     /// Starts over with `queues` RX queues if that differs from now.
-    /// Returns whether the port restarted.
+    /// Returns whether the ports restarted.
     pub fn set_queues(&mut self, queues: u16) -> Result<bool, Failure> {
         if queues == self.queues && !self.lanes.is_empty() {
             return Ok(false);
@@ -320,18 +380,26 @@ impl Receiver {
             generation: self.generation,
             tsc: dpdk::rdtsc(),
             lanes: self.lanes.iter().map(|l| l.counters.read()).collect(),
-            port: self.port.stats().unwrap_or_default(),
-            xs: self.watch.sample(),
+            ports: self.sides.iter().map(|s| s.port.stats().unwrap_or_default()).collect(),
+            xs: self.sides.iter().map(|s| s.watch.sample()).collect(),
         }
     }
 
-    /// Figures between two snapshots of the same generation.
+    /// Figures between two snapshots of the same generation: the sums, and
+    /// with several ports each port's own.
     pub fn window(&self, a: &Snapshot, b: &Snapshot) -> Result<control::WindowFigures, String> {
         if a.generation != b.generation {
             return Err("drop restarted its port during the window".into());
         }
-        let mut f = control::WindowFigures { seconds: b.tsc.saturating_sub(a.tsc) as f64 / self.hz as f64, ..Default::default() };
-        for (q, (x, y)) in b.lanes.iter().zip(&a.lanes).enumerate() {
+        let seconds = b.tsc.saturating_sub(a.tsc) as f64 / self.hz as f64;
+        let nports = self.sides.len();
+        let mut per: Vec<control::WindowFigures> = self
+            .sides
+            .iter()
+            .map(|s| control::WindowFigures { seconds, port_name: Some(s.info.name.clone()), ..Default::default() })
+            .collect();
+        for (lane, (x, y)) in self.lanes.iter().zip(b.lanes.iter().zip(&a.lanes)) {
+            let f = &mut per[usize::from(lane.port)];
             let d = x.since(y);
             f.packets += d.packets;
             f.bytes += d.bytes;
@@ -344,28 +412,68 @@ impl Receiver {
             f.empty_polls += d.empty_polls;
             let busy_seconds = d.busy_cycles as f64 / self.hz as f64;
             f.busy_seconds = f.busy_seconds.max(busy_seconds);
-            f.queues.push(control::QueueFigures { queue: q as u16, packets: d.packets, bytes: d.bytes, busy_seconds });
+            f.queues.push(control::QueueFigures { queue: lane.queue, packets: d.packets, bytes: d.bytes, busy_seconds });
         }
-        f.probe.received = f.packets - f.no_probe;
-        let port = b.port.since(&a.port);
-        f.imissed = port.imissed;
-        f.rx_nombuf = port.rx_nombuf;
-        f.ierrors = port.ierrors;
-        let xs = self.watch.window(&a.xs, &b.xs);
-        f.xstats = xs.deltas;
-        f.levels = xs.levels;
-        f.xstats_invalid = xs.invalid;
-        Ok(f)
+        for (i, (f, side)) in per.iter_mut().zip(&self.sides).enumerate() {
+            f.probe.received = f.packets - f.no_probe;
+            let port = b.ports[i].since(&a.ports[i]);
+            f.imissed = port.imissed;
+            f.rx_nombuf = port.rx_nombuf;
+            f.ierrors = port.ierrors;
+            let xs = side.watch.window(&a.xs[i], &b.xs[i]);
+            f.xstats = xs.deltas;
+            f.levels = xs.levels;
+            f.xstats_invalid = xs.invalid;
+        }
+        if nports == 1 {
+            let mut f = per.pop().expect("one port");
+            f.port_name = None;
+            return Ok(f);
+        }
+        let mut t = control::WindowFigures { seconds, ..Default::default() };
+        for f in &per {
+            t.packets += f.packets;
+            t.bytes += f.bytes;
+            t.no_probe += f.no_probe;
+            t.probe.add(&f.probe);
+            t.polls += f.polls;
+            t.empty_polls += f.empty_polls;
+            t.busy_seconds = t.busy_seconds.max(f.busy_seconds);
+            t.queues.extend(f.queues.iter().cloned());
+            t.imissed += f.imissed;
+            t.rx_nombuf += f.rx_nombuf;
+            t.ierrors += f.ierrors;
+            for (k, v) in &f.xstats {
+                *t.xstats.entry(k.clone()).or_default() += v;
+            }
+            for (k, v) in &f.levels {
+                let e = t.levels.entry(k.clone()).or_insert(*v);
+                *e = (*e).min(*v);
+            }
+            if t.xstats_invalid.is_none() {
+                t.xstats_invalid = f.xstats_invalid.as_ref().map(|why| format!("{}: {why}", f.port_name.as_deref().unwrap_or("?")));
+            }
+        }
+        t.queues.sort_by_key(|q| q.queue);
+        t.ports = per;
+        Ok(t)
     }
 
-    /// The allowance counters that moved lately, for a live line.
+    /// The allowance counters that moved lately on any port, for a live line.
     pub fn watch_text(&self) -> Option<String> {
-        self.watch.live_text()
+        let parts: Vec<String> = self
+            .sides
+            .iter()
+            .filter_map(|s| s.watch.live_text().map(|t| if self.sides.len() > 1 { format!("{}: {t}", s.info.name) } else { t }))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
     }
 
     /// Stops everything and hands over the totals.
     pub fn finish(&mut self) -> Result<Totals, Failure> {
-        self.watch.stop();
+        for side in &self.sides {
+            side.watch.stop();
+        }
         self.stop()?;
         Ok(std::mem::take(&mut self.totals))
     }

@@ -18,6 +18,8 @@ pub fn cycles_per_packet(cycles: u64, packets: u64) -> f64 {
 #[derive(Debug, Clone, Serialize)]
 pub struct LcoreRecord {
     pub queue: u16,
+    /// Index of the queue's port in --port order.
+    pub port: u16,
     pub lcore: u32,
     pub cpu: Option<u32>,
     pub socket: u32,
@@ -90,7 +92,11 @@ pub struct Environment {
     pub eal_args: Vec<String>,
     /// Where blastdrop placed the lcores from the machine's topology (null when -l/--lcores was given).
     pub placement: Option<topology::Placement>,
+    /// The first port (the only one, usually).
     pub port: PortRecord,
+    /// With several --port: every port, in that order (the first is `port`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<PortRecord>,
     pub lcores: Vec<LcoreRecord>,
     pub mempools: Vec<MempoolRecord>,
 }

@@ -31,7 +31,8 @@ pub struct Addressing {
 /// Fixed for the whole run.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
-    pub port: String,
+    /// Every port to send on; queues are spread over them round robin.
+    pub ports: Vec<String>,
     /// The most queues any step uses.
     pub max_queues: u16,
     /// The largest frame any step sends (FCS included).
@@ -40,7 +41,8 @@ pub struct SenderConfig {
     pub tx_ring: u16,
     pub link_timeout: Duration,
     pub drain: Duration,
-    pub addressing: Addressing,
+    /// One per port: each port's frames carry its own addresses.
+    pub addressing: Vec<Addressing>,
     /// Extended stats to watch beyond the driver's allowance counters.
     pub watch_xstats: Vec<String>,
     /// How often the counters are polled for the live view.
@@ -78,6 +80,9 @@ pub struct SenderWindow {
     pub per_queue: Vec<Tally>,
     pub port: PortStats,
     pub xstats: WindowXstats,
+    /// With several ports: each port's own window (its queues, its
+    /// counters); empty with one.
+    pub ports: Vec<SenderWindow>,
     /// The shape achieved in the trial.
     pub shape: pace::ShapeStats,
     /// Reflect mode: round trips of the trial's probes, merged over queues.
@@ -179,49 +184,53 @@ impl Phase {
     }
 }
 
-pub struct Sender {
-    port: Port,
-    info: DeviceInfo,
-    own_mac: MacAddr,
-    src_mac: MacAddr,
-    cfg: SenderConfig,
-    lcores: Vec<u32>,
-    pools: Vec<Arc<Mempool>>,
+/// One port blast sends on, and what belongs to it alone.
+pub struct TxSide {
+    pub port: Port,
+    pub info: DeviceInfo,
+    pub own_mac: MacAddr,
+    pub src_mac: MacAddr,
+    /// blast never reads its RX queues, but paired devices (memif) need them.
     rx_pool: Mempool,
-    /// Queue handles of the current configuration.
+    pub watch: Watch,
+    pub link: Link,
+}
+
+/// Port counters and watched counters of every port at one instant.
+pub type Reading = Vec<(PortStats, crate::xstats::Sample)>;
+
+pub struct Sender {
+    sides: Vec<TxSide>,
+    cfg: SenderConfig,
+    /// By global queue id.
+    lcores: Vec<u32>,
+    /// One per global queue, on its port's NUMA node.
+    pools: Vec<Arc<Mempool>>,
+    /// Queue handles of the current configuration, by global queue id.
     txqs: Vec<Option<TxQueue>>,
     rxqs: Vec<Option<RxQueue>>,
     configured_queues: Option<u16>,
-    link: Link,
     /// Next sequence number by stream id: streams keep counting across steps.
     seqs: Vec<u32>,
     /// Frame size and flow count the pools' templates hold now.
     templates: Option<(u32, u32, u16)>,
     pub mempools: Vec<MempoolRecord>,
-    watch: Watch,
     hz: u64,
     clock: crate::clock::WallClock,
 }
 
 impl Sender {
-    /// Opens the port and makes the pools for the largest step.
+    /// Opens the ports and makes the pools for the largest step.
     pub fn new(eal: &Eal, cfg: SenderConfig) -> Result<Sender, Failure> {
-        let port = session::open_port(&cfg.port)?;
-        let info = port.info().clone();
-        let check = PortConfig {
-            rx_queues: cfg.max_queues,
-            tx_queues: cfg.max_queues,
-            rx_ring: cfg.tx_ring,
-            tx_ring: cfg.tx_ring,
-            max_frame: cfg.max_size,
-            tx_fast_free: true,
-        };
-        port.check(&check).map_err(|e| session::limit_failure(e, "--size"))?;
+        let nports = cfg.ports.len() as u16;
+        if cfg.max_queues < nports {
+            return Err(Failure::usage(format!(
+                "{} ports but at most {} queue(s): give every --port a queue (--queues {nports} or more)",
+                nports, cfg.max_queues
+            )));
+        }
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
-        let own_mac = MacAddr(port.mac()?);
-        let src_mac = cfg.addressing.src_mac.unwrap_or(own_mac);
         let layout = dpdk::MbufLayout::get();
-        let socket = port.socket();
         // One pool per TX queue: each holds its queue's frame template, and
         // MBUF_FAST_FREE needs one pool per queue.
         let tx_sizing = PoolSizing {
@@ -230,55 +239,77 @@ impl Sender {
             cache: 256,
             data_room: (u32::from(layout.headroom) + cfg.max_size - wire::FCS_LEN as u32).next_multiple_of(64),
         };
-        // blast never reads its RX queues, but paired devices (memif) need them.
+        // Every port's RX pool is sized for the port with the most queues.
         let rx_sizing = PoolSizing {
-            ring: u32::from(cfg.tx_ring) * u32::from(cfg.max_queues),
+            ring: u32::from(cfg.tx_ring) * u32::from(ladder::ports::share(cfg.max_queues, nports, 0)),
             burst: cfg.burst as u32,
             cache: 0,
             data_room: dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE,
         };
-        let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &tx_sizing), MempoolRecord::new(1, &rx_sizing)];
+        let mut sides = Vec::new();
+        for (p, spec) in cfg.ports.iter().enumerate() {
+            let port = session::open_port(spec)?;
+            let info = port.info().clone();
+            let most = ladder::ports::share(cfg.max_queues, nports, p as u16);
+            let check = PortConfig {
+                rx_queues: most,
+                tx_queues: most,
+                rx_ring: cfg.tx_ring,
+                tx_ring: cfg.tx_ring,
+                max_frame: cfg.max_size,
+                tx_fast_free: true,
+            };
+            port.check(&check).map_err(|e| session::limit_failure(e, "--size"))?;
+            let own_mac = MacAddr(port.mac()?);
+            let src_mac = cfg.addressing[p].src_mac.unwrap_or(own_mac);
+            let rx_pool = Mempool::create(&format!("bd_txrx_{}", port.id()), &rx_sizing, port.socket())?;
+            let watch = Watch::new(&port, &cfg.watch_xstats)?;
+            sides.push(TxSide { port, info, own_mac, src_mac, rx_pool, watch, link: Link::default() });
+        }
+        let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &tx_sizing), MempoolRecord::new(u32::from(nports), &rx_sizing)];
         let pools = (0..cfg.max_queues)
-            .map(|q| Mempool::create(&format!("bd_tx_{}_{q}", port.id()), &tx_sizing, socket).map(Arc::new))
+            .map(|q| {
+                let (p, local) = ladder::ports::port_of(q, nports);
+                let side = &sides[usize::from(p)];
+                Mempool::create(&format!("bd_tx_{}_{local}", side.port.id()), &tx_sizing, side.port.socket()).map(Arc::new)
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        let rx_pool = Mempool::create(&format!("bd_txrx_{}", port.id()), &rx_sizing, socket)?;
-        let watch = Watch::new(&port, &cfg.watch_xstats)?;
         Ok(Sender {
-            port,
-            info,
-            own_mac,
-            src_mac,
+            sides,
             cfg,
             lcores,
             pools,
-            rx_pool,
             txqs: Vec::new(),
             rxqs: Vec::new(),
             configured_queues: None,
-            link: Link::default(),
             seqs: vec![0; 65536],
             templates: None,
             mempools,
-            watch,
             hz: dpdk::tsc_hz(),
             clock: crate::clock::WallClock::new(dpdk::tsc_hz()),
         })
     }
 
+    /// The first port (the only one, usually).
     pub fn port(&self) -> &Port {
-        &self.port
+        &self.sides[0].port
     }
 
     pub fn info(&self) -> &DeviceInfo {
-        &self.info
+        &self.sides[0].info
     }
 
     pub fn own_mac(&self) -> MacAddr {
-        self.own_mac
+        self.sides[0].own_mac
     }
 
     pub fn src_mac(&self) -> MacAddr {
-        self.src_mac
+        self.sides[0].src_mac
+    }
+
+    /// Every port, in --port order.
+    pub fn sides(&self) -> &[TxSide] {
+        &self.sides
     }
 
     pub fn lcores(&self) -> &[u32] {
@@ -286,67 +317,110 @@ impl Sender {
     }
 
     pub fn link(&self) -> Link {
-        self.link
+        self.sides[0].link
     }
 
     pub fn tsc_hz(&self) -> u64 {
         self.hz
     }
 
-    /// The watched counters (allowances on ENA, --watch-xstat names).
-    pub fn watch(&self) -> &Watch {
-        &self.watch
+    /// Every port's counters now.
+    pub fn read_counters(&self) -> Reading {
+        self.sides.iter().map(|s| (s.port.stats().unwrap_or_default(), s.watch.sample())).collect()
     }
 
-    /// (Re)configures the port for `queues` queues, starts it and waits for the link.
+    /// Each port's counters between two readings, and their sum.
+    pub fn counters_between(&self, a: &Reading, b: &Reading) -> (PortStats, WindowXstats, Vec<(PortStats, WindowXstats)>) {
+        let mut per = Vec::new();
+        let (mut port, mut xs) = (PortStats::default(), WindowXstats::default());
+        for (side, ((pa, xa), (pb, xb))) in self.sides.iter().zip(a.iter().zip(b)) {
+            let d = pb.since(pa);
+            let w = side.watch.window(xa, xb);
+            port.add(&d);
+            xs.merge(&side.info.name, &w);
+            per.push((d, w));
+        }
+        (port, xs, per)
+    }
+
+    /// The allowance counters that moved lately on any port, for a live line.
+    pub fn live_watch_text(&self) -> Option<String> {
+        let parts: Vec<String> = self
+            .sides
+            .iter()
+            .filter_map(|s| s.watch.live_text().map(|t| if self.sides.len() > 1 { format!("{}: {t}", s.info.name) } else { t }))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// The first port's watched counters (allowances on ENA, --watch-xstat names).
+    pub fn watch(&self) -> &Watch {
+        &self.sides[0].watch
+    }
+
+    /// (Re)configures every port for its share of `queues`, starts them and
+    /// waits for their links. A port whose share is 0 still gets a queue
+    /// (a port cannot have none) that no lane uses.
     pub fn set_queues(&mut self, queues: u16) -> Result<(), Failure> {
         if self.configured_queues == Some(queues) {
             return Ok(());
         }
-        self.port.stop();
+        let nports = self.sides.len() as u16;
         self.txqs.clear();
         self.rxqs.clear();
-        let cfg = PortConfig {
-            rx_queues: queues,
-            tx_queues: queues,
-            rx_ring: self.cfg.tx_ring,
-            tx_ring: self.cfg.tx_ring,
-            max_frame: self.cfg.max_size,
-            tx_fast_free: true,
-        };
-        let rx: Vec<&Mempool> = (0..queues).map(|_| &self.rx_pool).collect();
-        let (rxqs, txqs) = self.port.configure(&cfg, &rx).map_err(|e| session::limit_failure(e, "--size"))?;
-        self.txqs = txqs.into_iter().map(Some).collect();
-        self.rxqs = rxqs.into_iter().map(Some).collect();
-        self.port.start().map_err(|e| session::start_failure(&self.port, e))?;
-        // Per-queue stats ahead of the watched ones shift with the queue count.
-        self.watch.resolve(&self.port)?;
-        if self.configured_queues.is_none() {
-            self.watch.start_polling(self.cfg.xstats_interval);
+        let mut per_side = Vec::new();
+        for (p, side) in self.sides.iter_mut().enumerate() {
+            side.port.stop();
+            let n = ladder::ports::share(queues, nports, p as u16).max(1);
+            let cfg = PortConfig {
+                rx_queues: n,
+                tx_queues: n,
+                rx_ring: self.cfg.tx_ring,
+                tx_ring: self.cfg.tx_ring,
+                max_frame: self.cfg.max_size,
+                tx_fast_free: true,
+            };
+            let rx: Vec<&Mempool> = (0..n).map(|_| &side.rx_pool).collect();
+            let (rxqs, txqs) = side.port.configure(&cfg, &rx).map_err(|e| session::limit_failure(e, "--size"))?;
+            side.port.start().map_err(|e| session::start_failure(&side.port, e))?;
+            // Per-queue stats ahead of the watched ones shift with the queue count.
+            side.watch.resolve(&side.port)?;
+            if self.configured_queues.is_none() {
+                side.watch.start_polling(self.cfg.xstats_interval);
+            }
+            per_side.push((rxqs.into_iter().map(Some).collect::<Vec<_>>(), txqs.into_iter().map(Some).collect::<Vec<_>>()));
+        }
+        for q in 0..queues {
+            let (p, local) = ladder::ports::port_of(q, nports);
+            let (rxqs, txqs) = &mut per_side[usize::from(p)];
+            self.txqs.push(txqs[usize::from(local)].take());
+            self.rxqs.push(rxqs[usize::from(local)].take());
         }
         self.configured_queues = Some(queues);
         self.templates = None;
-        self.link = self.port.wait_link_up(self.cfg.link_timeout, signals::stopping).ok_or_else(|| {
-            if signals::interrupted() {
-                Failure::runtime("interrupted while waiting for the link")
-            } else {
-                Failure::runtime(format!(
-                    "link of port {} ({}) still down after {:.0?}: is the peer running (drop, or the memif server)? raise --link-timeout to wait longer",
-                    self.port.id(),
-                    self.info.name,
-                    self.cfg.link_timeout
-                ))
-            }
-        })?;
+        for side in &mut self.sides {
+            side.link = side.port.wait_link_up(self.cfg.link_timeout, signals::stopping).ok_or_else(|| {
+                if signals::interrupted() {
+                    Failure::runtime("interrupted while waiting for the link")
+                } else {
+                    Failure::runtime(format!(
+                        "link of port {} ({}) still down after {:.0?}: is the peer running (drop, or the memif server)? raise --link-timeout to wait longer",
+                        side.port.id(),
+                        side.info.name,
+                        self.cfg.link_timeout
+                    ))
+                }
+            })?;
+        }
         Ok(())
     }
 
     pub fn mtu(&self) -> u32 {
-        self.port.configured().map_or(0, |c| c.mtu)
+        self.sides[0].port.configured().map_or(0, |c| c.mtu)
     }
 
     pub fn configured(&self) -> dpdk::Configured {
-        self.port.configured().cloned().unwrap_or_default()
+        self.sides[0].port.configured().cloned().unwrap_or_default()
     }
 
     fn write_templates(&mut self, plan: &FlowPlan, size: u32) -> Result<(), Failure> {
@@ -354,11 +428,13 @@ impl Sender {
         if self.templates == Some(key) {
             return Ok(());
         }
-        let a = &self.cfg.addressing;
+        let nports = self.sides.len() as u16;
         for q in 0..plan.queues {
             let first = plan.streams_for_queue(q)[0];
+            let p = usize::from(ladder::ports::port_of(q, nports).0);
+            let a = &self.cfg.addressing[p];
             let spec = FrameSpec {
-                src_mac: self.src_mac,
+                src_mac: self.sides[p].src_mac,
                 dst_mac: a.dst_mac,
                 src_ip: a.src_ip,
                 dst_ip: a.dst_ip,
@@ -380,7 +456,7 @@ impl Sender {
     /// the trial is thus inside the receiver's window and nothing else is,
     /// so the two ends' counts compare exactly (RFC 2544's trial).
     pub fn run_step(&mut self, p: &StepParams, hooks: &mut dyn WindowHooks) -> Result<StepOutcome, Failure> {
-        let plan = FlowPlan::new(p.queues, p.flows, self.cfg.addressing.src_port).map_err(Failure::usage)?;
+        let plan = FlowPlan::new(p.queues, p.flows, self.cfg.addressing[0].src_port).map_err(Failure::usage)?;
         self.set_queues(p.queues)?;
         self.write_templates(&plan, p.size)?;
         if !p.window {
@@ -404,16 +480,35 @@ impl Sender {
                 seconds: 0.0,
             });
         }
-        let (port_before, xs_before) = (self.port.stats().unwrap_or_default(), self.watch.sample());
+        let before = self.read_counters();
         let trial = self.run_phase(&plan, p, p.duration, None)?;
         // Frames accepted but still in a ring are lost if the window closes now.
         std::thread::sleep(self.cfg.drain);
-        let (port_after, xs_after) = (self.port.stats().unwrap_or_default(), self.watch.sample());
+        let after = self.read_counters();
+        let (port, xstats, per_port) = self.counters_between(&before, &after);
         let latency = merged_latency(&trial.lanes);
+        let nports = self.sides.len() as u16;
+        let ports = if nports > 1 {
+            per_port
+                .into_iter()
+                .enumerate()
+                .map(|(i, (port, xstats))| {
+                    let mut w = SenderWindow { seconds: trial.seconds, port, xstats, ..Default::default() };
+                    for l in trial.lanes.iter().filter(|l| ladder::ports::port_of(l.queue, nports).0 == i as u16) {
+                        w.total.add(&l.outcome.tally);
+                        w.per_queue.push(l.outcome.tally);
+                    }
+                    w
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut window = SenderWindow {
             seconds: trial.seconds,
-            port: port_after.since(&port_before),
-            xstats: self.watch.window(&xs_before, &xs_after),
+            port,
+            xstats,
+            ports,
             shape: merged_shape(&trial.lanes),
             reflected: latency.as_ref().map_or(0, |l| l.1),
             latency: latency.map(|l| l.0),
@@ -544,7 +639,7 @@ impl Sender {
                     cycles_per_packet(d.busy_cycles, d.packets),
                     d.retries,
                     per_q.join(" "),
-                    self.watch.live_text().map(|w| format!(" | {w}")).unwrap_or_default()
+                    self.live_watch_text().map(|w| format!(" | {w}")).unwrap_or_default()
                 );
             }
             if d.packets > 0 {
@@ -564,14 +659,16 @@ impl Sender {
 impl Drop for Sender {
     fn drop(&mut self) {
         // No counter read may outlive the port.
-        self.watch.stop();
+        for side in &self.sides {
+            side.watch.stop();
+        }
         // A memif peer unmaps the rings on its interrupt thread when this
         // side leaves, under its lanes if they still poll (DPDK's memif has
         // no guard): give a receiver that stops on its own (drop --count,
         // or parked after bye) a moment to stop first.
-        if self.info.driver == "net_memif" {
-            let until = std::time::Instant::now() + MEMIF_PEER_GRACE;
-            while self.port.link().up && std::time::Instant::now() < until {
+        let until = std::time::Instant::now() + MEMIF_PEER_GRACE;
+        for side in self.sides.iter().filter(|s| s.info.driver == "net_memif") {
+            while side.port.link().up && std::time::Instant::now() < until {
                 std::thread::sleep(Duration::from_millis(10));
             }
         }

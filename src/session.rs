@@ -69,6 +69,9 @@ pub fn start_eal(tool: &str, user: &[String], workers: u16) -> Result<Started, F
 pub fn open_port(spec: &str) -> Result<Port, Failure> {
     Port::open(spec).map_err(|e| match e {
         dpdk::Error::NoSuchPort { .. } => Failure::usage(format!("{e}; choose one with --port, or add a device with --vdev after --")),
+        dpdk::Error::Other(m) if m.contains("already open") => {
+            Failure::usage(format!("--port {spec}: {m}: a port given twice (by name and by id?) must be given once"))
+        }
         other => other.into(),
     })
 }

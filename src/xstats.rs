@@ -92,6 +92,24 @@ pub struct WindowXstats {
     pub invalid: Option<String>,
 }
 
+impl WindowXstats {
+    /// Several ports' windows as one: counters add up, a level is the
+    /// lowest port's (the one nearest its limit), and one port's invalid
+    /// sample makes the whole invalid.
+    pub fn merge(&mut self, port: &str, o: &WindowXstats) {
+        for (k, v) in &o.deltas {
+            *self.deltas.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &o.levels {
+            let e = self.levels.entry(k.clone()).or_insert(*v);
+            *e = (*e).min(*v);
+        }
+        if self.invalid.is_none() {
+            self.invalid = o.invalid.as_ref().map(|why| format!("{port}: {why}"));
+        }
+    }
+}
+
 /// Watches a port's allowance and user-named counters.
 #[derive(Clone)]
 pub struct Watch {

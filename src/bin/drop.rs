@@ -38,9 +38,11 @@ use seqtrack::SeqCounts;
                   one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed."
 )]
 struct Args {
-    /// Port to receive on: a port id (0), a PCI address (0000:00:07.0) or a device name (net_memif0)
+    /// Port to receive on: a port id (0), a PCI address (0000:00:07.0) or a device name (net_memif0).
+    /// Repeat it to receive on several ports (blast's port i pairs with drop's port i); queues are
+    /// spread over them round robin
     #[arg(long, default_value = "0")]
-    port: String,
+    port: Vec<String>,
     /// RX queues, each polled by its own worker lcore; RSS spreads flows over them where the device has it.
     /// With --listen: the most a ladder may ask for (it starts with 1)
     #[arg(long, default_value = "1", value_parser = parse::queues)]
@@ -123,6 +125,8 @@ struct Args {
 #[derive(Serialize)]
 struct QueueSummary {
     queue: u16,
+    /// Index of its port in --port order.
+    port: u16,
     lcore: u32,
     received: Rates,
     cycles_per_packet: f64,
@@ -164,6 +168,21 @@ struct Summary {
     reflect_drops: u64,
     /// --one-way: latency from the sender's stamp to arrival, by the two hosts' wall clocks.
     one_way: Option<OneWay>,
+    /// With several --port: each port's share (its queues; its device counters).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ports: Vec<PortSummary>,
+}
+
+#[derive(Serialize)]
+struct PortSummary {
+    /// Index in --port order.
+    port: u16,
+    name: String,
+    /// Frames its queues took, over its own first to last arrival.
+    received: Rates,
+    probe: SeqCounts,
+    /// The device's own counters over the run (as read at the end).
+    device: PortStats,
 }
 
 #[derive(Serialize)]
@@ -249,7 +268,7 @@ impl Backend for DropBackend {
         if restarted {
             tracing::info!("control: now receiving on {rx_queues} queue(s)");
         }
-        Ok(Prepared { rx_queues, restarted, link_up: rx.port().link().up })
+        Ok(Prepared { rx_queues, restarted, link_up: rx.links_up() })
     }
 
     fn start_window(&mut self) -> Result<(), String> {
@@ -321,7 +340,7 @@ fn run(args: Args) -> Result<(), Failure> {
     let started = session::start_eal("drop", &args.eal, args.queues)?;
     let eal = &started.eal;
     let cfg = ReceiverConfig {
-        port: args.port.clone(),
+        ports: args.port.clone(),
         max_queues: args.queues,
         max_size: args.max_size,
         rx_ring: args.rx_ring,
@@ -347,25 +366,34 @@ fn run(args: Args) -> Result<(), Failure> {
         tracing::warn!("{} has no RSS: each RX queue gets only what its peer queue sends (memif pairs queues one to one)", info.driver);
     }
     let hz = receiver.tsc_hz();
+    let nports = receiver.sides().len() as u16;
+    let names: Vec<String> = receiver.sides().iter().map(|s| s.info.name.clone()).collect();
     let peer_info = PeerInfo {
         hostname: report::hostname(),
         dpdk: dpdk::runtime_version(),
-        port_name: info.name.clone(),
+        port_name: names.join("+"),
         driver: info.driver.clone(),
-        max_rx_queues: info.max_rx_queues.min(args.queues),
+        // A queue count is possible while each port's share fits that port.
+        max_rx_queues: (1..=args.queues)
+            .take_while(|&q| {
+                receiver.sides().iter().enumerate().all(|(p, s)| ladder::ports::share(q, nports, p as u16) <= s.info.max_rx_queues)
+            })
+            .last()
+            .unwrap_or(1),
+        ports: nports,
         worker_lcores: args.queues,
         max_size: args.max_size,
         rss: info.rss_offloads != 0,
         cpu_model: report::cpu_model(),
     };
+    let described: Vec<String> = receiver.sides().iter().map(|s| format!("{} ({}, {})", s.port.id(), s.info.name, s.info.driver)).collect();
     println!(
-        "drop: port {} ({}, {}), {} queue(s), frames up to {} B, link {}{}{}; receiver-side figures",
-        receiver.port().id(),
-        info.name,
-        info.driver,
+        "drop: port{} {}, {} queue(s), frames up to {} B, link {}{}{}; receiver-side figures",
+        if nports > 1 { "s" } else { "" },
+        described.join(" + "),
         first,
         args.max_size,
-        if receiver.port().link().up { "up" } else { "down (waiting for the peer)" },
+        if receiver.links_up() { "up" } else { "down (waiting for the peer)" },
         if args.count_only { ", counting only (no probe parsing: no loss or reorder figures)" } else { "" },
         match &args.listen {
             Some(a) => format!(", control on {a} (up to {} queues)", args.queues),
@@ -388,7 +416,10 @@ fn run(args: Args) -> Result<(), Failure> {
         })
     });
 
-    let baseline = lock(&rx).port().stats()?;
+    let (baseline, baseline_ports) = {
+        let r = lock(&rx);
+        (r.port_stats()?, r.sides().iter().map(|s| s.port.stats().unwrap_or_default()).collect::<Vec<_>>())
+    };
     let began = Instant::now();
     let last_sample = live_loop(&rx, baseline, began, &args);
     signals::request_stop();
@@ -399,10 +430,11 @@ fn run(args: Args) -> Result<(), Failure> {
     let mut receiver = lock(&rx);
     // A device whose peer just left (memif) may refuse a last read: the
     // last live one stands in, as for counters that reset.
-    let final_stats = match receiver.port().stats() {
+    let final_ports: Vec<PortStats> = receiver.sides().iter().map(|s| s.port.stats().unwrap_or_default()).collect();
+    let final_stats = match receiver.port_stats() {
         Ok(s) => s,
         Err(e) => {
-            tracing::warn!("last read of the port counters failed ({e}): using the last live read");
+            tracing::warn!("last read of the port counters failed ({}): using the last live read", e.message);
             PortStats::default()
         }
     };
@@ -411,7 +443,10 @@ fn run(args: Args) -> Result<(), Failure> {
     // leaves): a final read below the last live one is not believed.
     let port_counters_reset = final_stats.ipackets < last_sample.ipackets;
     let port_stats = if port_counters_reset { last_sample } else { final_stats }.since(&baseline);
-    let summary = summarize(&totals, hz, port_stats, port_counters_reset);
+    let mut summary = summarize(&totals, hz, port_stats, port_counters_reset);
+    if nports > 1 {
+        summary.ports = port_summaries(&totals, hz, &names, &baseline_ports, &final_ports);
+    }
     print_summary(&summary);
     if totals.untracked > 0 {
         tracing::warn!(
@@ -421,7 +456,31 @@ fn run(args: Args) -> Result<(), Failure> {
         );
     }
     if let Some(path) = &args.json {
-        let link = receiver.port().link();
+        let records = receiver
+            .sides()
+            .iter()
+            .map(|side| {
+                let i = &side.info;
+                let c = side.port.configured().cloned().unwrap_or_default();
+                let link = side.port.link();
+                Ok(PortRecord {
+                    id: side.port.id(),
+                    name: i.name.clone(),
+                    driver: i.driver.clone(),
+                    socket: i.socket,
+                    mac: wire::MacAddr(side.port.mac()?).to_string(),
+                    max_rx_queues: i.max_rx_queues,
+                    max_tx_queues: i.max_tx_queues,
+                    max_frame: i.max_frame(),
+                    mtu: c.mtu,
+                    rss: c.rss,
+                    tx_offloads: c.tx_offloads.clone(),
+                    promiscuous: side.promiscuous,
+                    link_up: link.up,
+                    link_speed_mbps: link.speed_mbps,
+                })
+            })
+            .collect::<Result<Vec<PortRecord>, Failure>>()?;
         let environment = Environment {
             hostname: report::hostname(),
             cpu_model: report::cpu_model(),
@@ -432,26 +491,18 @@ fn run(args: Args) -> Result<(), Failure> {
             hugepages: eal.has_hugepages(),
             eal_args: started.eal_args.clone(),
             placement: started.placement.clone(),
-            port: PortRecord {
-                id: receiver.port().id(),
-                name: info.name.clone(),
-                driver: info.driver.clone(),
-                socket: info.socket,
-                mac: wire::MacAddr(receiver.port().mac()?).to_string(),
-                max_rx_queues: info.max_rx_queues,
-                max_tx_queues: info.max_tx_queues,
-                max_frame: info.max_frame(),
-                mtu: configured.mtu,
-                rss: configured.rss,
-                tx_offloads: configured.tx_offloads.clone(),
-                promiscuous: receiver.promiscuous(),
-                link_up: link.up,
-                link_speed_mbps: link.speed_mbps,
-            },
+            port: records[0].clone(),
+            ports: if nports > 1 { records } else { Vec::new() },
             lcores: totals
                 .queues
                 .iter()
-                .map(|(&q, t)| LcoreRecord { queue: q, lcore: t.lcore, cpu: eal.lcore_cpu(t.lcore), socket: eal.lcore_socket(t.lcore) })
+                .map(|(&q, t)| LcoreRecord {
+                    queue: q,
+                    port: t.port,
+                    lcore: t.lcore,
+                    cpu: eal.lcore_cpu(t.lcore),
+                    socket: eal.lcore_socket(t.lcore),
+                })
                 .collect(),
             mempools: receiver.mempools.clone(),
         };
@@ -483,6 +534,7 @@ fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_reset: bool) ->
             .iter()
             .map(|(&q, x)| QueueSummary {
                 queue: q,
+                port: x.port,
                 lcore: x.lcore,
                 received: Rates::over(x.tally.packets, x.tally.bytes, window(x.first_tsc, x.last_tsc)),
                 cycles_per_packet: cycles_per_packet(x.tally.busy_cycles, x.tally.packets),
@@ -500,7 +552,41 @@ fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_reset: bool) ->
             negative: t.one_way_negative,
             histogram: h.buckets(),
         }),
+        ports: Vec::new(),
     }
+}
+
+/// Each port's share of the run: its queues' frames, and its device counters.
+fn port_summaries(t: &Totals, hz: u64, names: &[String], before: &[PortStats], after: &[PortStats]) -> Vec<PortSummary> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(p, name)| {
+            let (mut packets, mut bytes, mut probe) = (0, 0, SeqCounts::default());
+            let (mut first, mut last): (Option<u64>, Option<u64>) = (None, None);
+            for q in t.queues.values().filter(|q| usize::from(q.port) == p) {
+                packets += q.tally.packets;
+                bytes += q.tally.bytes;
+                probe.add(&q.probe);
+                first = match (first, q.first_tsc) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                last = last.max(q.last_tsc);
+            }
+            let seconds = match (first, last) {
+                (Some(a), Some(b)) => b.saturating_sub(a) as f64 / hz as f64,
+                _ => 0.0,
+            };
+            PortSummary {
+                port: p as u16,
+                name: name.clone(),
+                received: Rates::over(packets, bytes, seconds),
+                probe,
+                device: after[p].since(&before[p]),
+            }
+        })
+        .collect()
 }
 
 fn arrivals(b: &blastdrop::rx::Burstiness, hz: u64) -> Arrivals {
@@ -559,7 +645,7 @@ fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &A
         }
         last_total = cur;
         if args.count.is_some_and(|c| cur.packets >= c) {
-            return lock(rx).port().stats().unwrap_or(prev_port);
+            return lock(rx).port_stats().unwrap_or(prev_port);
         }
         match last_arrival {
             Some((_, n)) if n == cur.packets => {}
@@ -580,7 +666,7 @@ fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &A
         let r = Rates::over(d.packets, d.bytes, secs);
         let (stats, watch) = {
             let r = lock(rx);
-            (r.port().stats().unwrap_or(prev_port), r.watch_text())
+            (r.port_stats().unwrap_or(prev_port), r.watch_text())
         };
         let ds = stats.since(&prev_port);
         let per_q: Vec<String> = lane_now
@@ -668,10 +754,32 @@ fn print_summary(s: &Summary) {
             }
         );
     }
+    for p in &s.ports {
+        println!(
+            "  port {} ({}): {:.3} Mpps, {} frames, lost {}; device: ipackets {} imissed {} rx_nombuf {} ierrors {}",
+            p.port,
+            p.name,
+            p.received.mpps,
+            p.received.packets,
+            p.probe.lost,
+            p.device.ipackets,
+            p.device.imissed,
+            p.device.rx_nombuf,
+            p.device.ierrors
+        );
+    }
     for q in &s.queues {
         println!(
-            "  q{} (lcore {}): {:.3} Mpps, {} frames, {:.1} cycles/pkt, lost {} reordered {} dup {}",
-            q.queue, q.lcore, q.received.mpps, q.received.packets, q.cycles_per_packet, q.probe.lost, q.probe.reordered, q.probe.duplicates
+            "  q{} (port {}, lcore {}): {:.3} Mpps, {} frames, {:.1} cycles/pkt, lost {} reordered {} dup {}",
+            q.queue,
+            q.port,
+            q.lcore,
+            q.received.mpps,
+            q.received.packets,
+            q.cycles_per_packet,
+            q.probe.lost,
+            q.probe.reordered,
+            q.probe.duplicates
         );
     }
 }

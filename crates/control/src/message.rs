@@ -37,6 +37,13 @@ pub struct PeerInfo {
     pub max_size: u32,
     pub rss: bool,
     pub cpu_model: String,
+    /// Ports drop receives on (several --port); `port_name` names them all.
+    #[serde(default = "one_port")]
+    pub ports: u16,
+}
+
+fn one_port() -> u16 {
+    1
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -91,6 +98,13 @@ pub struct WindowFigures {
     /// receiver was saturated.
     #[serde(default)]
     pub busy_seconds: f64,
+    /// With several ports: each port's own figures (its queues, its
+    /// counters), in drop's --port order; the fields above are their sums.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<WindowFigures>,
+    /// The device these figures are for, when they are one port's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port_name: Option<String>,
 }
 
 /// What drop answers.

@@ -116,6 +116,18 @@ pub struct PortStats {
 }
 
 impl PortStats {
+    /// Counter-by-counter sum (several ports' figures as one).
+    pub fn add(&mut self, o: &PortStats) {
+        self.ipackets += o.ipackets;
+        self.opackets += o.opackets;
+        self.ibytes += o.ibytes;
+        self.obytes += o.obytes;
+        self.imissed += o.imissed;
+        self.ierrors += o.ierrors;
+        self.oerrors += o.oerrors;
+        self.rx_nombuf += o.rx_nombuf;
+    }
+
     /// Counter-by-counter difference since `earlier`.
     pub fn since(&self, earlier: &PortStats) -> PortStats {
         PortStats {

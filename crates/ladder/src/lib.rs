@@ -7,6 +7,7 @@
 mod analysis;
 mod plan;
 mod plot;
+pub mod ports;
 mod rates;
 mod record;
 mod table;
@@ -15,5 +16,5 @@ pub use analysis::{crossover, find_ceiling, spread, Ceiling, Crossover, SizeVerd
 pub use plan::{parse_list, Ladder, Order, StepSpec};
 pub use plot::render_svg;
 pub use rates::Rates;
-pub use record::{AchievedShape, Aggregate, StepRecord};
+pub use record::{AchievedShape, Aggregate, PortStep, StepRecord};
 pub use table::{render_csv, render_table, CSV_HEADER};

@@ -50,6 +50,33 @@ pub struct StepRecord {
     pub reflected: Option<u64>,
     /// The step could not be measured, and why.
     pub error: Option<String>,
+    /// With several ports: each port's share of the step (the totals above
+    /// are their sums); empty with one port.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<PortStep>,
+}
+
+/// One port's share of a step, when blast sends on several: sender port i
+/// is paired with drop's port i.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PortStep {
+    /// Index in --port order.
+    pub port: u16,
+    pub name: String,
+    /// Queues of the step on this port.
+    pub queues: u16,
+    /// Sender-side: frames this port's queues had accepted, over the whole trial's length.
+    pub sent: Rates,
+    pub sender_opackets: u64,
+    pub sender_oerrors: u64,
+    pub sender_xstats: BTreeMap<String, u64>,
+    /// Receiver-side: what arrived on drop's port of the same index.
+    pub received: Option<Rates>,
+    pub receiver_port: Option<String>,
+    pub receiver_imissed: Option<u64>,
+    pub loss_pct: Option<f64>,
+    pub limit: String,
+    pub verdict: Option<limits::Verdict>,
 }
 
 /// What the sender really did, per call to tx_burst with new frames (a

@@ -54,6 +54,31 @@ pub fn render_table(records: &[StepRecord]) -> String {
             r.sender_cycles_per_packet,
             r.limit
         );
+        // Several ports: each port's share under its step, labelled p0, p1 ...
+        for p in &r.ports {
+            let per_queue = p.received.map_or(p.sent.mpps, |x| x.mpps) / f64::from(p.queues.max(1));
+            let label = format!("p{}", p.port);
+            let pairing = format!("{} ({}{})", p.limit, p.name, p.receiver_port.as_ref().map_or(String::new(), |r| format!(" -> {r}")));
+            let _ = writeln!(
+                s,
+                "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9.3} {:>9} {:>9} {:>9} {:>7} {:>8.3} {:>8} {:>8}  {}",
+                "",
+                label,
+                p.queues,
+                "",
+                "",
+                "",
+                p.sent.mpps,
+                opt(p.received.map(|x| x.mpps), 3),
+                opt(p.received.map(|x| x.wire_gbps), 3),
+                opt(p.received.map(|x| x.frame_gbps), 3),
+                opt(p.loss_pct, 3),
+                per_queue,
+                "",
+                "",
+                pairing
+            );
+        }
     }
     // Latency, when the steps timed reflected probes: its own lines, with
     // the qualifiers a percentile needs (shape, rate, sample count).
@@ -91,38 +116,46 @@ pub fn render_table(records: &[StepRecord]) -> String {
 
 pub const CSV_HEADER: &str = "step,run,queues,size_bytes,flows,mtu,shape,offered_mpps,sent_mpps,sent_packets,received_mpps,received_packets,\
 received_wire_gbps,received_frame_gbps,loss_pct,mpps_per_queue,gain_mpps,sender_cycles_per_packet,ring_full_retries,imissed,rx_nombuf,limit,\
-achieved_mpps,frames_per_send,gap_spread,latency_samples,p50_us,p90_us,p99_us,p99_9_us,p99_99_us,max_us,error";
+achieved_mpps,frames_per_send,gap_spread,latency_samples,p50_us,p90_us,p99_us,p99_9_us,p99_99_us,max_us,port,error";
 
-/// The ladder as CSV, one row per step, with a header.
+fn num(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |x| format!("{x:.6}"))
+}
+
+fn int(v: Option<u64>) -> String {
+    v.map_or_else(String::new, |x| x.to_string())
+}
+
+fn quoted(t: &str) -> String {
+    format!("\"{}\"", t.replace('"', "\"\""))
+}
+
+/// The ladder as CSV, one row per step (port "all"), and with several
+/// ports one more row per port under it (port 0, 1 ...), with a header.
 pub fn render_csv(records: &[StepRecord]) -> String {
     let mut s = String::from(CSV_HEADER);
     s.push('\n');
-    let num = |v: Option<f64>| v.map_or_else(String::new, |x| format!("{x:.6}"));
-    let int = |v: Option<u64>| v.map_or_else(String::new, |x| x.to_string());
     for r in records {
-        let quoted = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{:.6},{},{},{},{},{},{},{:.6},{},{:.2},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            r.step + 1,
-            r.run,
-            r.queues,
-            r.size,
-            r.flows,
-            r.mtu,
-            r.shape,
+        let row: Vec<String> = vec![
+            (r.step + 1).to_string(),
+            r.run.to_string(),
+            r.queues.to_string(),
+            r.size.to_string(),
+            r.flows.to_string(),
+            r.mtu.to_string(),
+            r.shape.clone(),
             num(r.offered_mpps),
-            r.sent.mpps,
-            r.sent.packets,
+            format!("{:.6}", r.sent.mpps),
+            r.sent.packets.to_string(),
             num(r.received.map(|x| x.mpps)),
             int(r.received.map(|x| x.packets)),
             num(r.received.map(|x| x.wire_gbps)),
             num(r.received.map(|x| x.frame_gbps)),
             num(r.loss_pct),
-            r.mpps_per_queue(),
+            format!("{:.6}", r.mpps_per_queue()),
             num(gain(records, r)),
-            r.sender_cycles_per_packet,
-            r.ring_full_retries,
+            format!("{:.2}", r.sender_cycles_per_packet),
+            r.ring_full_retries.to_string(),
             int(r.receiver.as_ref().map(|f| f.imissed)),
             int(r.receiver.as_ref().map(|f| f.rx_nombuf)),
             quoted(&r.limit),
@@ -136,8 +169,43 @@ pub fn render_csv(records: &[StepRecord]) -> String {
             num(r.latency.map(|l| l.p99_9_us)),
             num(r.latency.map(|l| l.p99_99_us)),
             num(r.latency.map(|l| l.max_us)),
-            r.error.as_deref().map(quoted).unwrap_or_default()
-        );
+            "all".into(),
+            r.error.as_deref().map(quoted).unwrap_or_default(),
+        ];
+        s.push_str(&row.join(","));
+        s.push('\n');
+        for p in &r.ports {
+            let per_queue = p.received.map_or(p.sent.mpps, |x| x.mpps) / f64::from(p.queues.max(1));
+            let mut row: Vec<String> = vec![
+                (r.step + 1).to_string(),
+                r.run.to_string(),
+                p.queues.to_string(),
+                r.size.to_string(),
+                String::new(),
+                r.mtu.to_string(),
+                r.shape.clone(),
+                String::new(),
+                format!("{:.6}", p.sent.mpps),
+                p.sent.packets.to_string(),
+                num(p.received.map(|x| x.mpps)),
+                int(p.received.map(|x| x.packets)),
+                num(p.received.map(|x| x.wire_gbps)),
+                num(p.received.map(|x| x.frame_gbps)),
+                num(p.loss_pct),
+                format!("{per_queue:.6}"),
+                String::new(),
+                String::new(),
+                String::new(),
+                int(p.receiver_imissed),
+                String::new(),
+                quoted(&p.limit),
+            ];
+            row.extend(std::iter::repeat_n(String::new(), 10));
+            row.push(p.port.to_string());
+            row.push(String::new());
+            s.push_str(&row.join(","));
+            s.push('\n');
+        }
     }
     s
 }
@@ -200,6 +268,43 @@ mod tests {
             assert_eq!(l.split(',').count(), cols, "{l}");
         }
         assert!(lines[2].contains(",1.500000,"), "{}", lines[2]);
+        assert!(lines[1].ends_with(",all,"), "{}", lines[1]);
         assert!(lines[3].ends_with("\"peer vanished, \"\"x\"\"\""), "{}", lines[3]);
+    }
+
+    fn two_port_step() -> StepRecord {
+        let mut r = rec(0, 2, 4.0);
+        for i in 0..2u16 {
+            let n = 2_000_000u64;
+            r.ports.push(crate::PortStep {
+                port: i,
+                name: format!("net_memif{i}"),
+                queues: 1,
+                sent: Rates::over(n, n * 64, 1.0),
+                received: Some(Rates::over(n, n * 64, 1.0)),
+                receiver_port: Some(format!("net_memif{i}")),
+                loss_pct: Some(0.0),
+                limit: "none".into(),
+                ..Default::default()
+            });
+        }
+        r
+    }
+
+    #[test]
+    fn several_ports_get_a_row_each_under_their_step() {
+        let t = render_table(&[two_port_step()]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 5, "{t}");
+        assert!(lines[3].contains("p0") && lines[3].contains("none (net_memif0 -> net_memif0)"), "{}", lines[3]);
+        assert!(lines[4].contains("p1") && lines[4].contains("2.000"), "{}", lines[4]);
+        let c = render_csv(&[two_port_step()]);
+        let rows: Vec<&str> = c.lines().collect();
+        assert_eq!(rows.len(), 4);
+        let cols = CSV_HEADER.split(',').count();
+        for l in &rows {
+            assert_eq!(l.split(',').count(), cols, "{l}");
+        }
+        assert!(rows[2].ends_with(",0,") && rows[3].ends_with(",1,"), "{c}");
     }
 }

@@ -28,9 +28,11 @@ use wire::MacAddr;
                   one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed."
 )]
 pub struct Args {
-    /// Port to send on: a port id (0), a PCI address (0000:00:06.0) or a device name (net_memif0)
+    /// Port to send on: a port id (0), a PCI address (0000:00:06.0) or a device name (net_memif0).
+    /// Repeat it to send on several ports at once (an EC2 48xlarge needs one per network card):
+    /// queues are spread over them round robin, and each port gets its own rows and verdict
     #[arg(long, default_value = "0")]
-    pub port: String,
+    pub port: Vec<String>,
     /// TX queues, each driven by its own worker lcore: a number, a list (1,2,4,8) or a doubling range (1..32)
     #[arg(long, default_value = "1", value_parser = parse::queue_list)]
     pub queues: List<u16>,
@@ -40,18 +42,19 @@ pub struct Args {
     /// Flows (distinct UDP source ports), split across queues so the receiver's RSS spreads them [default: one per queue]
     #[arg(long, value_parser = parse::flows)]
     pub flows: Option<u32>,
-    /// Source MAC [default: the port's own MAC; EC2 drops frames from any other]
+    /// Source MAC [default: the port's own MAC; EC2 drops frames from any other].
+    /// With several --port: once for all, or once per port in the same order (as are the three below)
     #[arg(long)]
-    pub src_mac: Option<MacAddr>,
+    pub src_mac: Vec<MacAddr>,
     /// Destination MAC: the receiver's (or, across a VPC subnet, the gateway's)
     #[arg(long, default_value = "02:00:00:00:00:02")]
-    pub dst_mac: MacAddr,
+    pub dst_mac: Vec<MacAddr>,
     /// Source IPv4 address (on EC2: the sending interface's own)
     #[arg(long, default_value = "198.18.0.1")]
-    pub src_ip: Ipv4Addr,
+    pub src_ip: Vec<Ipv4Addr>,
     /// Destination IPv4 address
     #[arg(long, default_value = "198.18.0.2")]
-    pub dst_ip: Ipv4Addr,
+    pub dst_ip: Vec<Ipv4Addr>,
     /// UDP source port of the first flow; flow i uses this + i
     #[arg(long, default_value_t = 1024)]
     pub src_port: u16,

@@ -75,6 +75,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     let info = peer_info.as_ref().expect("--find-knee is checked to have --peer");
     let rx = args.rx_queues.unwrap_or(queues);
     peer::check_receiver(info, rx, size, "the knee search")?;
+    peer::check_port_pairing(info, sender.sides().len());
     let p = peer.as_mut().expect("connected");
     p.prepare(rx, size).map_err(Failure::runtime)?;
     // Configured now, so the qualifiers carry the MTU in force.

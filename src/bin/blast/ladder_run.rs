@@ -64,6 +64,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     let (mut peer, peer_info) = peer::connect(args)?;
     if let Some(info) = &peer_info {
         peer::check_receiver(info, args.rx_queues.unwrap_or(ladder.max_queues()), ladder.max_size(), "the ladder")?;
+        peer::check_port_pairing(info, sender.sides().len());
     }
     let receiver_side = peer.is_some();
     let shape = args.arrival_shape().to_string();
@@ -297,6 +298,24 @@ fn print_analysis(a: &Analysis, paced: Option<f64>) {
 }
 
 fn print_row(r: &StepRecord) {
+    print_step(r);
+    for p in &r.ports {
+        println!(
+            "    port {} ({}, {} queue(s)): sent {:.3} Mpps{}; limit: {}",
+            p.port,
+            p.name,
+            p.queues,
+            p.sent.mpps,
+            match (p.received, &p.receiver_port) {
+                (Some(rx), Some(name)) => format!(", received {:.3} Mpps on {name}, loss {:.3}%", rx.mpps, p.loss_pct.unwrap_or(0.0)),
+                _ => String::new(),
+            },
+            p.limit
+        );
+    }
+}
+
+fn print_step(r: &StepRecord) {
     match (&r.error, r.received) {
         (Some(e), _) => println!("  step {} ({} queue(s), {} B): failed: {e}", r.step + 1, r.queues, r.size),
         (None, Some(rx)) => println!(

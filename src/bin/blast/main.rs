@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use blastdrop::fail::{self, Failure};
 use blastdrop::report::{self, Environment, LcoreRecord, PortRecord};
-use blastdrop::sender::{Addressing, Sender, SenderConfig};
+use blastdrop::sender::{Addressing, Sender, SenderConfig, TxSide};
 use blastdrop::session;
 use blastdrop::signals;
 
@@ -32,9 +32,10 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<(), Failure> {
-    if args.src_mac.is_some_and(|m| m.is_multicast()) {
+    if args.src_mac.iter().any(|m| m.is_multicast()) {
         return Err(Failure::usage("--src-mac must be a unicast address (its first byte even)"));
     }
+    let addressing = addressing(&args)?;
     if args.is_ladder() && args.count.is_some() {
         return Err(Failure::usage("--count is for a single step; a ladder measures each step over --duration"));
     }
@@ -78,21 +79,14 @@ fn run(args: Args) -> Result<(), Failure> {
     }
     let started = session::start_eal("blast", &args.eal, args.max_queues())?;
     let cfg = SenderConfig {
-        port: args.port.clone(),
+        ports: args.port.clone(),
         max_queues: args.max_queues(),
         max_size: args.max_size(),
         burst: args.burst,
         tx_ring: args.tx_ring,
         link_timeout: args.link_timeout,
         drain: args.drain,
-        addressing: Addressing {
-            src_mac: args.src_mac,
-            dst_mac: args.dst_mac,
-            src_ip: args.src_ip,
-            dst_ip: args.dst_ip,
-            src_port: args.src_port,
-            dst_port: args.dst_port,
-        },
+        addressing: addressing.clone(),
         watch_xstats: args.watch_xstat.clone(),
         xstats_interval: args.xstats_interval,
     };
@@ -102,7 +96,7 @@ fn run(args: Args) -> Result<(), Failure> {
         sender.mempools[0].describe("TX mempools"),
         sender.mempools[1].describe(if args.reflect { "RX mempool (reflected probes)" } else { "RX mempool (unused by blast)" })
     );
-    preflight(&args, &sender)?;
+    preflight(&args, &sender, &addressing)?;
     let result = if args.find_knee {
         knee_run::run(&args, &started, &mut sender)
     } else if args.is_ladder() {
@@ -114,12 +108,60 @@ fn run(args: Args) -> Result<(), Failure> {
     result
 }
 
+/// Each port's addresses: a flag given once serves every port, or it is
+/// given once per --port, in the same order.
+fn addressing(args: &Args) -> Result<Vec<Addressing>, Failure> {
+    let n = args.port.len();
+    fn pick<T: Copy>(v: &[T], i: usize, n: usize, flag: &str) -> Result<Option<T>, Failure> {
+        match v.len() {
+            0 => Ok(None),
+            1 => Ok(Some(v[0])),
+            k if k == n => Ok(Some(v[i])),
+            k => Err(Failure::usage(format!("{flag} is given {k} times for {n} --port: give it once for all ports or once per port"))),
+        }
+    }
+    (0..n)
+        .map(|i| {
+            Ok(Addressing {
+                src_mac: pick(&args.src_mac, i, n, "--src-mac")?,
+                dst_mac: pick(&args.dst_mac, i, n, "--dst-mac")?.expect("has a default"),
+                src_ip: pick(&args.src_ip, i, n, "--src-ip")?.expect("has a default"),
+                dst_ip: pick(&args.dst_ip, i, n, "--dst-ip")?.expect("has a default"),
+                src_port: args.src_port,
+                dst_port: args.dst_port,
+            })
+        })
+        .collect()
+}
+
 /// The sender's environment, for the JSON record.
 pub fn environment(started: &session::Started, sender: &Sender, queues: u16) -> Environment {
     let eal = &started.eal;
-    let info = sender.info();
-    let configured = sender.configured();
-    let link = sender.link();
+    let nports = sender.sides().len() as u16;
+    let records: Vec<PortRecord> = sender
+        .sides()
+        .iter()
+        .map(|side| {
+            let info = &side.info;
+            let configured = side.port.configured().cloned().unwrap_or_default();
+            PortRecord {
+                id: side.port.id(),
+                name: info.name.clone(),
+                driver: info.driver.clone(),
+                socket: info.socket,
+                mac: side.own_mac.to_string(),
+                max_rx_queues: info.max_rx_queues,
+                max_tx_queues: info.max_tx_queues,
+                max_frame: info.max_frame(),
+                mtu: configured.mtu,
+                rss: configured.rss,
+                tx_offloads: configured.tx_offloads.clone(),
+                promiscuous: false,
+                link_up: side.link.up,
+                link_speed_mbps: side.link.speed_mbps,
+            }
+        })
+        .collect();
     Environment {
         hostname: report::hostname(),
         cpu_model: report::cpu_model(),
@@ -130,47 +172,46 @@ pub fn environment(started: &session::Started, sender: &Sender, queues: u16) -> 
         hugepages: eal.has_hugepages(),
         eal_args: started.eal_args.clone(),
         placement: started.placement.clone(),
-        port: PortRecord {
-            id: sender.port().id(),
-            name: info.name.clone(),
-            driver: info.driver.clone(),
-            socket: info.socket,
-            mac: sender.own_mac().to_string(),
-            max_rx_queues: info.max_rx_queues,
-            max_tx_queues: info.max_tx_queues,
-            max_frame: info.max_frame(),
-            mtu: configured.mtu,
-            rss: configured.rss,
-            tx_offloads: configured.tx_offloads.clone(),
-            promiscuous: false,
-            link_up: link.up,
-            link_speed_mbps: link.speed_mbps,
-        },
+        port: records[0].clone(),
+        ports: if nports > 1 { records } else { Vec::new() },
         lcores: sender.lcores()[..usize::from(queues)]
             .iter()
             .enumerate()
-            .map(|(q, &l)| LcoreRecord { queue: q as u16, lcore: l, cpu: eal.lcore_cpu(l), socket: eal.lcore_socket(l) })
+            .map(|(q, &l)| LcoreRecord {
+                queue: q as u16,
+                port: ladder::ports::port_of(q as u16, nports).0,
+                lcore: l,
+                cpu: eal.lcore_cpu(l),
+                socket: eal.lcore_socket(l),
+            })
             .collect(),
         mempools: sender.mempools.clone(),
     }
 }
 
-/// On net_ena, mistakes do not fail, they vanish: check before sending.
-fn preflight(args: &Args, sender: &Sender) -> Result<(), Failure> {
-    let info = sender.info();
+/// On net_ena, mistakes do not fail, they vanish: check each port before sending.
+fn preflight(args: &Args, sender: &Sender, addressing: &[Addressing]) -> Result<(), Failure> {
+    for (side, a) in sender.sides().iter().zip(addressing) {
+        preflight_port(args, side, a)?;
+    }
+    Ok(())
+}
+
+fn preflight_port(args: &Args, side: &TxSide, a: &Addressing) -> Result<(), Failure> {
+    let info = &side.info;
     if info.driver != "net_ena" {
-        if !sender.watch().is_empty() {
-            tracing::info!("watching {}", sender.watch().names().join(", "));
+        if !side.watch.is_empty() {
+            tracing::info!("{}: watching {}", info.name, side.watch.names().join(", "));
         }
         return Ok(());
     }
     let spec = wire::FrameSpec {
-        src_mac: sender.src_mac(),
-        dst_mac: args.dst_mac,
-        src_ip: args.src_ip,
-        dst_ip: args.dst_ip,
-        src_port: args.src_port,
-        dst_port: args.dst_port,
+        src_mac: side.src_mac,
+        dst_mac: a.dst_mac,
+        src_ip: a.src_ip,
+        dst_ip: a.dst_ip,
+        src_port: a.src_port,
+        dst_port: a.dst_port,
         frame_size: args.max_size() as usize,
         ttl: 64,
     };
@@ -179,8 +220,8 @@ fn preflight(args: &Args, sender: &Sender) -> Result<(), Failure> {
         && wire::Ipv4Packet::new_checked(&frame[wire::ETHERNET_HEADER_LEN..]).is_some_and(|ip| ip.checksum_valid());
     let findings = limits::preflight(&limits::PreflightInput {
         driver: info.driver.clone(),
-        src_mac_is_own: sender.src_mac() == sender.own_mac(),
-        src_ip_is_default: args.src_ip == std::net::Ipv4Addr::new(198, 18, 0, 1),
+        src_mac_is_own: side.src_mac == side.own_mac,
+        src_ip_is_default: a.src_ip == std::net::Ipv4Addr::new(198, 18, 0, 1),
         ipv4_checksum_ok: checksum_ok,
         queues: args.max_queues(),
         flows: args.flows.unwrap_or(u32::from(args.max_queues())),
@@ -191,19 +232,23 @@ fn preflight(args: &Args, sender: &Sender) -> Result<(), Failure> {
     for f in findings {
         match f.severity {
             limits::Severity::Error => errors.push(f.message),
-            limits::Severity::Warning => tracing::warn!("pre-flight: {}", f.message),
+            limits::Severity::Warning => tracing::warn!("pre-flight ({}): {}", info.name, f.message),
         }
     }
     if !errors.is_empty() {
-        return Err(Failure::usage(format!("pre-flight on net_ena: {}", errors.join("; "))));
+        return Err(Failure::usage(format!("pre-flight on net_ena port {}: {}", info.name, errors.join("; "))));
     }
-    let names = sender.watch().names();
-    let sample = sender.watch().sample();
+    let names = side.watch.names();
+    let sample = side.watch.sample();
     for (n, v) in names.iter().zip(&sample.values) {
         if limits::ENA_LEVELS.contains(&n.as_str()) {
-            println!("blast: pre-flight: {n} = {v}");
+            println!("blast: pre-flight ({}): {n} = {v}", info.name);
         }
     }
-    println!("blast: pre-flight on net_ena passed: own source MAC, --src-ip set, IPv4 checksum valid; watching {}", names.join(", "));
+    println!(
+        "blast: pre-flight on net_ena port {} passed: own source MAC, --src-ip set, IPv4 checksum valid; watching {}",
+        info.name,
+        names.join(", ")
+    );
     Ok(())
 }

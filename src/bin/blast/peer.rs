@@ -77,6 +77,18 @@ pub fn check_receiver(info: &PeerInfo, rx: u16, max_size: u32, what: &str) -> Re
     Ok(())
 }
 
+/// Per-port receiver figures pair blast's port i with drop's port i: say
+/// so when the counts differ (the totals still compare).
+pub fn check_port_pairing(info: &PeerInfo, sender_ports: usize) {
+    if usize::from(info.ports) != sender_ports && sender_ports > 1 {
+        tracing::warn!(
+            "blast sends on {sender_ports} ports but drop receives on {} ({}): per-port rows are sender-side only; give drop as many --port to pair them",
+            info.ports,
+            info.port_name
+        );
+    }
+}
+
 /// Opens and closes drop's window as blast's window opens and closes.
 struct PeerHooks<'a> {
     peer: Option<&'a mut Peer>,
@@ -152,6 +164,8 @@ pub fn measure(
             let v = limits::verdict(&attribution::window_counters(&w, figures.as_ref(), attribution::offered(params.rate, w.seconds)));
             rec.limit = v.label();
             rec.verdict = Some(v);
+            let names: Vec<String> = sender.sides().iter().map(|s| s.info.name.clone()).collect();
+            rec.ports = attribution::port_steps(&w, figures.as_ref(), params.rate, &names, params.queues);
             if let Some(f) = figures {
                 // Frames of the trial that arrived, over the trial's length
                 // (RFC 2544's throughput); drop's own window is longer by the drains.

@@ -16,6 +16,8 @@ use crate::args::Args;
 #[derive(Serialize)]
 struct QueueSummary {
     queue: u16,
+    /// Index of its port in --port order.
+    port: u16,
     lcore: u32,
     sent: Rates,
     cycles_per_packet: f64,
@@ -65,6 +67,9 @@ struct Summary {
     reflected: Option<u64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     latency_histogram: Vec<latency::Bucket>,
+    /// With several --port: each port's share and verdict.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ports: Vec<ladder::PortStep>,
 }
 
 #[derive(Serialize)]
@@ -86,18 +91,17 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     let plan = FlowPlan::new(queues, flows, args.src_port).map_err(Failure::usage)?;
     let duration = args.duration.or(if args.count.is_none() { Some(Duration::from_secs(10)) } else { None });
     sender.set_queues(queues)?;
-    let info = sender.info().clone();
     let what = match (args.count, duration) {
         (Some(c), Some(d)) => format!("{c} frames or {d:.1?}, whichever first"),
         (Some(c), None) => format!("{c} frames"),
         (None, Some(d)) => format!("{d:.1?}"),
         (None, None) => unreachable!("a duration defaults when there is no count"),
     };
+    let ports: Vec<String> = sender.sides().iter().map(|s| format!("{} ({}, {})", s.port.id(), s.info.name, s.info.driver)).collect();
     println!(
-        "blast: port {} ({}, {}), {} queue(s), {} B frames (FCS incl.), {} flow(s), {}, {}; sender-side figures",
-        sender.port().id(),
-        info.name,
-        info.driver,
+        "blast: port{} {}, {} queue(s), {} B frames (FCS incl.), {} flow(s), {}, {}; sender-side figures",
+        if ports.len() > 1 { "s" } else { "" },
+        ports.join(" + "),
         queues,
         size,
         flows,
@@ -117,24 +121,26 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         shape: args.arrival_shape(),
         reflect: args.reflect,
     };
-    let (port_before, xs_before) = (sender.port().stats()?, sender.watch().sample());
+    let before = sender.read_counters();
     let outcome = sender.run_step(&params, &mut NoPeer)?;
-    // A device whose peer just left (memif) may refuse this read; the run's
-    // own counts stand without it.
-    let port_stats = sender.port().stats().unwrap_or_else(|e| {
-        tracing::warn!("reading the port counters after the run failed ({e}): port figures are zero");
-        port_before
-    });
-    let xs_after = sender.watch().sample();
-    let run_window = SenderWindow {
-        seconds: outcome.seconds,
-        total: outcome.total(),
-        per_queue: Vec::new(),
-        port: port_stats.since(&port_before),
-        xstats: sender.watch().window(&xs_before, &xs_after),
-        ..Default::default()
-    };
+    // A device whose peer just left (memif) may refuse this read (it then
+    // reads as zero, and the difference as zero); the run's own counts stand.
+    let after = sender.read_counters();
+    let (port_stats, xstats, per_port) = sender.counters_between(&before, &after);
+    let nports = sender.sides().len() as u16;
+    let mut run_window = SenderWindow { seconds: outcome.seconds, total: outcome.total(), port: port_stats, xstats, ..Default::default() };
+    if nports > 1 {
+        for (i, (port, xstats)) in per_port.into_iter().enumerate() {
+            let mut w = SenderWindow { seconds: outcome.seconds, port, xstats, ..Default::default() };
+            for l in outcome.lanes.iter().filter(|l| ladder::ports::port_of(l.queue, nports).0 == i as u16) {
+                w.total.add(&l.outcome.tally);
+            }
+            run_window.ports.push(w);
+        }
+    }
     let verdict = limits::verdict(&attribution::window_counters(&run_window, None, attribution::offered(args.rate, outcome.seconds)));
+    let names: Vec<String> = sender.sides().iter().map(|s| s.info.name.clone()).collect();
+    let port_rows = attribution::port_steps(&run_window, None, args.rate, &names, queues);
 
     let total = outcome.total();
     let mut unsent = 0;
@@ -146,6 +152,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         let secs = o.end_tsc.saturating_sub(o.start_tsc) as f64 / sender.tsc_hz() as f64;
         queue_rows.push(QueueSummary {
             queue: l.queue,
+            port: ladder::ports::port_of(l.queue, nports).0,
             lcore: l.lcore,
             sent: Rates::over(o.tally.packets, o.tally.bytes, secs),
             cycles_per_packet: cycles_per_packet(o.tally.busy_cycles, o.tally.packets),
@@ -178,6 +185,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         latency: outcome.latency().map(|(h, _)| h.summary()),
         reflected: outcome.latency().map(|(_, n)| n),
         latency_histogram: outcome.latency().map(|(h, _)| h.buckets()).unwrap_or_default(),
+        ports: port_rows,
     };
     print_summary(&summary);
     if let Some(path) = &args.json {
@@ -236,10 +244,16 @@ fn print_summary(s: &Summary) {
     for l in &s.verdict.limits {
         println!("  {}: {}", l.kind.as_str(), l.evidence);
     }
+    for p in &s.ports {
+        println!(
+            "  port {} ({}, {} queue(s)): {:.3} Mpps, {} frames, {:.3} Gb/s wire, port opackets {} oerrors {}; limit: {}",
+            p.port, p.name, p.queues, p.sent.mpps, p.sent.packets, p.sent.wire_gbps, p.sender_opackets, p.sender_oerrors, p.limit
+        );
+    }
     for q in &s.queues {
         println!(
-            "  q{} (lcore {}): {:.3} Mpps, {} frames, {:.1} cycles/pkt, {} retries",
-            q.queue, q.lcore, q.sent.mpps, q.sent.packets, q.cycles_per_packet, q.ring_full_retries
+            "  q{} (port {}, lcore {}): {:.3} Mpps, {} frames, {:.1} cycles/pkt, {} retries",
+            q.queue, q.port, q.lcore, q.sent.mpps, q.sent.packets, q.cycles_per_packet, q.ring_full_retries
         );
     }
 }
