@@ -105,6 +105,9 @@ pub fn plan(user: &[String], workers: u16) -> EalPlan {
     if !has_flag(user, &["--log-level"]) {
         // EAL's start-up chatter at INFO drowns the report; warnings still show.
         plan.args.push("--log-level=lib.eal:notice".into());
+        // ENA's PMD says at info whether its TX path got LLQ; blastdrop
+        // reads that line into the record (a handful of lines, at probe).
+        plan.args.push("--log-level=pmd.net.ena.driver:info".into());
     }
     plan.args.extend(user.iter().cloned());
     plan
@@ -164,7 +167,7 @@ mod tests {
     #[test]
     fn user_lcores_are_respected() {
         let p = plan(&s(&["-l", "0-2", "--no-huge"]), 2);
-        assert_eq!(p.args, s(&["--log-level=lib.eal:notice", "-l", "0-2", "--no-huge"]));
+        assert_eq!(p.args, s(&["--log-level=lib.eal:notice", "--log-level=pmd.net.ena.driver:info", "-l", "0-2", "--no-huge"]));
         assert!(user_chose_lcores(&s(&["-l0-3"])));
         assert!(user_chose_lcores(&s(&["--lcores=0@0,1@1"])));
         assert!(!user_chose_lcores(&s(&["--log-level=8"])));

@@ -42,6 +42,52 @@ pub struct PortRecord {
     pub promiscuous: bool,
     pub link_up: bool,
     pub link_speed_mbps: u32,
+    /// net_ena only: what its TX path runs with (LLQ, write-combining).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ena: Option<EnaTxState>,
+}
+
+/// ENA's TX path as it really runs: LLQ (from the PMD's log at probe) and
+/// whether the LLQ memory BAR is mapped write-combining (from the kernel's
+/// PAT list, x86 only).
+#[derive(Debug, Clone, Serialize)]
+pub struct EnaTxState {
+    /// None when the log did not say (its level below info for pmd.net.ena.driver).
+    pub llq: Option<limits::ena_state::Llq>,
+    /// "on", "off", or "unknown (why)".
+    pub write_combining: String,
+}
+
+impl EnaTxState {
+    /// For port `id` (named `name`, its PCI address) when it is an ENA port.
+    pub fn read(id: u16, name: &str, driver: &str) -> Option<EnaTxState> {
+        if driver != "net_ena" {
+            return None;
+        }
+        // The PMD logs one placement line per ENA port it probes, in the
+        // order of their port ids.
+        let order = dpdk::available_ports_with_driver().iter().filter(|(pid, _, d)| d == "net_ena" && *pid < id).count();
+        let llq = limits::ena_state::llq_from_log(&dpdk::logged()).into_iter().nth(order);
+        Some(EnaTxState { llq, write_combining: write_combining(name) })
+    }
+
+    pub fn describe(&self) -> String {
+        format!("{}, write-combining {}", self.llq.as_ref().map_or("LLQ state not logged".into(), |l| l.describe()), self.write_combining)
+    }
+}
+
+fn write_combining(pci: &str) -> String {
+    let res = format!("/sys/bus/pci/devices/{pci}/resource");
+    let Some(bar) = std::fs::read_to_string(&res).ok().and_then(|r| limits::ena_state::bar_start(&r, limits::ena_state::ENA_LLQ_BAR))
+    else {
+        return format!("unknown (no LLQ BAR in {res})");
+    };
+    match std::fs::read_to_string("/sys/kernel/debug/x86/pat_memtype_list") {
+        Ok(pat) if limits::ena_state::write_combining_at(&pat, bar) => "on".into(),
+        Ok(_) => "off".into(),
+        Err(_) if cfg!(target_arch = "x86_64") => "unknown (mount debugfs as root to read x86/pat_memtype_list)".into(),
+        Err(_) => "unknown (no PAT list on this architecture: the LLQ state and the rate tell)".into(),
+    }
 }
 
 /// Mempool memory, derived and bounded (see docs/memory.md for the formula).

@@ -1,5 +1,9 @@
 /* Exported wrappers over DPDK's static inline functions; see shim.h for why. */
+#define _GNU_SOURCE /* fopencookie */
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
 #include "shim.h"
 
 const uint64_t bd_rss_ip = RTE_ETH_RSS_IP;
@@ -121,4 +125,43 @@ int bd_errno(void)
 uint64_t bd_rdtsc(void)
 {
 	return rte_rdtsc();
+}
+
+/* A copy of what DPDK logs, for facts only its logs tell (ENA's TX
+ * placement: LLQ or not). Everything still goes to stderr. Writes come
+ * under the FILE's own lock, so lines from several threads do not mix. */
+static char bd_log_buf[1 << 16];
+static size_t bd_log_len;
+
+static ssize_t bd_log_write(void *cookie, const char *buf, size_t size)
+{
+	size_t room = sizeof(bd_log_buf) - 1 - bd_log_len;
+	size_t n = size < room ? size : room;
+
+	(void)cookie;
+	memcpy(bd_log_buf + bd_log_len, buf, n);
+	bd_log_len += n;
+	bd_log_buf[bd_log_len] = '\0';
+	fwrite(buf, 1, size, stderr);
+	fflush(stderr);
+	return (ssize_t)size;
+}
+
+int bd_log_tee_start(void)
+{
+	cookie_io_functions_t io = { .read = NULL, .write = bd_log_write, .seek = NULL, .close = NULL };
+	FILE *f = fopencookie(NULL, "w", io);
+
+	if (f == NULL)
+		return -1;
+	setvbuf(f, NULL, _IOLBF, 0);
+	return rte_openlog_stream(f);
+}
+
+size_t bd_log_copy(char *out, size_t cap)
+{
+	size_t n = bd_log_len < cap ? bd_log_len : cap;
+
+	memcpy(out, bd_log_buf, n);
+	return n;
 }

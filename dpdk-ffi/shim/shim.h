@@ -25,6 +25,7 @@
 #include <rte_ethdev.h>
 #include <rte_dev.h>
 #include <rte_version.h>
+#include <rte_log.h>
 
 /* Byte offsets of the struct rte_mbuf fields the hot path touches, and the
  * size of each length field, as compiled against this DPDK. */
@@ -73,4 +74,9 @@ unsigned int bd_lcore_id(void);
 int bd_errno(void);
 uint64_t bd_rdtsc(void);
 
+
+/* DPDK's log, teed: to stderr as usual, and into a buffer (the first
+ * 64 KiB) that bd_log_copy reads back. Start it before rte_eal_init. */
+int bd_log_tee_start(void);
+size_t bd_log_copy(char *out, size_t cap);
 #endif

@@ -365,6 +365,11 @@ fn run(args: Args) -> Result<(), Failure> {
     if args.queues > 1 && !configured.rss {
         tracing::warn!("{} has no RSS: each RX queue gets only what its peer queue sends (memif pairs queues one to one)", info.driver);
     }
+    for side in receiver.sides() {
+        if let Some(state) = report::EnaTxState::read(side.port.id(), &side.info.name, &side.info.driver) {
+            println!("drop: {}: {}", side.info.name, state.describe());
+        }
+    }
     let hz = receiver.tsc_hz();
     let nports = receiver.sides().len() as u16;
     let names: Vec<String> = receiver.sides().iter().map(|s| s.info.name.clone()).collect();
@@ -478,6 +483,7 @@ fn run(args: Args) -> Result<(), Failure> {
                     promiscuous: side.promiscuous,
                     link_up: link.up,
                     link_speed_mbps: link.speed_mbps,
+                    ena: report::EnaTxState::read(side.port.id(), &i.name, &i.driver),
                 })
             })
             .collect::<Result<Vec<PortRecord>, Failure>>()?;

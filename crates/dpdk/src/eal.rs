@@ -30,6 +30,10 @@ impl Eal {
             .collect::<Result<_>>()?;
         // rte_eal_init may permute argv; it gets its own array of pointers.
         let mut argv: Vec<*mut c_char> = owned.iter().map(|s| s.as_ptr() as *mut c_char).collect();
+        // Some facts only the PMDs' logs tell (ENA's LLQ placement): keep a
+        // copy of what they log at start. A failure only loses the copy.
+        // SAFETY: sets DPDK's log stream before any logging thread exists.
+        unsafe { ffi::bd_log_tee_start() };
         // SAFETY: argv points at NUL-terminated strings that outlive the call.
         let rc = unsafe { ffi::rte_eal_init(argv.len() as c_int, argv.as_mut_ptr()) };
         if rc < 0 {
@@ -110,4 +114,13 @@ pub fn rdtsc() -> u64 {
         // SAFETY: a plain read of the cycle counter.
         unsafe { ffi::bd_rdtsc() }
     }
+}
+
+/// What DPDK has logged so far (its first 64 KiB), as text.
+pub fn logged() -> String {
+    let mut buf = vec![0u8; 1 << 16];
+    // SAFETY: bd_log_copy writes at most `cap` bytes into `buf`.
+    let n = unsafe { ffi::bd_log_copy(buf.as_mut_ptr().cast(), buf.len()) };
+    buf.truncate(n);
+    String::from_utf8_lossy(&buf).into_owned()
 }

@@ -13,13 +13,14 @@ mod mbuf;
 mod mempool;
 mod port;
 
-pub use eal::{rdtsc, tsc_hz, Eal};
+pub use eal::{logged, rdtsc, tsc_hz, Eal};
 pub use error::{Error, Result};
 pub use lcore::{launch, LcoreJob};
 pub use mbuf::{Mbuf, MbufLayout};
 pub use mempool::{Mempool, PoolSizing};
 pub use port::{
-    available_ports, xstats_by_id, Configured, DescLimits, DeviceInfo, Link, Port, PortConfig, PortStats, RxQueue, TxQueue, XstatIds,
+    available_ports, available_ports_with_driver, xstats_by_id, Configured, DescLimits, DeviceInfo, Link, Port, PortConfig, PortStats,
+    RxQueue, TxQueue, XstatIds,
 };
 
 pub use dpdk_ffi as ffi;

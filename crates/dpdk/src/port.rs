@@ -239,6 +239,20 @@ pub fn available_ports() -> Vec<(u16, String)> {
         .collect()
 }
 
+/// Every port DPDK sees, with its driver's name: (id, name, driver).
+pub fn available_ports_with_driver() -> Vec<(u16, String, String)> {
+    available_ports()
+        .into_iter()
+        .map(|(id, name)| {
+            let mut raw = ffi::rte_eth_dev_info::default();
+            // SAFETY: id is a valid port; raw is a plain struct the call fills.
+            let rc = unsafe { ffi::rte_eth_dev_info_get(id, &mut raw) };
+            let driver = if rc == 0 { c_string(raw.driver_name) } else { String::new() };
+            (id, name, driver)
+        })
+        .collect()
+}
+
 fn lookup(name: &str) -> Option<u16> {
     let c = CString::new(name).ok()?;
     let mut id = 0u16;

@@ -5,7 +5,17 @@ use dpdk::{Eal, Error, Mempool, PoolSizing, Port, PortConfig};
 
 #[test]
 fn safe_layer_over_net_null() {
-    let args = ["--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--lcores=0@0,1@0", "--vdev=net_null0", "--log-level=lib.eal:notice"];
+    let args = [
+        "--no-huge",
+        "-m",
+        "256",
+        "--no-pci",
+        "--no-shconf",
+        "--lcores=0@0,1@0",
+        "--vdev=net_null0",
+        "--log-level=lib.eal:notice",
+        "--log-level=pmd.net.null:debug",
+    ];
     let eal = Eal::init("dpdk-test", args).expect("EAL starts on net_null without hugepages");
 
     // A second start is an error value, not a crash.
@@ -19,6 +29,10 @@ fn safe_layer_over_net_null() {
     let mut port = Port::open("net_null0").unwrap();
     assert_eq!(port.id(), 0);
     assert_eq!(port.info().driver, "net_null");
+    // What the PMDs log at probe is kept (ENA's LLQ line is read from it):
+    // net_null logs its creation at debug.
+    assert!(dpdk::logged().contains("net_null0"), "the log copy: {:?}", dpdk::logged());
+    assert_eq!(dpdk::available_ports_with_driver(), [(0, "net_null0".to_string(), "net_null".to_string())]);
     match Port::open("7") {
         Err(Error::NoSuchPort { available, .. }) => assert_eq!(available, vec![(0, "net_null0".to_string())]),
         other => panic!("expected NoSuchPort, got {:?}", other.map(|p| p.id())),

@@ -6,6 +6,7 @@
 //! in the network. No EAL here: all of it is tested on numbers.
 
 mod counters;
+pub mod ena_state;
 mod preflight;
 mod sample;
 mod verdict;

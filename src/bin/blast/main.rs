@@ -159,6 +159,7 @@ pub fn environment(started: &session::Started, sender: &Sender, queues: u16) -> 
                 promiscuous: false,
                 link_up: side.link.up,
                 link_speed_mbps: side.link.speed_mbps,
+                ena: report::EnaTxState::read(side.port.id(), &info.name, &info.driver),
             }
         })
         .collect();
@@ -244,6 +245,9 @@ fn preflight_port(args: &Args, side: &TxSide, a: &Addressing) -> Result<(), Fail
         if limits::ENA_LEVELS.contains(&n.as_str()) {
             println!("blast: pre-flight ({}): {n} = {v}", info.name);
         }
+    }
+    if let Some(state) = report::EnaTxState::read(side.port.id(), &info.name, &info.driver) {
+        println!("blast: {}: {}", info.name, state.describe());
     }
     println!(
         "blast: pre-flight on net_ena port {} passed: own source MAC, --src-ip set, IPv4 checksum valid; watching {}",
