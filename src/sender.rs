@@ -229,7 +229,6 @@ impl Sender {
                 nports, cfg.max_queues
             )));
         }
-        let lcores = session::worker_lcores(eal, cfg.max_queues)?;
         let layout = dpdk::MbufLayout::get();
         // One pool per TX queue: each holds its queue's frame template, and
         // MBUF_FAST_FREE needs one pool per queue.
@@ -266,6 +265,8 @@ impl Sender {
             let watch = Watch::new(&port, &cfg.watch_xstats)?;
             sides.push(TxSide { port, info, own_mac, src_mac, rx_pool, watch, link: Link::default() });
         }
+        // The device's limits first: they name the flag to change.
+        let lcores = session::worker_lcores(eal, cfg.max_queues)?;
         let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &tx_sizing), MempoolRecord::new(u32::from(nports), &rx_sizing)];
         let pools = (0..cfg.max_queues)
             .map(|q| {
