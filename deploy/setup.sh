@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Sets up an EC2 instance for blastdrop, from nothing: DPDK (the
-# distribution's package), the Rust toolchain and blastdrop; hugepages; the
-# data interface(s) bound to vfio-pci in no-IOMMU mode with write-combining
-# (ENA's LLQ needs it), checked. Idempotent: a step already done is skipped.
+# distribution's package, or a pinned LTS built from source with the
+# platform settings for the CPU: Graviton2/3/4), the Rust toolchain and
+# blastdrop; hugepages; the data interface(s) bound to vfio-pci in no-IOMMU
+# mode with write-combining (ENA's LLQ needs it), checked; the EAL arguments
+# for them (devargs included) written to a file. Idempotent: a step already
+# done is skipped.
 #
 #   deploy/setup.sh [--dry-run] [--undo] [--iface NAME ...] [--hugepages N] [--repo DIR]
+#                   [--dpdk-source VERSION] [--driver vfio-pci|uio_pci_generic] [--etc DIR]
 #
 #   --dry-run     print every step, change nothing
 #   --undo        give the data interface(s) back to the kernel's ena driver
@@ -12,12 +16,20 @@
 #                 except the one holding the default route: that is the management one]
 #   --hugepages N 2 MiB pages to reserve [default: 2048, 4 GiB]
 #   --repo DIR    the blastdrop checkout to build [default: this script's repository]
+#   --dpdk-source VERSION  build this DPDK LTS release (22.11.x, 23.11.x, 24.11.x) from
+#                 fast.dpdk.org into /usr/local instead of the distribution's package;
+#                 on Graviton with -Dplatform=graviton2/3/4 (graviton4 from 24.11 on)
+#   --driver D    vfio-pci [default] (interrupts, write-combining with the amzn-drivers
+#                 patch) or uio_pci_generic (no interrupts: needs DPDK 24.03+, where ENA's
+#                 control_path_poll_interval devarg replaces them; no write-combining)
+#   --etc DIR     where the EAL arguments file goes [default: /etc/blastdrop]: eal-args holds
+#                 the -a options for the data interfaces, devargs included
 #
 # Exit codes: 0 done (or nothing left to do); 2 bad arguments; 3 no ENA
 # interface on this machine (nothing changed); 4 a step failed (said which).
 set -euo pipefail
 
-dry=0 undo=0 pages=2048 ifaces=() repo=""
+dry=0 undo=0 pages=2048 ifaces=() repo="" dpdk_src="" driver=vfio-pci etc=/etc/blastdrop
 while [ $# -gt 0 ]; do
     case "$1" in
         --dry-run) dry=1 ;;
@@ -25,12 +37,41 @@ while [ $# -gt 0 ]; do
         --iface) [ $# -ge 2 ] || { echo "setup: error: --iface needs an interface name" >&2; exit 2; }; ifaces+=("$2"); shift ;;
         --hugepages) [ $# -ge 2 ] || { echo "setup: error: --hugepages needs a number" >&2; exit 2; }; pages="$2"; shift ;;
         --repo) [ $# -ge 2 ] || { echo "setup: error: --repo needs a directory" >&2; exit 2; }; repo="$2"; shift ;;
-        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --dpdk-source) [ $# -ge 2 ] || { echo "setup: error: --dpdk-source needs a version (e.g. 24.11.3)" >&2; exit 2; }; dpdk_src="$2"; shift ;;
+        --driver) [ $# -ge 2 ] || { echo "setup: error: --driver needs vfio-pci or uio_pci_generic" >&2; exit 2; }; driver="$2"; shift ;;
+        --etc) [ $# -ge 2 ] || { echo "setup: error: --etc needs a directory" >&2; exit 2; }; etc="$2"; shift ;;
+        -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "setup: error: unknown argument '$1' (see deploy/setup.sh --help)" >&2; exit 2 ;;
     esac
     shift
 done
 case "$pages" in ''|*[!0-9]*) echo "setup: error: --hugepages takes a whole number of 2 MiB pages" >&2; exit 2 ;; esac
+case "$driver" in vfio-pci|uio_pci_generic) ;; *) echo "setup: error: --driver is vfio-pci or uio_pci_generic, not '$driver'" >&2; exit 2 ;; esac
+case "$dpdk_src" in
+    ''|22.11|22.11.[0-9]*|23.11|23.11.[0-9]*|24.11|24.11.[0-9]*) ;;
+    *) echo "setup: error: --dpdk-source takes an LTS release blastdrop supports (22.11.x, 23.11.x or 24.11.x), not '$dpdk_src'" >&2; exit 2 ;;
+esac
+
+# Whether version $1 is at least $2 (dotted numbers).
+version_ge() { printf '%s\n%s\n' "$2" "$1" | sort -V -C; }
+
+# DPDK's meson platform for this CPU: the Graviton parts by their MIDR part
+# number (/proc/cpuinfo), generic on other arm64 parts and for a release
+# that does not know the part (Graviton4 arrived in 24.11), native on x86.
+dpdk_platform() {
+    local version="$1" part
+    case "${BLASTDROP_ARCH:-$(uname -m)}" in
+        aarch64|arm64)
+            part=$(awk -F: '/CPU part/ { gsub(/[ \t]/, "", $2); print $2; exit }' "${BLASTDROP_CPUINFO:-/proc/cpuinfo}")
+            case "$part" in
+                0xd0c) echo graviton2 ;;
+                0xd40) echo graviton3 ;;
+                0xd4f) if version_ge "$version" 24.11; then echo graviton4; else echo generic; fi ;;
+                *) echo generic ;;
+            esac ;;
+        *) echo native ;;
+    esac
+}
 [ -n "$repo" ] || repo="$(cd "$(dirname "$0")/.." && pwd)"
 SYS="${BLASTDROP_SYSFS:-/sys}"
 
@@ -84,12 +125,12 @@ pci_of() { basename "$(readlink -f "$SYS/class/net/$1/device")"; }
 # --- undo -----------------------------------------------------------------
 if [ "$undo" = 1 ]; then
     bound=()
-    for dev in "$SYS"/bus/pci/drivers/vfio-pci/0000:*; do
+    for dev in "$SYS"/bus/pci/drivers/vfio-pci/0000:* "$SYS"/bus/pci/drivers/uio_pci_generic/0000:*; do
         [ -e "$dev" ] || continue
         [ "$(cat "$dev/vendor" 2>/dev/null)" = 0x1d0f ] && bound+=("$(basename "$dev")")
     done
     if [ "${#bound[@]}" -eq 0 ]; then
-        echo "setup: no ENA device is bound to vfio-pci: nothing to undo."
+        echo "setup: no ENA device is bound to vfio-pci or uio_pci_generic: nothing to undo."
         exit 0
     fi
     for pci in "${bound[@]}"; do
@@ -100,14 +141,44 @@ fi
 
 echo "setup: data interface(s): ${ifaces[*]} (management: ${mgmt_iface:-none found})"
 
-# --- packages, toolchain, blastdrop ---------------------------------------
+# The DPDK this machine will run: the one asked for, the one installed, or
+# the distribution's candidate. Checked before anything changes.
+dpdk_version=${dpdk_src:-$(pkg-config --modversion libdpdk 2>/dev/null ||
+    apt-cache policy libdpdk-dev 2>/dev/null | awk '/Candidate:/ { sub(/-.*/, "", $2); print $2 }')}
+if [ "$driver" = uio_pci_generic ] && ! version_ge "${dpdk_version:-0}" 24.03; then
+    echo "setup: error: --driver uio_pci_generic has no interrupts, and ENA's admin commands (its allowance counters) then need the control_path_poll_interval devarg of DPDK 24.03+; this DPDK is ${dpdk_version:-unknown}: use --driver vfio-pci, or --dpdk-source 24.11.3" >&2
+    exit 2
+fi
+
+# --- packages, DPDK, toolchain, blastdrop ----------------------------------
 need=()
-for pkg in dpdk dpdk-dev libdpdk-dev libclang-dev pkg-config build-essential git curl; do
+if [ -n "$dpdk_src" ]; then
+    pkgs=(meson ninja-build python3-pyelftools libnuma-dev xz-utils libclang-dev pkg-config build-essential git curl)
+else
+    pkgs=(dpdk dpdk-dev libdpdk-dev libclang-dev pkg-config build-essential git curl)
+fi
+for pkg in "${pkgs[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ "${#need[@]}" -gt 0 ]; then
     step "install ${need[*]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
 fi
+if [ -n "$dpdk_src" ]; then
+    triplet=$(gcc -dumpmachine 2>/dev/null || echo unknown)
+    export PKG_CONFIG_PATH="/usr/local/lib/$triplet/pkgconfig:/usr/local/lib/pkgconfig:/usr/local/lib64/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+    have=$(pkg-config --modversion libdpdk 2>/dev/null || true)
+    if [ "$have" != "$dpdk_src" ]; then
+        platform=$(dpdk_platform "$dpdk_src")
+        src="/opt/dpdk-$dpdk_src"
+        # The drivers blastdrop uses, and only those: a build in minutes, not an hour.
+        step "build DPDK $dpdk_src from source (meson -Dplatform=$platform) into /usr/local" sh -c \
+            "mkdir -p $src && curl -fsSL https://fast.dpdk.org/rel/dpdk-$dpdk_src.tar.xz | tar -xJ -C $src --strip-components=1 && \
+             cd $src && meson setup build -Dplatform=$platform -Dbuildtype=release -Dexamples= -Dtests=false \
+             -Denable_drivers=net/ena,net/memif,net/null,net/af_packet,net/ring,mempool/ring,bus/pci,bus/vdev && \
+             ninja -C build install && ldconfig"
+    fi
+fi
+
 if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
     step "install the Rust toolchain (rustup)" sh -c "curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal"
 fi
@@ -123,11 +194,18 @@ if ! grep -qs ' hugetlbfs ' /proc/mounts; then
     step "mount hugetlbfs on /dev/hugepages" sh -c "mkdir -p /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages"
 fi
 
+# --- the data interfaces' driver ---------------------------------------------
+if [ "$driver" = uio_pci_generic ]; then
+    if [ ! -d "$SYS/bus/pci/drivers/uio_pci_generic" ]; then
+        step "load uio_pci_generic" modprobe uio_pci_generic
+    fi
+    echo "setup: warning: uio_pci_generic maps the LLQ BAR without write-combining: ENA's LLQ runs far below its rate (vfio-pci with the patch does not)" >&2
+fi
 # --- vfio-pci, no IOMMU, write-combining --------------------------------------
-if [ ! -d "$SYS/bus/pci/drivers/vfio-pci" ]; then
+if [ "$driver" = vfio-pci ] && [ ! -d "$SYS/bus/pci/drivers/vfio-pci" ]; then
     step "load vfio-pci" modprobe vfio-pci
 fi
-if [ ! -d "$SYS/class/iommu" ] || [ -z "$(ls -A "$SYS/class/iommu" 2>/dev/null)" ]; then
+if [ "$driver" = vfio-pci ] && { [ ! -d "$SYS/class/iommu" ] || [ -z "$(ls -A "$SYS/class/iommu" 2>/dev/null)" ]; }; then
     noiommu="$SYS/module/vfio/parameters/enable_unsafe_noiommu_mode"
     if [ "$(cat "$noiommu" 2>/dev/null)" != Y ]; then
         step "enable vfio's no-IOMMU mode (this instance has no IOMMU)" sh -c "echo 1 > $noiommu"
@@ -136,7 +214,7 @@ fi
 # Stock vfio-pci maps BARs uncached: ENA's LLQ then runs far below its
 # rate. amzn-drivers' get-vfio-with-wc.sh builds vfio-pci with
 # write-combining for the running kernel.
-if ! modinfo vfio-pci 2>/dev/null | grep -qi 'write.combin\|wc'; then
+if [ "$driver" = vfio-pci ] && ! modinfo vfio-pci 2>/dev/null | grep -qi 'write.combin\|wc'; then
     step "build vfio-pci with write-combining (amzn-drivers get-vfio-with-wc.sh)" sh -c \
         "cd /tmp && rm -rf amzn-drivers && git clone -q --depth 1 https://github.com/amzn/amzn-drivers && \
          cd amzn-drivers/userspace/dpdk/enav2-vfio-patch && ./get-vfio-with-wc.sh"
@@ -144,8 +222,21 @@ fi
 for i in "${ifaces[@]}"; do
     pci=$(pci_of "$i")
     step "bring $i ($pci) down" ip link set "$i" down
-    step "bind $pci to vfio-pci" dpdk-devbind.py --bind=vfio-pci "$pci"
+    step "bind $pci to $driver" dpdk-devbind.py --bind="$driver" "$pci"
 done
+
+# --- EAL arguments ------------------------------------------------------------
+# Devargs by DPDK line: without interrupts (uio_pci_generic), the admin
+# commands that read the allowance counters are polled (1000 ms: 24.11.3+
+# accepts only 500 to 1000).
+devargs=""
+[ "$driver" = uio_pci_generic ] && devargs=",control_path_poll_interval=1000"
+eal=""
+for i in "${ifaces[@]}"; do eal="$eal -a $(pci_of "$i")$devargs"; done
+eal="${eal# }"
+if [ "$(cat "$etc/eal-args" 2>/dev/null)" != "$eal" ]; then
+    step "write the EAL arguments ($eal) to $etc/eal-args" sh -c "mkdir -p '$etc' && echo '$eal' > '$etc/eal-args'"
+fi
 
 # --- checks ---------------------------------------------------------------
 if [ "$dry" = 0 ]; then

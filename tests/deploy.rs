@@ -28,7 +28,16 @@ fn fake_sysfs(name: &str, ifaces: &[(&str, &str, &str)]) -> PathBuf {
 }
 
 fn setup(sysfs: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new("bash").arg(SETUP).args(args).env("BLASTDROP_SYSFS", sysfs).output().expect("bash runs");
+    setup_env(sysfs, args, &[])
+}
+
+fn setup_env(sysfs: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::new("bash");
+    cmd.arg(SETUP).args(args).env("BLASTDROP_SYSFS", sysfs);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("bash runs");
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }
 
@@ -82,7 +91,62 @@ fn dry_run_on_an_ena_machine_prints_every_step_and_changes_nothing() {
         assert!(out.contains(want), "{want:?} missing from:\n{out}");
     }
     assert!(!out.contains("0000:00:05.0 to vfio-pci"), "only the named interface: {out}");
+    let etc = sys.join("etc-blastdrop");
+    assert!(out.contains(&format!("would write the EAL arguments (-a 0000:00:06.0) to {}", "/etc/blastdrop/eal-args")), "{out}");
+    assert!(!etc.exists());
     assert_eq!(snapshot(&sys), before, "a dry run changes nothing");
+}
+
+/// A /proc/cpuinfo of an arm64 part, by its MIDR part number.
+fn cpuinfo(sys: &Path, part: &str) -> String {
+    let p = sys.join("cpuinfo");
+    std::fs::write(&p, format!("processor\t: 0\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU part\t: {part}\n")).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn dpdk_from_source_gets_the_graviton_platform_its_release_knows() {
+    let sys = fake_sysfs("src", &[("bd-data1", "ena", "0000:00:06.0")]);
+    let v2 = cpuinfo(&sys, "0xd4f"); // Neoverse V2: Graviton4 (c8gn)
+    let arm = [("BLASTDROP_ARCH", "aarch64"), ("BLASTDROP_CPUINFO", v2.as_str())];
+    let (rc, out, err) = setup_env(&sys, &["--dry-run", "--iface", "bd-data1", "--dpdk-source", "24.11.3"], &arm);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("would build DPDK 24.11.3 from source (meson -Dplatform=graviton4)"), "{out}");
+    assert!(out.contains("fast.dpdk.org/rel/dpdk-24.11.3.tar.xz"), "{out}");
+    // 23.11 has no Graviton4 entry: generic armv8, which runs there.
+    let (_, out, _) = setup_env(&sys, &["--dry-run", "--iface", "bd-data1", "--dpdk-source", "23.11.2"], &arm);
+    assert!(out.contains("-Dplatform=generic"), "{out}");
+    let n1 = cpuinfo(&sys, "0xd0c");
+    let (_, out, _) = setup_env(
+        &sys,
+        &["--dry-run", "--iface", "bd-data1", "--dpdk-source", "22.11.1"],
+        &[("BLASTDROP_ARCH", "aarch64"), ("BLASTDROP_CPUINFO", n1.as_str())],
+    );
+    assert!(out.contains("-Dplatform=graviton2"), "{out}");
+    let (rc, _, err) = setup(&sys, &["--dry-run", "--dpdk-source", "21.11.1"]);
+    assert_eq!(rc, 2);
+    assert!(err.contains("--dpdk-source takes an LTS release blastdrop supports"), "{err}");
+}
+
+#[test]
+fn without_interrupts_the_devarg_polls_the_admin_queue() {
+    let sys = fake_sysfs("uio", &[("bd-data1", "ena", "0000:00:06.0"), ("bd-data2", "ena", "0000:00:07.0")]);
+    let args = ["--dry-run", "--iface", "bd-data1", "--iface", "bd-data2", "--driver", "uio_pci_generic", "--etc", "/tmp/bd-etc-test"];
+    let (rc, out, err) = setup(&sys, &[&args[..], &["--dpdk-source", "24.11.3"]].concat());
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(
+        out.contains(
+            "-a 0000:00:06.0,control_path_poll_interval=1000 -a 0000:00:07.0,control_path_poll_interval=1000) to /tmp/bd-etc-test/eal-args"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("would bind 0000:00:07.0 to uio_pci_generic"), "{out}");
+    assert!(err.contains("without write-combining"), "{err}");
+    // 22.11 has no such devarg: refused, with the way out.
+    let (rc, out, err) = setup(&sys, &[&args[..], &["--dpdk-source", "22.11.11"]].concat());
+    assert_eq!(rc, 2, "{err}");
+    assert!(!out.contains("would "), "refused before any step: {out}");
+    assert!(err.contains("need the control_path_poll_interval devarg of DPDK 24.03+") && err.contains("--driver vfio-pci"), "{err}");
 }
 
 #[test]
@@ -95,4 +159,7 @@ fn bad_arguments_get_one_line_and_exit_code_2() {
     let (rc, _, err) = setup(&sys, &["--frobnicate"]);
     assert_eq!(rc, 2);
     assert!(err.contains("unknown argument '--frobnicate'"), "{err}");
+    let (rc, _, err) = setup(&sys, &["--driver", "igb_uio"]);
+    assert_eq!(rc, 2);
+    assert!(err.contains("--driver is vfio-pci or uio_pci_generic"), "{err}");
 }
