@@ -158,6 +158,9 @@ pub struct Machine {
     /// The kernel's ena driver version, when the module is loaded (the data
     /// interface itself is then DPDK's, not the kernel's).
     pub ena_module_version: Option<String>,
+    /// The placement group, when the set-up recorded it (deploy/'s template
+    /// writes /etc/blastdrop/placement-group; no metadata call).
+    pub placement_group: Option<String>,
 }
 
 impl Machine {
@@ -168,15 +171,20 @@ impl Machine {
             product: read("/sys/devices/virtual/dmi/id/product_name"),
             kernel: read("/proc/sys/kernel/osrelease"),
             ena_module_version: read("/sys/module/ena/version"),
+            placement_group: read("/etc/blastdrop/placement-group"),
         }
     }
 
     /// "c8gn.12xlarge (Amazon EC2)", or the kernel when DMI says nothing.
     pub fn describe(&self) -> String {
-        match (&self.product, &self.vendor) {
+        let what = match (&self.product, &self.vendor) {
             (Some(p), Some(v)) => format!("{p} ({v})"),
             (Some(p), None) => p.clone(),
             _ => format!("kernel {}", self.kernel.as_deref().unwrap_or("?")),
+        };
+        match &self.placement_group {
+            Some(g) => format!("{what}, placement group {g}"),
+            None => what,
         }
     }
 }
