@@ -15,8 +15,10 @@ pub struct EalPlan {
     pub placement: Option<topology::Placement>,
 }
 
-/// The PCI address of the first device the user allowed (-a/--allow, -w), if any.
-pub fn first_pci(args: &[String]) -> Option<String> {
+/// The PCI addresses of the devices the user allowed (-a/--allow, -w), in
+/// the order given.
+fn allowed_pci(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let v = match a.as_str() {
@@ -27,18 +29,48 @@ pub fn first_pci(args: &[String]) -> Option<String> {
             // Device arguments follow a comma.
             let pci = v.split(',').next().unwrap_or_default().to_string();
             if pci.matches(':').count() >= 1 && pci.contains('.') {
-                return Some(if pci.matches(':').count() == 1 { format!("0000:{pci}") } else { pci });
+                out.push(if pci.matches(':').count() == 1 { format!("0000:{pci}") } else { pci });
             }
         }
     }
-    None
+    out
+}
+
+/// The PCI address of the first device the user allowed (-a/--allow, -w), if any.
+pub fn first_pci(args: &[String]) -> Option<String> {
+    allowed_pci(args).into_iter().next()
+}
+
+/// Every PCI address the user allowed, in the order the EAL probes them
+/// (bus order), which is the order their port ids follow.
+pub fn all_pci(args: &[String]) -> Vec<String> {
+    let mut out = allowed_pci(args);
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The PCI address a --port spec names: itself, or for a port id the
+/// id-th allowed PCI device (None for virtual devices and unknown ids).
+fn port_pci(spec: &str, pci: &[String]) -> Option<String> {
+    if let Ok(id) = spec.parse::<usize>() {
+        return pci.get(id).cloned();
+    }
+    (spec.contains(':') && spec.contains('.'))
+        .then(|| if spec.matches(':').count() == 1 { format!("0000:{spec}") } else { spec.to_string() })
 }
 
 /// Places the main lcore and `workers` workers from the machine's topology
-/// (sysfs), on the NIC's NUMA node when the user named a PCI device.
-pub fn auto_lcores(user: &[String], workers: u16) -> Result<topology::Placement, String> {
+/// (sysfs), on the NIC's NUMA node when the user named a PCI device; with
+/// several `ports`, each worker on its own port's node.
+pub fn auto_lcores(user: &[String], workers: u16, ports: &[String]) -> Result<topology::Placement, String> {
     let root = topology::sysfs_root();
     let topo = topology::Topology::from_sysfs(&root)?.restricted_to(&allowed_cpus());
+    if ports.len() > 1 {
+        let pci = all_pci(user);
+        let nodes: Vec<Option<u32>> = ports.iter().map(|s| port_pci(s, &pci).and_then(|p| topology::pci_numa_node(&root, &p))).collect();
+        return topology::place_ports(&topo, usize::from(workers), &nodes);
+    }
     let nic_node = first_pci(user).and_then(|p| topology::pci_numa_node(&root, &p));
     topology::place(&topo, usize::from(workers), nic_node)
 }
@@ -84,10 +116,10 @@ pub fn lcore_map(workers: u16, cpus: &[u32]) -> (String, Option<String>) {
 }
 
 /// The full EAL argument list for `workers` workers.
-pub fn plan(user: &[String], workers: u16) -> EalPlan {
+pub fn plan(user: &[String], workers: u16, ports: &[String]) -> EalPlan {
     let mut plan = EalPlan::default();
     if !user_chose_lcores(user) {
-        match auto_lcores(user, workers) {
+        match auto_lcores(user, workers, ports) {
             Ok(p) => {
                 plan.args.push(format!("--lcores={}", p.eal_lcores()));
                 plan.notes.extend(p.warnings.iter().cloned());
@@ -147,6 +179,19 @@ mod tests {
     }
 
     #[test]
+    fn ports_map_to_the_pci_devices_in_bus_order() {
+        let args = s(&["-a", "0000:00:07.0,llq_policy=1", "--allow=00:06.0", "-l", "0-2"]);
+        assert_eq!(all_pci(&args), ["0000:00:06.0", "0000:00:07.0"]);
+        assert_eq!(first_pci(&args).as_deref(), Some("0000:00:07.0"));
+        let pci = all_pci(&args);
+        assert_eq!(port_pci("0", &pci).as_deref(), Some("0000:00:06.0"), "port 0 is the first probed");
+        assert_eq!(port_pci("1", &pci).as_deref(), Some("0000:00:07.0"));
+        assert_eq!(port_pci("2", &pci), None);
+        assert_eq!(port_pci("00:07.0", &pci).as_deref(), Some("0000:00:07.0"));
+        assert_eq!(port_pci("net_memif0", &pci), None);
+    }
+
+    #[test]
     fn lcore_map_spreads_then_wraps() {
         assert_eq!(lcore_map(1, &[0, 1]), ("--lcores=0@0,1@1".into(), None));
         let (m, note) = lcore_map(3, &[0, 1]);
@@ -166,7 +211,7 @@ mod tests {
 
     #[test]
     fn user_lcores_are_respected() {
-        let p = plan(&s(&["-l", "0-2", "--no-huge"]), 2);
+        let p = plan(&s(&["-l", "0-2", "--no-huge"]), 2, &[]);
         assert_eq!(p.args, s(&["--log-level=lib.eal:notice", "--log-level=pmd.net.ena.driver:info", "-l", "0-2", "--no-huge"]));
         assert!(user_chose_lcores(&s(&["-l0-3"])));
         assert!(user_chose_lcores(&s(&["--lcores=0@0,1@1"])));
@@ -175,7 +220,7 @@ mod tests {
 
     #[test]
     fn user_log_level_is_respected() {
-        let p = plan(&s(&["-l", "0,1", "--log-level=debug"]), 1);
+        let p = plan(&s(&["-l", "0,1", "--log-level=debug"]), 1, &[]);
         assert_eq!(p.args, s(&["-l", "0,1", "--log-level=debug"]));
     }
 

@@ -47,8 +47,9 @@ pub struct Started {
     pub placement: Option<topology::Placement>,
 }
 
-pub fn start_eal(tool: &str, user: &[String], workers: u16) -> Result<Started, Failure> {
-    let plan = eal_args::plan(user, workers);
+/// `ports`: the --port specs, for placing each port's workers on its NUMA node.
+pub fn start_eal(tool: &str, user: &[String], workers: u16, ports: &[String]) -> Result<Started, Failure> {
+    let plan = eal_args::plan(user, workers, ports);
     if let Some(p) = &plan.placement {
         eprintln!("{tool}: lcores: {} (from sysfs; give -l or --lcores after -- to choose)", p.describe());
     }

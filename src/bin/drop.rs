@@ -307,7 +307,7 @@ impl Backend for DropBackend {
         // leaves, under any lane still polling them (a SIGSEGV one run in
         // many): the lanes stop before blast may exit; the next client's
         // prepare starts them again.
-        if rx.info().driver == "net_memif" {
+        if rx.sides().iter().any(|s| s.info.driver == "net_memif") {
             match rx.stop() {
                 Ok(()) => tracing::info!("control: client leaving; memif lanes parked until the next client"),
                 Err(f) => tracing::error!("control: parking the lanes failed: {}", f.message),
@@ -337,7 +337,7 @@ fn run(args: Args) -> Result<(), Failure> {
         }
         None => None,
     };
-    let started = session::start_eal("drop", &args.eal, args.queues)?;
+    let started = session::start_eal("drop", &args.eal, args.queues, &args.port)?;
     let eal = &started.eal;
     let cfg = ReceiverConfig {
         ports: args.port.clone(),

@@ -126,6 +126,10 @@ pub struct Placement {
     /// Worker i runs on CPU workers[i].
     pub workers: Vec<u32>,
     pub nic_node: Option<u32>,
+    /// With several ports: each port's NUMA node, in --port order (worker i
+    /// serves port i mod their count). Empty with one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub port_nodes: Vec<Option<u32>>,
     pub warnings: Vec<String>,
 }
 
@@ -140,65 +144,122 @@ impl Placement {
     /// "main on CPU 0; workers on CPUs 1, 2, 3 (node 0)".
     pub fn describe(&self) -> String {
         let ws: Vec<String> = self.workers.iter().map(u32::to_string).collect();
-        format!(
-            "main lcore on CPU {}; {} worker(s) on CPU(s) {}{}",
-            self.main,
-            self.workers.len(),
-            ws.join(", "),
+        let nodes = if self.port_nodes.is_empty() {
             self.nic_node.map_or(String::new(), |n| format!(" (NIC on NUMA node {n})"))
-        )
+        } else {
+            let n: Vec<String> = self.port_nodes.iter().map(|n| n.map_or("?".into(), |n| n.to_string())).collect();
+            format!(" (ports on NUMA nodes {}; worker i serves port i mod {})", n.join(", "), self.port_nodes.len())
+        };
+        format!("main lcore on CPU {}; {} worker(s) on CPU(s) {}{nodes}", self.main, self.workers.len(), ws.join(", "))
     }
 }
 
-/// Places a main lcore and `workers` workers on `topo`, preferring the
-/// NIC's node. The main lcore takes the NIC node's first physical core.
-/// Workers go, on the NIC's node first: one thread of every other physical
-/// core; then the main lcore's hyperthread siblings (the main lcore mostly
-/// sleeps); then the other siblings. Only then the other nodes, in the same
-/// order; and last the main lcore's own CPU.
-pub fn place(topo: &Topology, workers: usize, nic_node: Option<u32>) -> Result<Placement, String> {
-    if topo.cpus.is_empty() {
-        return Err("no CPU to place lcores on".into());
-    }
-    let home = nic_node.unwrap_or(topo.cpus[0].node);
-    // Per node (home first), physical cores in order, each with its threads in order.
-    // (off the NIC's node, node) -> physical core -> its CPUs.
+/// Every CPU in the order workers should take them when their NIC is on
+/// node `home` and the main lcore is on `main`: on `home` first, one thread
+/// of every other physical core; then the main lcore's hyperthread siblings
+/// (the main lcore mostly sleeps); then the other siblings. Only then the
+/// other nodes, in the same order; and last the main lcore's own CPU.
+fn worker_order(topo: &Topology, home: u32, main: u32) -> Vec<u32> {
+    // (off the home node, node) -> physical core -> its CPUs.
     type Cores = BTreeMap<(u32, u32), Vec<u32>>;
     let mut nodes: BTreeMap<(bool, u32), Cores> = BTreeMap::new();
     for c in &topo.cpus {
         nodes.entry((c.node != home, c.node)).or_default().entry(c.physical()).or_default().push(c.id);
     }
-    let mut main = None;
     let mut order: Vec<u32> = Vec::new();
-    for cores in nodes.values_mut() {
+    for cores in nodes.values() {
         let mut cores: Vec<Vec<u32>> = cores.values().cloned().collect();
         for t in &mut cores {
             t.sort();
         }
         let mut main_siblings = Vec::new();
-        if main.is_none() {
-            let first = cores.remove(0);
-            main = Some(first[0]);
-            main_siblings = first[1..].to_vec();
+        if let Some(i) = cores.iter().position(|t| t.contains(&main)) {
+            main_siblings = cores.remove(i).into_iter().filter(|&c| c != main).collect();
         }
         order.extend(cores.iter().map(|t| t[0]));
         order.extend(main_siblings);
         order.extend(cores.iter().flat_map(|t| t[1..].iter().copied()));
     }
-    let main = main.expect("at least one CPU");
     order.push(main);
+    order
+}
 
+/// The main lcore: the first thread of the first physical core on `home`.
+fn main_cpu(topo: &Topology, home: u32) -> u32 {
+    let on_home = topo.cpus.iter().filter(|c| c.node == home);
+    let first = on_home.clone().map(|c| c.physical()).min();
+    match first {
+        Some(core) => topo.cpus.iter().filter(|c| c.physical() == core).map(|c| c.id).min().expect("the core has a CPU"),
+        None => topo.cpus.iter().map(|c| c.id).min().expect("at least one CPU"),
+    }
+}
+
+/// Places a main lcore and `workers` workers on `topo`, preferring the
+/// NIC's node. The main lcore takes the NIC node's first physical core;
+/// workers follow `worker_order`.
+pub fn place(topo: &Topology, workers: usize, nic_node: Option<u32>) -> Result<Placement, String> {
+    if topo.cpus.is_empty() {
+        return Err("no CPU to place lcores on".into());
+    }
+    let home = nic_node.unwrap_or(topo.cpus[0].node);
+    let main = main_cpu(topo, home);
+    let order = worker_order(topo, home, main);
     if workers > order.len() {
-        return Err(format!(
-            "{workers} worker lcores asked for, but this process may use only {} CPUs: lower --queues, or give -l/--lcores yourself",
-            topo.cpus.len()
-        ));
+        return Err(too_many(workers, topo));
     }
     let chosen: Vec<u32> = order[..workers].to_vec();
+    let warnings = warnings(topo, &chosen, main, |_| nic_node);
+    Ok(Placement { main, workers: chosen, nic_node, port_nodes: Vec::new(), warnings })
+}
+
+/// Several ports, perhaps on different NUMA nodes (a machine whose two
+/// network cards hang off two sockets): worker i serves port i mod P and
+/// takes the next free CPU in its port's node's order; the main lcore goes
+/// on the first port's node. With the ports on one node (or unknown), the
+/// same as `place`.
+pub fn place_ports(topo: &Topology, workers: usize, port_nodes: &[Option<u32>]) -> Result<Placement, String> {
+    let known: Vec<u32> = port_nodes.iter().flatten().copied().collect();
+    let first = port_nodes.first().copied().flatten().or(known.first().copied());
+    if port_nodes.len() <= 1 || known.iter().all(|&n| Some(n) == first) {
+        let mut p = place(topo, workers, first)?;
+        if port_nodes.len() > 1 {
+            p.port_nodes = port_nodes.to_vec();
+        }
+        return Ok(p);
+    }
+    if topo.cpus.is_empty() {
+        return Err("no CPU to place lcores on".into());
+    }
+    if workers > topo.cpus.len() {
+        return Err(too_many(workers, topo));
+    }
+    let home = first.unwrap_or(topo.cpus[0].node);
+    let main = main_cpu(topo, home);
+    let node_of = |w: usize| port_nodes[w % port_nodes.len()];
+    let mut chosen: Vec<u32> = Vec::new();
+    for w in 0..workers {
+        let order = worker_order(topo, node_of(w).unwrap_or(home), main);
+        let cpu = order.into_iter().find(|c| !chosen.contains(c)).expect("fewer workers than CPUs");
+        chosen.push(cpu);
+    }
+    let warnings = warnings(topo, &chosen, main, node_of);
+    Ok(Placement { main, workers: chosen, nic_node: first, port_nodes: port_nodes.to_vec(), warnings })
+}
+
+fn too_many(workers: usize, topo: &Topology) -> String {
+    format!(
+        "{workers} worker lcores asked for, but this process may use only {} CPUs: lower --queues, or give -l/--lcores yourself",
+        topo.cpus.len()
+    )
+}
+
+/// What a user should know about a placement: workers sharing a physical
+/// core, the main lcore's CPU, and workers off their NIC's node.
+fn warnings(topo: &Topology, chosen: &[u32], main: u32, node_of_worker: impl Fn(usize) -> Option<u32>) -> Vec<String> {
     let mut warnings = Vec::new();
     let cpu = |id: u32| topo.cpus.iter().find(|c| c.id == id).copied().expect("chosen from topo");
     let mut per_core: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
-    for &w in &chosen {
+    for &w in chosen {
         per_core.entry(cpu(w).physical()).or_default().push(w);
     }
     let shared: Vec<String> = per_core.values().filter(|v| v.len() > 1).map(|v| format!("{v:?}")).collect();
@@ -210,13 +271,18 @@ pub fn place(topo: &Topology, workers: usize, nic_node: Option<u32>) -> Result<P
     } else if chosen.iter().any(|&w| cpu(w).physical() == cpu(main).physical()) {
         warnings.push("a worker shares the main lcore's physical core (hyperthread sibling)".to_string());
     }
-    if let Some(n) = nic_node {
-        let off: Vec<u32> = chosen.iter().copied().filter(|&w| cpu(w).node != n).collect();
-        if !off.is_empty() {
-            warnings.push(format!("workers on CPUs {off:?} are off the NIC's NUMA node {n}: every frame crosses the interconnect"));
+    let mut off: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (i, &w) in chosen.iter().enumerate() {
+        if let Some(n) = node_of_worker(i) {
+            if cpu(w).node != n {
+                off.entry(n).or_default().push(w);
+            }
         }
     }
-    Ok(Placement { main, workers: chosen, nic_node, warnings })
+    for (n, cpus) in off {
+        warnings.push(format!("workers on CPUs {cpus:?} are off the NIC's NUMA node {n}: every frame crosses the interconnect"));
+    }
+    warnings
 }
 
 /// The sysfs root: $BLASTDROP_SYSFS (for tests), or /sys.
@@ -295,6 +361,29 @@ mod tests {
         let p = place(&t, 9, Some(1)).unwrap();
         assert_eq!(p.workers, [5, 6, 7, 12, 13, 14, 15, 0, 1]);
         assert!(p.warnings.iter().any(|w| w.contains("off the NIC's NUMA node 1")), "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn two_ports_on_two_sockets_keep_each_worker_on_its_ports_node() {
+        // Port 0's NIC on node 1, port 1's on node 0: workers alternate.
+        let t = fixture("two-socket-2x4c");
+        let p = place_ports(&t, 4, &[Some(1), Some(0)]).unwrap();
+        assert_eq!(p.main, 4, "the main lcore on the first port's node");
+        assert_eq!(p.workers, [5, 0, 6, 1], "worker i on port i mod 2's node");
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!(p.eal_lcores(), "0@4,1@5,2@0,3@6,4@1");
+        assert!(p.describe().contains("ports on NUMA nodes 1, 0"), "{}", p.describe());
+        // Past a node's physical cores: its siblings, then the other node, flagged.
+        let p = place_ports(&t, 12, &[Some(1), Some(0)]).unwrap();
+        assert_eq!(&p.workers[..8], [5, 0, 6, 1, 7, 2, 12, 3]);
+        assert!(p.warnings.iter().any(|w| w.contains("share physical cores")), "{:?}", p.warnings);
+        // Both ports on one node: exactly the one-port placement.
+        let one = place(&t, 3, Some(1)).unwrap();
+        let both = place_ports(&t, 3, &[Some(1), Some(1)]).unwrap();
+        assert_eq!((both.main, both.workers.clone()), (one.main, one.workers.clone()));
+        assert_eq!(both.port_nodes, [Some(1), Some(1)]);
+        assert_eq!(place_ports(&t, 3, &[Some(1)]).unwrap(), one);
+        assert!(place_ports(&t, 17, &[Some(1), Some(0)]).unwrap_err().contains("only 16 CPUs"));
     }
 
     #[test]

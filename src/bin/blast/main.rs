@@ -77,7 +77,7 @@ fn run(args: Args) -> Result<(), Failure> {
     for &q in args.queues.iter() {
         wire::FlowPlan::new(q, args.flows.unwrap_or(u32::from(q)), args.src_port).map_err(Failure::usage)?;
     }
-    let started = session::start_eal("blast", &args.eal, args.max_queues())?;
+    let started = session::start_eal("blast", &args.eal, args.max_queues(), &args.port)?;
     let cfg = SenderConfig {
         ports: args.port.clone(),
         max_queues: args.max_queues(),
