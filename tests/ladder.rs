@@ -60,11 +60,24 @@ fn ladder_over_memif_writes_table_json_csv_and_svg() {
         .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()) && l.split_whitespace().count() >= 15)
         .collect();
     assert_eq!(rows.len(), 4, "{}", out.stdout);
-    // One queue per process core: paced and delivered, so "none". Two queues
-    // share blast's one core here, and a lane descheduled near the trial's end
-    // really does fall short of its schedule: "sender" is then the truth.
-    assert!(rows[0].ends_with("none") && rows[2].ends_with("none"), "the limit column: {rows:?}");
-    assert!(rows.iter().all(|r| r.ends_with("none") || r.ends_with("sender")), "memif loses nothing: {rows:?}");
+    // memif loses nothing, so a step's limit is the sender's or none: a
+    // step that delivered the pace is "none"; one whose lanes were
+    // descheduled (two queues share blast's one core here, and a loaded
+    // machine deschedules even one) and fell short of it by more than 1%
+    // is "sender", which is then the truth.
+    for r in &rows {
+        let f: Vec<&str> = r.split_whitespace().collect();
+        let (offered, sent): (f64, f64) = (f[5].parse().unwrap(), f[6].parse().unwrap());
+        let limit = *f.last().unwrap();
+        if sent >= offered * 0.995 {
+            assert_eq!(limit, "none", "delivered the pace: {r}");
+        } else if sent < offered * 0.985 {
+            assert_eq!(limit, "sender", "fell short of the pace: {r}");
+        } else {
+            assert!(limit == "none" || limit == "sender", "{r}");
+        }
+        assert_eq!(f[10], "0.000", "memif loses nothing: {r}");
+    }
     assert!(out.stdout.contains("Gb/s wire"));
     assert!(out.stdout.contains("ceiling (64 B frames)") || out.stdout.contains("no ceiling (64 B frames)"), "{}", out.stdout);
     assert!(out.stderr.contains("step 4/4"), "progress on stderr: {}", out.stderr);
