@@ -14,7 +14,7 @@ use crate::fail::Failure;
 use crate::report::MempoolRecord;
 use crate::rx::{RxLane, RxOutcome};
 use crate::session;
-use crate::xstats::{Sample, Watch};
+use crate::xstats::{Sample, Watch, WindowXstats};
 
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
@@ -431,6 +431,7 @@ impl Receiver {
             return Ok(f);
         }
         let mut t = control::WindowFigures { seconds, ..Default::default() };
+        let mut xs = WindowXstats::default();
         for f in &per {
             t.packets += f.packets;
             t.bytes += f.bytes;
@@ -443,17 +444,12 @@ impl Receiver {
             t.imissed += f.imissed;
             t.rx_nombuf += f.rx_nombuf;
             t.ierrors += f.ierrors;
-            for (k, v) in &f.xstats {
-                *t.xstats.entry(k.clone()).or_default() += v;
-            }
-            for (k, v) in &f.levels {
-                let e = t.levels.entry(k.clone()).or_insert(*v);
-                *e = (*e).min(*v);
-            }
-            if t.xstats_invalid.is_none() {
-                t.xstats_invalid = f.xstats_invalid.as_ref().map(|why| format!("{}: {why}", f.port_name.as_deref().unwrap_or("?")));
-            }
+            xs.merge(
+                f.port_name.as_deref().unwrap_or("?"),
+                &WindowXstats { deltas: f.xstats.clone(), levels: f.levels.clone(), invalid: f.xstats_invalid.clone() },
+            );
         }
+        (t.xstats, t.levels, t.xstats_invalid) = (xs.deltas, xs.levels, xs.invalid);
         t.queues.sort_by_key(|q| q.queue);
         t.ports = per;
         Ok(t)
@@ -461,12 +457,8 @@ impl Receiver {
 
     /// The allowance counters that moved lately on any port, for a live line.
     pub fn watch_text(&self) -> Option<String> {
-        let parts: Vec<String> = self
-            .sides
-            .iter()
-            .filter_map(|s| s.watch.live_text().map(|t| if self.sides.len() > 1 { format!("{}: {t}", s.info.name) } else { t }))
-            .collect();
-        (!parts.is_empty()).then(|| parts.join("; "))
+        let watches: Vec<(&str, &Watch)> = self.sides.iter().map(|s| (s.info.name.as_str(), &s.watch)).collect();
+        crate::xstats::live_text_of(&watches)
     }
 
     /// Stops everything and hands over the totals.

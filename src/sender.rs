@@ -346,12 +346,8 @@ impl Sender {
 
     /// The allowance counters that moved lately on any port, for a live line.
     pub fn live_watch_text(&self) -> Option<String> {
-        let parts: Vec<String> = self
-            .sides
-            .iter()
-            .filter_map(|s| s.watch.live_text().map(|t| if self.sides.len() > 1 { format!("{}: {t}", s.info.name) } else { t }))
-            .collect();
-        (!parts.is_empty()).then(|| parts.join("; "))
+        let watches: Vec<(&str, &Watch)> = self.sides.iter().map(|s| (s.info.name.as_str(), &s.watch)).collect();
+        crate::xstats::live_text_of(&watches)
     }
 
     /// The first port's watched counters (allowances on ENA, --watch-xstat names).

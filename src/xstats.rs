@@ -110,6 +110,14 @@ impl WindowXstats {
     }
 }
 
+/// The live allowance text of several ports' watches, each named when
+/// there is more than one.
+pub fn live_text_of<'a>(watches: &[(&'a str, &'a Watch)]) -> Option<String> {
+    let parts: Vec<String> =
+        watches.iter().filter_map(|(name, w)| w.live_text().map(|t| if watches.len() > 1 { format!("{name}: {t}") } else { t })).collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// Watches a port's allowance and user-named counters.
 #[derive(Clone)]
 pub struct Watch {

@@ -36,7 +36,16 @@ fn blast_spreads_queues_over_two_null_ports_and_counts_each() {
     assert_eq!(sum, u(&s["sent"]["packets"]), "per-port rows add up to the total");
     for p in ports {
         assert_eq!(u(&p["sent"]["packets"]), u(&p["sender_opackets"]), "each port's own counter agrees: {p}");
-        assert_eq!(p["limit"], "none");
+        // Its share of the pace (0.1 Mpps a queue): delivered is "none"; three
+        // workers share one CPU here, and a port that fell short is "sender".
+        let asked = 0.1 * p["queues"].as_f64().unwrap();
+        let mpps = p["sent"]["mpps"].as_f64().unwrap();
+        let limit = p["limit"].as_str().unwrap();
+        if mpps >= asked * 0.995 {
+            assert_eq!(limit, "none", "{p}");
+        } else if mpps < asked * 0.985 {
+            assert_eq!(limit, "sender", "{p}");
+        }
     }
     let lcores: Vec<(u64, u64)> = v["environment"]["lcores"].as_array().unwrap().iter().map(|l| (u(&l["queue"]), u(&l["port"]))).collect();
     assert_eq!(lcores, [(0, 0), (1, 1), (2, 0)]);
