@@ -25,7 +25,7 @@ fn blast_to_drop_over_af_packet_on_veth() {
         strings(&["--port", "net_af_packet0", "--count", &count.to_string(), "--rate", "50k", "--flows", "2", "--size", "256", "--"]);
     b.extend(eal_base());
     b.extend(strings(&["--vdev=net_af_packet0,iface=bd-a", "--lcores=0@0,1@0"]));
-    let blast_out = run("ip", &ns.exec(BLAST, b), Duration::from_secs(60));
+    let blast_out = run_af_packet("ip", &ns.exec(BLAST, b), Duration::from_secs(60));
     assert!(blast_out.status.success(), "blast: {}\n{}", blast_out.stdout, blast_out.stderr);
     let drop_out = drop_proc.finish(Duration::from_secs(40));
     assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);

@@ -107,7 +107,7 @@ fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
         ns.exec(BLAST, b)
     };
     let j = json.display().to_string();
-    let out = run(
+    let out = run_af_packet(
         "ip",
         &blast_args(&[
             "--find-knee",
@@ -145,7 +145,7 @@ fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
     let rate = format!("{}", (ndr * 1e6).round() as u64);
     let rerun = dir.join("rerun.json");
     let rr = rerun.display().to_string();
-    let out = run("ip", &blast_args(&["--rate", &rate, "--duration", "1", "--json", &rr]), Duration::from_secs(60));
+    let out = run_af_packet("ip", &blast_args(&["--rate", &rate, "--duration", "1", "--json", &rr]), Duration::from_secs(60));
     assert!(out.status.success(), "rerun at the NDR: {}\n{}", out.stdout, out.stderr);
     let step = &read_json(&rerun)["steps"][0];
     assert_eq!(step["loss_pct"], 0.0, "no loss at the NDR: {step}");

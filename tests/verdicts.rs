@@ -90,7 +90,7 @@ fn blast_in_ns(ns: &Netns, addr: &str, sizes: &str, rate: &str, json: &std::path
     b.push("--".into());
     b.extend(eal_base());
     b.extend(strings(&["--vdev=net_af_packet0,iface=bd-a", "--lcores=0@0,1@0"]));
-    run("ip", &ns.exec(BLAST, b), Duration::from_secs(90))
+    run_af_packet("ip", &ns.exec(BLAST, b), Duration::from_secs(90))
 }
 
 #[test]

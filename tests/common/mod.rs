@@ -152,6 +152,23 @@ pub fn run(bin: &str, args: &[String], timeout: Duration) -> Output {
     spawn(bin, args).finish(timeout)
 }
 
+/// Runs a second DPDK process on net_af_packet in a namespace where one
+/// already runs. DPDK's af_packet names its fanout group after
+/// (pid ^ ifindex) & 0xffff: when that matches the first process's group
+/// (bound to another interface) the kernel refuses the join (EINVAL) and
+/// the port never appears. A new process has a new pid: start it again.
+pub fn run_af_packet(bin: &str, args: &[String], timeout: Duration) -> Output {
+    let mut out = run(bin, args, timeout);
+    for _ in 0..3 {
+        if out.status.success() || !out.stderr.contains("could not set PACKET_FANOUT") {
+            break;
+        }
+        eprintln!("af_packet fanout group collided with the other process's (DPDK names it after the pid): starting again");
+        out = run(bin, args, timeout);
+    }
+    out
+}
+
 pub fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
