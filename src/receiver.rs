@@ -115,6 +115,18 @@ impl Totals {
         self.one_way_negative += o.one_way_negative;
     }
 
+    /// One port's share: its queues' figures summed (no lcore of its own).
+    pub fn port_share(&self, port: u16) -> QueueTotals {
+        let mut t = QueueTotals { port, ..Default::default() };
+        for q in self.queues.values().filter(|q| q.port == port) {
+            t.tally.add(&q.tally);
+            t.probe.add(&q.probe);
+            t.first_tsc = min_opt(t.first_tsc, q.first_tsc);
+            t.last_tsc = max_opt(t.last_tsc, q.last_tsc);
+        }
+        t
+    }
+
     /// Streams seen on more than one queue.
     pub fn split_streams(&self) -> u32 {
         let mut per: BTreeMap<u16, u32> = BTreeMap::new();
@@ -145,6 +157,8 @@ pub struct RxSide {
     pub info: DeviceInfo,
     pub promiscuous: bool,
     pub watch: Watch,
+    /// net_ena only: LLQ and write-combining, as found when the port opened.
+    pub ena: Option<crate::report::EnaTxState>,
 }
 
 pub struct Receiver {
@@ -180,7 +194,8 @@ impl Receiver {
             port.check(&Self::port_config(&cfg, most)).map_err(|e| session::limit_failure(e, "--max-size"))?;
             let info = port.info().clone();
             let watch = Watch::new(&port, &cfg.watch_xstats)?;
-            sides.push(RxSide { port, info, promiscuous: false, watch });
+            let ena = crate::report::EnaTxState::read(&port);
+            sides.push(RxSide { port, info, promiscuous: false, watch, ena });
         }
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
         let layout = dpdk::MbufLayout::get();
@@ -275,11 +290,8 @@ impl Receiver {
 
     /// Every port's counters, summed.
     pub fn port_stats(&self) -> Result<PortStats, Failure> {
-        let mut t = PortStats::default();
-        for side in &self.sides {
-            t.add(&side.port.stats()?);
-        }
-        Ok(t)
+        let each = self.sides.iter().map(|s| s.port.stats()).collect::<Result<Vec<_>, _>>()?;
+        Ok(PortStats::total(&each))
     }
 
     /// Whether every port's link is up.

@@ -47,6 +47,32 @@ pub struct PortRecord {
     pub ena: Option<EnaTxState>,
 }
 
+impl PortRecord {
+    /// The record of an opened port: its device info and configuration as
+    /// they are now; its MAC, `promiscuous` and `link` as the caller read them.
+    pub fn of(port: &dpdk::Port, mac: wire::MacAddr, promiscuous: bool, link: dpdk::Link, ena: Option<EnaTxState>) -> PortRecord {
+        let info = port.info();
+        let configured = port.configured().cloned().unwrap_or_default();
+        PortRecord {
+            id: port.id(),
+            name: info.name.clone(),
+            driver: info.driver.clone(),
+            socket: info.socket,
+            mac: mac.to_string(),
+            max_rx_queues: info.max_rx_queues,
+            max_tx_queues: info.max_tx_queues,
+            max_frame: info.max_frame(),
+            mtu: configured.mtu,
+            rss: configured.rss,
+            tx_offloads: configured.tx_offloads.clone(),
+            promiscuous,
+            link_up: link.up,
+            link_speed_mbps: link.speed_mbps,
+            ena,
+        }
+    }
+}
+
 /// ENA's TX path as it really runs: LLQ (from the PMD's log at probe) and
 /// whether the LLQ memory BAR is mapped write-combining (from the kernel's
 /// PAT list, x86 only).
@@ -59,9 +85,11 @@ pub struct EnaTxState {
 }
 
 impl EnaTxState {
-    /// For port `id` (named `name`, its PCI address) when it is an ENA port.
-    pub fn read(id: u16, name: &str, driver: &str) -> Option<EnaTxState> {
-        if driver != "net_ena" {
+    /// For `port` when it is an ENA port (its name is its PCI address).
+    /// Read once, when the port is opened: the PMD logged it at probe.
+    pub fn read(port: &dpdk::Port) -> Option<EnaTxState> {
+        let (id, name) = (port.id(), port.info().name.as_str());
+        if port.info().driver != "net_ena" {
             return None;
         }
         // The PMD logs one placement line per ENA port it probes, in the

@@ -190,14 +190,19 @@ pub struct TxSide {
     pub info: DeviceInfo,
     pub own_mac: MacAddr,
     pub src_mac: MacAddr,
+    /// What this port's frames carry.
+    pub addressing: Addressing,
     /// blast never reads its RX queues, but paired devices (memif) need them.
     rx_pool: Mempool,
     pub watch: Watch,
     pub link: Link,
+    /// net_ena only: LLQ and write-combining, as found when the port opened.
+    pub ena: Option<crate::report::EnaTxState>,
 }
 
-/// Port counters and watched counters of every port at one instant.
-pub type Reading = Vec<(PortStats, crate::xstats::Sample)>;
+/// Port counters (None where the read failed) and watched counters of
+/// every port at one instant.
+pub type Reading = Vec<(Option<PortStats>, crate::xstats::Sample)>;
 
 pub struct Sender {
     sides: Vec<TxSide>,
@@ -250,20 +255,14 @@ impl Sender {
             let port = session::open_port(spec)?;
             let info = port.info().clone();
             let most = ladder::ports::share(cfg.max_queues, nports, p as u16);
-            let check = PortConfig {
-                rx_queues: most,
-                tx_queues: most,
-                rx_ring: cfg.tx_ring,
-                tx_ring: cfg.tx_ring,
-                max_frame: cfg.max_size,
-                tx_fast_free: true,
-            };
-            port.check(&check).map_err(|e| session::limit_failure(e, "--size"))?;
+            port.check(&Self::port_config(&cfg, most)).map_err(|e| session::limit_failure(e, "--size"))?;
             let own_mac = MacAddr(port.mac()?);
-            let src_mac = cfg.addressing[p].src_mac.unwrap_or(own_mac);
+            let addressing = cfg.addressing[p].clone();
+            let src_mac = addressing.src_mac.unwrap_or(own_mac);
             let rx_pool = Mempool::create(&format!("bd_txrx_{}", port.id()), &rx_sizing, port.socket())?;
             let watch = Watch::new(&port, &cfg.watch_xstats)?;
-            sides.push(TxSide { port, info, own_mac, src_mac, rx_pool, watch, link: Link::default() });
+            let ena = crate::report::EnaTxState::read(&port);
+            sides.push(TxSide { port, info, own_mac, src_mac, addressing, rx_pool, watch, link: Link::default(), ena });
         }
         // The device's limits first: they name the flag to change.
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
@@ -291,6 +290,17 @@ impl Sender {
         })
     }
 
+    fn port_config(cfg: &SenderConfig, queues: u16) -> PortConfig {
+        PortConfig {
+            rx_queues: queues,
+            tx_queues: queues,
+            rx_ring: cfg.tx_ring,
+            tx_ring: cfg.tx_ring,
+            max_frame: cfg.max_size,
+            tx_fast_free: true,
+        }
+    }
+
     /// The first port (the only one, usually).
     pub fn port(&self) -> &Port {
         &self.sides[0].port
@@ -313,6 +323,11 @@ impl Sender {
         &self.sides
     }
 
+    /// Every port's device name, in --port order.
+    pub fn port_names(&self) -> Vec<String> {
+        self.sides.iter().map(|s| s.info.name.clone()).collect()
+    }
+
     pub fn lcores(&self) -> &[u32] {
         &self.lcores
     }
@@ -327,21 +342,50 @@ impl Sender {
 
     /// Every port's counters now.
     pub fn read_counters(&self) -> Reading {
-        self.sides.iter().map(|s| (s.port.stats().unwrap_or_default(), s.watch.sample())).collect()
+        self.sides.iter().map(|s| (s.port.stats().ok(), s.watch.sample())).collect()
     }
 
-    /// Each port's counters between two readings, and their sum.
+    /// Each port's counters between two readings, and their sum. A device
+    /// whose peer just left (memif) may refuse a read: its port figures
+    /// are then zero, and the lanes' own counts stand.
     pub fn counters_between(&self, a: &Reading, b: &Reading) -> (PortStats, WindowXstats, Vec<(PortStats, WindowXstats)>) {
         let mut per = Vec::new();
         let (mut port, mut xs) = (PortStats::default(), WindowXstats::default());
         for (side, ((pa, xa), (pb, xb))) in self.sides.iter().zip(a.iter().zip(b)) {
-            let d = pb.since(pa);
+            let d = match (pa, pb) {
+                (Some(pa), Some(pb)) => pb.since(pa),
+                _ => {
+                    tracing::warn!("reading the counters of port {} failed: its port figures are zero", side.info.name);
+                    PortStats::default()
+                }
+            };
             let w = side.watch.window(xa, xb);
             port.add(&d);
             xs.merge(&side.info.name, &w);
             per.push((d, w));
         }
         (port, xs, per)
+    }
+
+    /// With several ports, each port's own window: its counters
+    /// (`counters_between`) and its lanes' tallies; empty with one port.
+    pub fn port_windows(&self, per_port: Vec<(PortStats, WindowXstats)>, lanes: &[LaneResult], seconds: f64) -> Vec<SenderWindow> {
+        let nports = self.sides.len() as u16;
+        if nports < 2 {
+            return Vec::new();
+        }
+        per_port
+            .into_iter()
+            .enumerate()
+            .map(|(i, (port, xstats))| {
+                let mut w = SenderWindow { seconds, port, xstats, ..Default::default() };
+                for l in lanes.iter().filter(|l| ladder::ports::port_of(l.queue, nports).0 == i as u16) {
+                    w.total.add(&l.outcome.tally);
+                    w.per_queue.push(l.outcome.tally);
+                }
+                w
+            })
+            .collect()
     }
 
     /// The allowance counters that moved lately on any port, for a live line.
@@ -369,16 +413,9 @@ impl Sender {
         for (p, side) in self.sides.iter_mut().enumerate() {
             side.port.stop();
             let n = ladder::ports::share(queues, nports, p as u16).max(1);
-            let cfg = PortConfig {
-                rx_queues: n,
-                tx_queues: n,
-                rx_ring: self.cfg.tx_ring,
-                tx_ring: self.cfg.tx_ring,
-                max_frame: self.cfg.max_size,
-                tx_fast_free: true,
-            };
             let rx: Vec<&Mempool> = (0..n).map(|_| &side.rx_pool).collect();
-            let (rxqs, txqs) = side.port.configure(&cfg, &rx).map_err(|e| session::limit_failure(e, "--size"))?;
+            let (rxqs, txqs) =
+                side.port.configure(&Self::port_config(&self.cfg, n), &rx).map_err(|e| session::limit_failure(e, "--size"))?;
             side.port.start().map_err(|e| session::start_failure(&side.port, e))?;
             // Per-queue stats ahead of the watched ones shift with the queue count.
             side.watch.resolve(&side.port)?;
@@ -428,10 +465,10 @@ impl Sender {
         let nports = self.sides.len() as u16;
         for q in 0..plan.queues {
             let first = plan.streams_for_queue(q)[0];
-            let p = usize::from(ladder::ports::port_of(q, nports).0);
-            let a = &self.cfg.addressing[p];
+            let side = &self.sides[usize::from(ladder::ports::port_of(q, nports).0)];
+            let a = &side.addressing;
             let spec = FrameSpec {
-                src_mac: self.sides[p].src_mac,
+                src_mac: side.src_mac,
                 dst_mac: a.dst_mac,
                 src_ip: a.src_ip,
                 dst_ip: a.dst_ip,
@@ -453,7 +490,7 @@ impl Sender {
     /// the trial is thus inside the receiver's window and nothing else is,
     /// so the two ends' counts compare exactly (RFC 2544's trial).
     pub fn run_step(&mut self, p: &StepParams, hooks: &mut dyn WindowHooks) -> Result<StepOutcome, Failure> {
-        let plan = FlowPlan::new(p.queues, p.flows, self.cfg.addressing[0].src_port).map_err(Failure::usage)?;
+        let plan = FlowPlan::new(p.queues, p.flows, self.sides[0].addressing.src_port).map_err(Failure::usage)?;
         self.set_queues(p.queues)?;
         self.write_templates(&plan, p.size)?;
         if !p.window {
@@ -484,23 +521,7 @@ impl Sender {
         let after = self.read_counters();
         let (port, xstats, per_port) = self.counters_between(&before, &after);
         let latency = merged_latency(&trial.lanes);
-        let nports = self.sides.len() as u16;
-        let ports = if nports > 1 {
-            per_port
-                .into_iter()
-                .enumerate()
-                .map(|(i, (port, xstats))| {
-                    let mut w = SenderWindow { seconds: trial.seconds, port, xstats, ..Default::default() };
-                    for l in trial.lanes.iter().filter(|l| ladder::ports::port_of(l.queue, nports).0 == i as u16) {
-                        w.total.add(&l.outcome.tally);
-                        w.per_queue.push(l.outcome.tally);
-                    }
-                    w
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let ports = self.port_windows(per_port, &trial.lanes, trial.seconds);
         let mut window = SenderWindow {
             seconds: trial.seconds,
             port,

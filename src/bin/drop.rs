@@ -366,7 +366,7 @@ fn run(args: Args) -> Result<(), Failure> {
         tracing::warn!("{} has no RSS: each RX queue gets only what its peer queue sends (memif pairs queues one to one)", info.driver);
     }
     for side in receiver.sides() {
-        if let Some(state) = report::EnaTxState::read(side.port.id(), &side.info.name, &side.info.driver) {
+        if let Some(state) = &side.ena {
             println!("drop: {}: {}", side.info.name, state.describe());
         }
     }
@@ -421,10 +421,8 @@ fn run(args: Args) -> Result<(), Failure> {
         })
     });
 
-    let (baseline, baseline_ports) = {
-        let r = lock(&rx);
-        (r.port_stats()?, r.sides().iter().map(|s| s.port.stats().unwrap_or_default()).collect::<Vec<_>>())
-    };
+    let baseline_ports = lock(&rx).sides().iter().map(|s| s.port.stats()).collect::<Result<Vec<_>, _>>()?;
+    let baseline = PortStats::total(&baseline_ports);
     let began = Instant::now();
     let last_sample = live_loop(&rx, baseline, began, &args);
     signals::request_stop();
@@ -435,14 +433,15 @@ fn run(args: Args) -> Result<(), Failure> {
     let mut receiver = lock(&rx);
     // A device whose peer just left (memif) may refuse a last read: the
     // last live one stands in, as for counters that reset.
-    let final_ports: Vec<PortStats> = receiver.sides().iter().map(|s| s.port.stats().unwrap_or_default()).collect();
-    let final_stats = match receiver.port_stats() {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::warn!("last read of the port counters failed ({}): using the last live read", e.message);
+    let final_reads: Vec<_> = receiver.sides().iter().map(|s| s.port.stats()).collect();
+    let final_stats = match final_reads.iter().find_map(|r| r.as_ref().err()) {
+        None => PortStats::total(final_reads.iter().flatten()),
+        Some(e) => {
+            tracing::warn!("last read of the port counters failed ({e}): using the last live read");
             PortStats::default()
         }
     };
+    let final_ports: Vec<PortStats> = final_reads.into_iter().map(Result::unwrap_or_default).collect();
     let totals = receiver.finish()?;
     // Some devices reset their counters mid-run (memif does when its peer
     // leaves): a final read below the last live one is not believed.
@@ -450,7 +449,20 @@ fn run(args: Args) -> Result<(), Failure> {
     let port_stats = if port_counters_reset { last_sample } else { final_stats }.since(&baseline);
     let mut summary = summarize(&totals, hz, port_stats, port_counters_reset);
     if nports > 1 {
-        summary.ports = port_summaries(&totals, hz, &names, &baseline_ports, &final_ports);
+        summary.ports = names
+            .iter()
+            .enumerate()
+            .map(|(p, name)| {
+                let share = totals.port_share(p as u16);
+                PortSummary {
+                    port: p as u16,
+                    name: name.clone(),
+                    received: Rates::over(share.tally.packets, share.tally.bytes, arrival_window(share.first_tsc, share.last_tsc, hz)),
+                    probe: share.probe,
+                    device: final_ports[p].since(&baseline_ports[p]),
+                }
+            })
+            .collect();
     }
     print_summary(&summary);
     if totals.untracked > 0 {
@@ -465,26 +477,8 @@ fn run(args: Args) -> Result<(), Failure> {
             .sides()
             .iter()
             .map(|side| {
-                let i = &side.info;
-                let c = side.port.configured().cloned().unwrap_or_default();
-                let link = side.port.link();
-                Ok(PortRecord {
-                    id: side.port.id(),
-                    name: i.name.clone(),
-                    driver: i.driver.clone(),
-                    socket: i.socket,
-                    mac: wire::MacAddr(side.port.mac()?).to_string(),
-                    max_rx_queues: i.max_rx_queues,
-                    max_tx_queues: i.max_tx_queues,
-                    max_frame: i.max_frame(),
-                    mtu: c.mtu,
-                    rss: c.rss,
-                    tx_offloads: c.tx_offloads.clone(),
-                    promiscuous: side.promiscuous,
-                    link_up: link.up,
-                    link_speed_mbps: link.speed_mbps,
-                    ena: report::EnaTxState::read(side.port.id(), &i.name, &i.driver),
-                })
+                let mac = wire::MacAddr(side.port.mac()?);
+                Ok(PortRecord::of(&side.port, mac, side.promiscuous, side.port.link(), side.ena.clone()))
             })
             .collect::<Result<Vec<PortRecord>, Failure>>()?;
         let environment = Environment {
@@ -520,10 +514,7 @@ fn run(args: Args) -> Result<(), Failure> {
 }
 
 fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_reset: bool) -> Summary {
-    let window = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (Some(a), Some(b)) => b.saturating_sub(a) as f64 / hz as f64,
-        _ => 0.0,
-    };
+    let window = |a: Option<u64>, b: Option<u64>| arrival_window(a, b, hz);
     Summary {
         side: "receiver",
         interrupted: signals::interrupted(),
@@ -562,37 +553,12 @@ fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_reset: bool) ->
     }
 }
 
-/// Each port's share of the run: its queues' frames, and its device counters.
-fn port_summaries(t: &Totals, hz: u64, names: &[String], before: &[PortStats], after: &[PortStats]) -> Vec<PortSummary> {
-    names
-        .iter()
-        .enumerate()
-        .map(|(p, name)| {
-            let (mut packets, mut bytes, mut probe) = (0, 0, SeqCounts::default());
-            let (mut first, mut last): (Option<u64>, Option<u64>) = (None, None);
-            for q in t.queues.values().filter(|q| usize::from(q.port) == p) {
-                packets += q.tally.packets;
-                bytes += q.tally.bytes;
-                probe.add(&q.probe);
-                first = match (first, q.first_tsc) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
-                last = last.max(q.last_tsc);
-            }
-            let seconds = match (first, last) {
-                (Some(a), Some(b)) => b.saturating_sub(a) as f64 / hz as f64,
-                _ => 0.0,
-            };
-            PortSummary {
-                port: p as u16,
-                name: name.clone(),
-                received: Rates::over(packets, bytes, seconds),
-                probe,
-                device: after[p].since(&before[p]),
-            }
-        })
-        .collect()
+/// Seconds from the first arrival to the last (0 without both).
+fn arrival_window(first: Option<u64>, last: Option<u64>, hz: u64) -> f64 {
+    match (first, last) {
+        (Some(a), Some(b)) => b.saturating_sub(a) as f64 / hz as f64,
+        _ => 0.0,
+    }
 }
 
 fn arrivals(b: &blastdrop::rx::Burstiness, hz: u64) -> Arrivals {

@@ -128,6 +128,15 @@ impl PortStats {
         self.rx_nombuf += o.rx_nombuf;
     }
 
+    /// Several ports' figures summed.
+    pub fn total<'a>(all: impl IntoIterator<Item = &'a PortStats>) -> PortStats {
+        let mut t = PortStats::default();
+        for p in all {
+            t.add(p);
+        }
+        t
+    }
+
     /// Counter-by-counter difference since `earlier`.
     pub fn since(&self, earlier: &PortStats) -> PortStats {
         PortStats {

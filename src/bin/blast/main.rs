@@ -35,7 +35,6 @@ fn run(args: Args) -> Result<(), Failure> {
     if args.src_mac.iter().any(|m| m.is_multicast()) {
         return Err(Failure::usage("--src-mac must be a unicast address (its first byte even)"));
     }
-    let addressing = addressing(&args)?;
     if args.is_ladder() && args.count.is_some() {
         return Err(Failure::usage("--count is for a single step; a ladder measures each step over --duration"));
     }
@@ -86,7 +85,7 @@ fn run(args: Args) -> Result<(), Failure> {
         tx_ring: args.tx_ring,
         link_timeout: args.link_timeout,
         drain: args.drain,
-        addressing: addressing.clone(),
+        addressing: addressing(&args)?,
         watch_xstats: args.watch_xstat.clone(),
         xstats_interval: args.xstats_interval,
     };
@@ -96,7 +95,7 @@ fn run(args: Args) -> Result<(), Failure> {
         sender.mempools[0].describe("TX mempools"),
         sender.mempools[1].describe(if args.reflect { "RX mempool (reflected probes)" } else { "RX mempool (unused by blast)" })
     );
-    preflight(&args, &sender, &addressing)?;
+    preflight(&args, &sender)?;
     let result = if args.find_knee {
         knee_run::run(&args, &started, &mut sender)
     } else if args.is_ladder() {
@@ -138,31 +137,8 @@ fn addressing(args: &Args) -> Result<Vec<Addressing>, Failure> {
 pub fn environment(started: &session::Started, sender: &Sender, queues: u16) -> Environment {
     let eal = &started.eal;
     let nports = sender.sides().len() as u16;
-    let records: Vec<PortRecord> = sender
-        .sides()
-        .iter()
-        .map(|side| {
-            let info = &side.info;
-            let configured = side.port.configured().cloned().unwrap_or_default();
-            PortRecord {
-                id: side.port.id(),
-                name: info.name.clone(),
-                driver: info.driver.clone(),
-                socket: info.socket,
-                mac: side.own_mac.to_string(),
-                max_rx_queues: info.max_rx_queues,
-                max_tx_queues: info.max_tx_queues,
-                max_frame: info.max_frame(),
-                mtu: configured.mtu,
-                rss: configured.rss,
-                tx_offloads: configured.tx_offloads.clone(),
-                promiscuous: false,
-                link_up: side.link.up,
-                link_speed_mbps: side.link.speed_mbps,
-                ena: report::EnaTxState::read(side.port.id(), &info.name, &info.driver),
-            }
-        })
-        .collect();
+    let records: Vec<PortRecord> =
+        sender.sides().iter().map(|side| PortRecord::of(&side.port, side.own_mac, false, side.link, side.ena.clone())).collect();
     Environment {
         hostname: report::hostname(),
         cpu_model: report::cpu_model(),
@@ -191,15 +167,15 @@ pub fn environment(started: &session::Started, sender: &Sender, queues: u16) -> 
 }
 
 /// On net_ena, mistakes do not fail, they vanish: check each port before sending.
-fn preflight(args: &Args, sender: &Sender, addressing: &[Addressing]) -> Result<(), Failure> {
-    for (side, a) in sender.sides().iter().zip(addressing) {
-        preflight_port(args, side, a)?;
+fn preflight(args: &Args, sender: &Sender) -> Result<(), Failure> {
+    for side in sender.sides() {
+        preflight_port(args, side)?;
     }
     Ok(())
 }
 
-fn preflight_port(args: &Args, side: &TxSide, a: &Addressing) -> Result<(), Failure> {
-    let info = &side.info;
+fn preflight_port(args: &Args, side: &TxSide) -> Result<(), Failure> {
+    let (info, a) = (&side.info, &side.addressing);
     if info.driver != "net_ena" {
         if !side.watch.is_empty() {
             tracing::info!("{}: watching {}", info.name, side.watch.names().join(", "));
@@ -246,7 +222,7 @@ fn preflight_port(args: &Args, side: &TxSide, a: &Addressing) -> Result<(), Fail
             println!("blast: pre-flight ({}): {n} = {v}", info.name);
         }
     }
-    if let Some(state) = report::EnaTxState::read(side.port.id(), &info.name, &info.driver) {
+    if let Some(state) = &side.ena {
         println!("blast: {}: {}", info.name, state.describe());
     }
     println!(

@@ -164,8 +164,7 @@ pub fn measure(
             let v = limits::verdict(&attribution::window_counters(&w, figures.as_ref(), attribution::offered(params.rate, w.seconds)));
             rec.limit = v.label();
             rec.verdict = Some(v);
-            let names: Vec<String> = sender.sides().iter().map(|s| s.info.name.clone()).collect();
-            rec.ports = attribution::port_steps(&w, figures.as_ref(), params.rate, &names, params.queues);
+            rec.ports = attribution::port_steps(&w, figures.as_ref(), params.rate, &sender.port_names(), params.queues);
             if let Some(f) = figures {
                 // Frames of the trial that arrived, over the trial's length
                 // (RFC 2544's throughput); drop's own window is longer by the drains.

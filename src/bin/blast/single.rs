@@ -123,24 +123,19 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     };
     let before = sender.read_counters();
     let outcome = sender.run_step(&params, &mut NoPeer)?;
-    // A device whose peer just left (memif) may refuse this read (it then
-    // reads as zero, and the difference as zero); the run's own counts stand.
     let after = sender.read_counters();
     let (port_stats, xstats, per_port) = sender.counters_between(&before, &after);
     let nports = sender.sides().len() as u16;
-    let mut run_window = SenderWindow { seconds: outcome.seconds, total: outcome.total(), port: port_stats, xstats, ..Default::default() };
-    if nports > 1 {
-        for (i, (port, xstats)) in per_port.into_iter().enumerate() {
-            let mut w = SenderWindow { seconds: outcome.seconds, port, xstats, ..Default::default() };
-            for l in outcome.lanes.iter().filter(|l| ladder::ports::port_of(l.queue, nports).0 == i as u16) {
-                w.total.add(&l.outcome.tally);
-            }
-            run_window.ports.push(w);
-        }
-    }
+    let run_window = SenderWindow {
+        seconds: outcome.seconds,
+        total: outcome.total(),
+        port: port_stats,
+        xstats,
+        ports: sender.port_windows(per_port, &outcome.lanes, outcome.seconds),
+        ..Default::default()
+    };
     let verdict = limits::verdict(&attribution::window_counters(&run_window, None, attribution::offered(args.rate, outcome.seconds)));
-    let names: Vec<String> = sender.sides().iter().map(|s| s.info.name.clone()).collect();
-    let port_rows = attribution::port_steps(&run_window, None, args.rate, &names, queues);
+    let port_rows = attribution::port_steps(&run_window, None, args.rate, &sender.port_names(), queues);
 
     let total = outcome.total();
     let mut unsent = 0;
