@@ -234,14 +234,7 @@ impl Receiver {
     }
 
     fn port_config(cfg: &ReceiverConfig, queues: u16) -> PortConfig {
-        PortConfig {
-            rx_queues: queues,
-            tx_queues: queues,
-            rx_ring: cfg.rx_ring,
-            tx_ring: cfg.rx_ring,
-            max_frame: cfg.max_size,
-            tx_fast_free: false,
-        }
+        PortConfig::paired(queues, cfg.rx_ring, cfg.max_size, false)
     }
 
     /// The first port (the only one, usually).

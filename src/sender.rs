@@ -291,14 +291,7 @@ impl Sender {
     }
 
     fn port_config(cfg: &SenderConfig, queues: u16) -> PortConfig {
-        PortConfig {
-            rx_queues: queues,
-            tx_queues: queues,
-            rx_ring: cfg.tx_ring,
-            tx_ring: cfg.tx_ring,
-            max_frame: cfg.max_size,
-            tx_fast_free: true,
-        }
+        PortConfig::paired(queues, cfg.tx_ring, cfg.max_size, true)
     }
 
     /// The first port (the only one, usually).

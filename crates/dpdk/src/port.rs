@@ -87,6 +87,14 @@ pub struct PortConfig {
     pub tx_fast_free: bool,
 }
 
+impl PortConfig {
+    /// As many RX as TX queues, one ring size for both: how blast and drop
+    /// set their ports up.
+    pub fn paired(queues: u16, ring: u16, max_frame: u32, tx_fast_free: bool) -> PortConfig {
+        PortConfig { rx_queues: queues, tx_queues: queues, rx_ring: ring, tx_ring: ring, max_frame, tx_fast_free }
+    }
+}
+
 /// What `configure` ended up doing, for the record.
 #[derive(Debug, Clone, Default)]
 pub struct Configured {
