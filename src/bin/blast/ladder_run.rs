@@ -152,12 +152,15 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     }
 
     println!();
+    let ena: Vec<String> =
+        sender.sides().iter().filter_map(|s| s.ena.as_ref().map(|e| format!("; {}: {}", s.info.name, e.describe()))).collect();
     println!(
-        "sender: {} on {}, {}, DPDK {}{}",
+        "sender: {} on {}, {}, DPDK {}{}{}",
         report::hostname(),
         report::Machine::read().describe(),
         report::cpu_model(),
         dpdk::runtime_version(),
+        ena.concat(),
         peer_info.as_ref().map_or(String::new(), |i| format!("; receiver: {} ({}, DPDK {})", i.hostname, i.cpu_model, i.dpdk))
     );
     if let Some(r) = records.iter().find(|r| r.error.is_none()) {
