@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -40,6 +41,9 @@
 static volatile int stop;
 /* Wall-clock time (CLOCK_REALTIME ns) from the TSC: an anchor, then a multiply. */
 static uint64_t anchor_tsc, anchor_ns;
+/* This run's id, in every frame's IPv4 identification (as blast does), so
+ * a receiver that outlives the run starts its streams afresh for the next. */
+static uint16_t run_id;
 static double ns_per_cycle;
 static struct {
 	uint16_t port, queues, burst, src_port, dst_port;
@@ -83,6 +87,7 @@ static void write_template(struct rte_mempool *mp, void *arg, void *obj, unsigne
 	eth->ether_type = htons(RTE_ETHER_TYPE_IPV4);
 	ip->version_ihl = 0x45;
 	ip->total_length = htons(len - 14);
+	ip->packet_id = htons(run_id);
 	ip->fragment_offset = htons(0x4000);
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_UDP;
@@ -207,6 +212,9 @@ int main(int argc, char **argv)
 
 	if (n < 0) die("the DPDK EAL failed to start (see above)");
 	parse(argc - n, argv + n);
+	run_id = (uint16_t)((rte_rdtsc() ^ ((uint64_t)getpid() << 7)) * 0x9e3779b97f4a7c15ULL >> 48);
+	if (run_id == 0)
+		run_id = 1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (!rte_eth_dev_is_valid_port(cfg.port)) die("no such --port");

@@ -33,9 +33,12 @@ pub struct Tally {
     pub bursts: u64,
     /// Receiver in reflect mode: frames the TX queue would not take back.
     pub reflect_drops: u64,
+    /// Bursts that faulted because the device unmapped the ring under them
+    /// (a memif peer that left): the lane stopped there.
+    pub faults: u64,
 }
 
-const FIELDS: usize = 14;
+const FIELDS: usize = 15;
 
 impl Tally {
     fn to_array(self) -> [u64; FIELDS] {
@@ -54,6 +57,7 @@ impl Tally {
             self.empty_polls,
             self.bursts,
             self.reflect_drops,
+            self.faults,
         ]
     }
 
@@ -73,6 +77,7 @@ impl Tally {
             empty_polls: a[11],
             bursts: a[12],
             reflect_drops: a[13],
+            faults: a[14],
         }
     }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use dpdk::{DeviceInfo, Eal, LcoreJob, Mempool, PoolSizing, Port, PortConfig, PortStats};
+use dpdk::{DeviceInfo, Eal, LcoreJob, Mempool, PoolSizing, Port, PortConfig, PortStats, RxQueue, TxQueue};
 use seqtrack::SeqCounts;
 
 use crate::counters::{LaneCounters, Tally};
@@ -170,6 +170,15 @@ pub struct Receiver {
     pools: Vec<Mempool>,
     queues: u16,
     lanes: Vec<Lane>,
+    /// Queue handles of the configured ports while no lane runs on them
+    /// (parked, or waiting for a memif peer), by global queue id.
+    idle: Vec<(RxQueue, Option<TxQueue>)>,
+    /// Some port can unmap its rings under a lane when its peer leaves
+    /// (memif): lanes run only while every link is up.
+    peer_managed: bool,
+    /// Parked for a peer that said it is leaving: not started again until
+    /// its link has gone down and come back.
+    held: bool,
     stop: Arc<AtomicBool>,
     generation: u64,
     totals: Totals,
@@ -224,6 +233,9 @@ impl Receiver {
             pools,
             queues: 0,
             lanes: Vec::new(),
+            idle: Vec::new(),
+            peer_managed: false,
+            held: false,
             stop: Arc::new(AtomicBool::new(false)),
             generation: 0,
             totals: Totals::default(),
@@ -293,7 +305,8 @@ impl Receiver {
     }
 
     /// Configures every port for its share of `queues` RX queues (at least
-    /// one: a port cannot have none), starts them, and a lane per queue.
+    /// one: a port cannot have none), starts them, and a lane per queue
+    /// (on a memif port, once its peer is connected: see [`Receiver::supervise`]).
     pub fn start(&mut self, queues: u16) -> Result<(), Failure> {
         if queues > self.cfg.max_queues {
             return Err(Failure::usage(format!(
@@ -318,13 +331,31 @@ impl Receiver {
             }
             per_side.push((rxqs.into_iter().map(Some).collect::<Vec<_>>(), txqs.into_iter().map(Some).collect::<Vec<_>>()));
         }
-        self.stop = Arc::new(AtomicBool::new(false));
-        self.generation += 1;
+        self.idle.clear();
         for q in 0..queues {
             let (p, local) = ladder::ports::port_of(q, nports);
             let (rxqs, txqs) = &mut per_side[usize::from(p)];
             let rxq = rxqs[usize::from(local)].take().expect("each local queue is taken once");
             let txq = txqs[usize::from(local)].take();
+            self.idle.push((rxq, txq));
+        }
+        self.queues = queues;
+        self.peer_managed = self.sides.iter().any(|s| s.port.peer_managed());
+        if !self.peer_managed || self.links_up() {
+            self.launch()?;
+        }
+        Ok(())
+    }
+
+    /// A lane on every idle queue of the configured ports.
+    fn launch(&mut self) -> Result<(), Failure> {
+        let nports = self.sides.len() as u16;
+        self.stop = Arc::new(AtomicBool::new(false));
+        self.generation += 1;
+        for (q, (mut rxq, txq)) in std::mem::take(&mut self.idle).into_iter().enumerate() {
+            let q = q as u16;
+            rxq.rearm();
+            let (p, _) = ladder::ports::port_of(q, nports);
             let lcore = self.lcores[usize::from(q)];
             let counters = Arc::new(LaneCounters::default());
             let lane = RxLane {
@@ -334,7 +365,7 @@ impl Receiver {
                 cost_per_frame: self.cfg.cost_per_frame,
                 count_only: self.cfg.count_only,
                 counters: counters.clone(),
-                reflect: if self.cfg.reflect { txq } else { None },
+                reflect: if self.cfg.reflect { txq.map(|mut t| { t.rearm(); t }) } else { None },
                 interval_cycles: self.cfg.interval_us * self.hz / 1_000_000,
                 one_way: self.cfg.one_way.then_some(self.clock),
             };
@@ -342,37 +373,105 @@ impl Receiver {
             let job = dpdk::launch(lcore, move || lane.run(&stop))?;
             self.lanes.push(Lane { queue: q, port: p, lcore, counters, job });
         }
-        self.queues = queues;
         Ok(())
     }
 
-    /// Stops every lane and the ports; what they counted joins the totals.
-    pub fn stop(&mut self) -> Result<(), Failure> {
+    /// Stops every lane; what they counted joins the totals, and their
+    /// queues wait in `idle` (valid while the ports stay configured).
+    fn park(&mut self) -> Result<(), Failure> {
         self.stop.store(true, Ordering::SeqCst);
         // Lanes gone is a new generation too: readers carry what they saw.
         if !self.lanes.is_empty() {
             self.generation += 1;
         }
         let mut panicked = None;
+        let mut idle: Vec<(u16, RxQueue, Option<TxQueue>)> = Vec::new();
         for lane in self.lanes.drain(..) {
             match lane.job.join() {
-                Ok(o) => self.totals.absorb(lane.queue, lane.port, lane.lcore, &o),
+                Ok(mut o) => {
+                    self.totals.absorb(lane.queue, lane.port, lane.lcore, &o);
+                    let txq = o.reflect.take();
+                    idle.push((lane.queue, o.queue, txq));
+                }
                 Err(e) => panicked = Some(e),
             }
         }
-        for side in &mut self.sides {
-            side.port.stop();
-        }
+        idle.sort_by_key(|(q, _, _)| *q);
+        self.idle = idle.into_iter().map(|(_, r, t)| (r, t)).collect();
         match panicked {
             Some(e) => Err(e.into()),
             None => Ok(()),
         }
     }
 
+    /// Stops every lane and the ports; what they counted joins the totals.
+    pub fn stop(&mut self) -> Result<(), Failure> {
+        let parked = self.park();
+        self.idle.clear();
+        for side in &mut self.sides {
+            side.port.stop();
+        }
+        parked
+    }
+
+    /// Keeps lanes off a memif port whose peer is gone: DPDK's memif unmaps
+    /// the rings on its interrupt thread when the peer leaves, under any
+    /// lane still polling (a fault the guarded burst catches, or, with a new
+    /// peer mapped at the same place, frames that are not frames). Parks the
+    /// lanes when a link goes down or a lane faulted, and starts them again
+    /// once every link is up. Call it often (every few ms). Returns what it
+    /// did, for the log.
+    pub fn supervise(&mut self) -> Result<Option<String>, Failure> {
+        if !self.peer_managed || self.queues == 0 {
+            return Ok(None);
+        }
+        let up = self.links_up();
+        if self.held {
+            if up {
+                return Ok(None);
+            }
+            self.held = false;
+        }
+        if !self.lanes.is_empty() {
+            let faulted = self.lanes.iter().any(|l| l.counters.read().faults > 0);
+            if up && !faulted {
+                return Ok(None);
+            }
+            self.park()?;
+            return Ok(Some(if faulted {
+                "the memif peer left while a lane was inside a burst (the fault was caught; that burst is lost): lanes parked until a peer connects".into()
+            } else {
+                "the memif peer left: lanes parked until a peer connects".into()
+            }));
+        }
+        if up && self.idle.len() == usize::from(self.queues) {
+            self.launch()?;
+            return Ok(Some(format!("a memif peer connected: receiving on {} queue(s)", self.queues)));
+        }
+        Ok(None)
+    }
+
+    /// Parks the lanes of memif ports before their peer leaves (it said
+    /// so): they stay parked until the link has gone down and come back.
+    /// Other devices keep receiving.
+    pub fn hold_for_departure(&mut self) -> Result<bool, Failure> {
+        if !self.peer_managed || self.lanes.is_empty() {
+            return Ok(false);
+        }
+        self.park()?;
+        self.held = true;
+        Ok(true)
+    }
+
+    /// Whether lanes are polling now (not parked, not waiting for a peer).
+    pub fn receiving(&self) -> bool {
+        !self.lanes.is_empty()
+    }
+
     /// Starts over with `queues` RX queues if that differs from now.
     /// Returns whether the ports restarted.
     pub fn set_queues(&mut self, queues: u16) -> Result<bool, Failure> {
-        if queues == self.queues && !self.lanes.is_empty() {
+        if queues == self.queues && (!self.lanes.is_empty() || (self.peer_managed && self.idle.len() == usize::from(queues))) {
             return Ok(false);
         }
         self.stop()?;
@@ -394,7 +493,7 @@ impl Receiver {
     /// with several ports each port's own.
     pub fn window(&self, a: &Snapshot, b: &Snapshot) -> Result<control::WindowFigures, String> {
         if a.generation != b.generation {
-            return Err("drop restarted its port during the window".into());
+            return Err("drop's lanes stopped during the window (its port restarted, or the memif peer left): no figures for it".into());
         }
         let seconds = b.tsc.saturating_sub(a.tsc) as f64 / self.hz as f64;
         let nports = self.sides.len();

@@ -84,6 +84,8 @@ fn poll_bucket(n: usize) -> usize {
 }
 
 pub struct RxOutcome {
+    /// The queue back, for the next run of a lane on it.
+    pub queue: RxQueue,
     pub tally: Tally,
     pub streams: StreamTable,
     /// Cycle counter at the first and the last poll that brought frames.
@@ -152,6 +154,12 @@ impl RxLane {
                 }
             }
             if n == 0 {
+                if queue.faulted() {
+                    // The ring vanished under the burst (a memif peer left):
+                    // this queue is not to be polled again until restarted.
+                    tally.faults += 1;
+                    break;
+                }
                 after_full = false;
                 if let Some(start) = run_start.take() {
                     last_tsc = dpdk::rdtsc();
@@ -213,6 +221,12 @@ impl RxLane {
                         unsafe { wire::reflect_in_place(std::slice::from_raw_parts_mut(layout.data(m), usize::from(layout.data_len(m)))) };
                     }
                     let sent = txq.tx_burst(&mut bufs[..n]);
+                    if txq.faulted() {
+                        // The device may hold some of them: none is freed here.
+                        tally.faults += 1;
+                        tally.packets += n as u64;
+                        break;
+                    }
                     if sent < n {
                         tally.reflect_drops += (n - sent) as u64;
                         // SAFETY: the device did not take these; they are still ours.
@@ -235,6 +249,7 @@ impl RxLane {
         }
         b.polls_by_size[0] = tally.empty_polls;
         RxOutcome {
+            queue,
             tally,
             streams: table,
             first_tsc,
@@ -260,7 +275,7 @@ fn parse_probes(bufs: &[*mut Mbuf], layout: MbufLayout, table: &mut StreamTable,
         };
         match wire::parse_probe(frame) {
             Some(p) => {
-                table.record(p.stream, p.seq);
+                table.record(p.stream, p.seq, wire::run_id(frame));
                 also(p);
             }
             None => tally.no_probe += 1,

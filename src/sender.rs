@@ -100,6 +100,11 @@ impl SenderWindow {
 pub trait WindowHooks {
     fn start(&mut self) -> Result<(), String>;
     fn end(&mut self) -> Result<(), String>;
+    /// Whether the receiver is still there (asked about once a second
+    /// while sending): an error names how it went, and ends the step.
+    fn peer_alive(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// No receiver to tell.
@@ -219,6 +224,9 @@ pub struct Sender {
     seqs: Vec<u32>,
     /// Frame size and flow count the pools' templates hold now.
     templates: Option<(u32, u32, u16)>,
+    /// This process's run id, in every frame (wire::run_id): a receiver
+    /// that outlives this run starts each stream afresh for the next.
+    run_id: u16,
     pub mempools: Vec<MempoolRecord>,
     hz: u64,
     clock: crate::clock::WallClock,
@@ -284,6 +292,7 @@ impl Sender {
             configured_queues: None,
             seqs: vec![0; 65536],
             templates: None,
+            run_id: new_run_id(),
             mempools,
             hz: dpdk::tsc_hz(),
             clock: crate::clock::WallClock::new(dpdk::tsc_hz()),
@@ -469,6 +478,7 @@ impl Sender {
                 dst_port: a.dst_port,
                 frame_size: size as usize,
                 ttl: 64,
+                run_id: self.run_id,
             };
             tx::write_templates(&self.pools[usize::from(q)], &spec).map_err(Failure::usage)?;
         }
@@ -487,12 +497,12 @@ impl Sender {
         self.set_queues(p.queues)?;
         self.write_templates(&plan, p.size)?;
         if !p.window {
-            let phase = self.run_phase(&plan, p, p.duration, p.count)?;
+            let phase = self.run_phase(&plan, p, p.duration, p.count, hooks)?;
             std::thread::sleep(self.cfg.drain);
             return Ok(phase.into_outcome(None, None));
         }
         if !p.warmup.is_zero() {
-            let warm = self.run_phase(&plan, p, Some(p.warmup), None)?;
+            let warm = self.run_phase(&plan, p, Some(p.warmup), None, hooks)?;
             std::thread::sleep(self.cfg.drain);
             if warm.failure.is_some() || warm.interrupted {
                 return Ok(warm.into_outcome(None, None));
@@ -508,7 +518,7 @@ impl Sender {
             });
         }
         let before = self.read_counters();
-        let trial = self.run_phase(&plan, p, p.duration, None)?;
+        let trial = self.run_phase(&plan, p, p.duration, None, hooks)?;
         // Frames accepted but still in a ring are lost if the window closes now.
         std::thread::sleep(self.cfg.drain);
         let after = self.read_counters();
@@ -534,7 +544,14 @@ impl Sender {
     }
 
     /// Sends on every queue of `plan` until `duration`, `count`, a stall or a signal.
-    fn run_phase(&mut self, plan: &FlowPlan, p: &StepParams, duration: Option<Duration>, count: Option<u64>) -> Result<Phase, Failure> {
+    fn run_phase(
+        &mut self,
+        plan: &FlowPlan,
+        p: &StepParams,
+        duration: Option<Duration>,
+        count: Option<u64>,
+        hooks: &mut dyn WindowHooks,
+    ) -> Result<Phase, Failure> {
         let frame_len = (p.size - wire::FCS_LEN as u32) as u16;
         let per_queue_rate = p.rate.map(|r| pace::per_queue_rate(r, p.queues));
         let stop = Arc::new(AtomicBool::new(false));
@@ -571,7 +588,7 @@ impl Sender {
             let flag = stop.clone();
             jobs.push((q, lcore, dpdk::launch(lcore, move || lane.run(&flag))?));
         }
-        let failure = self.drive(p, duration, count, &counters, Instant::now());
+        let mut failure = self.drive(p, duration, count, &counters, Instant::now(), hooks);
         stop.store(true, std::sync::atomic::Ordering::SeqCst);
 
         let mut lanes = Vec::new();
@@ -592,6 +609,16 @@ impl Sender {
         if let Some(e) = panicked {
             return Err(e.into());
         }
+        let faults: u64 = lanes.iter().map(|l| l.outcome.tally.faults).sum();
+        if faults > 0 && failure.is_none() {
+            failure = Some(format!(
+                "the receiver is gone: {faults} queue(s) of a memif port lost their ring under a burst (its peer left; the fault was caught, that burst is not counted)"
+            ));
+        }
+        if faults > 0 {
+            // The ring is gone: the next step needs the port started again.
+            self.configured_queues = None;
+        }
         for l in &lanes {
             for (s, next) in plan.streams_for_queue(l.queue).iter().zip(&l.outcome.next_seqs) {
                 self.seqs[usize::from(s.id)] = *next;
@@ -610,8 +637,10 @@ impl Sender {
         count: Option<u64>,
         lanes: &[Arc<LaneCounters>],
         began: Instant,
+        hooks: &mut dyn WindowHooks,
     ) -> Option<String> {
         let mut prev = Tally::default();
+        let mut next_link_check = began;
         let mut prev_q: Vec<Tally> = vec![Tally::default(); lanes.len()];
         let mut prev_t = began;
         let mut last_progress = began;
@@ -619,13 +648,26 @@ impl Sender {
         loop {
             std::thread::sleep(Duration::from_millis(5));
             let now = Instant::now();
-            if signals::stopping() || lanes.iter().all(|l| l.is_done()) || duration.is_some_and(|d| now.duration_since(began) >= d) {
+            if signals::stopping() || duration.is_some_and(|d| now.duration_since(began) >= d) {
                 return None;
+            }
+            if lanes.iter().all(|l| l.is_done()) {
+                // Lanes that stopped on a fault are reported by the caller.
+                return None;
+            }
+            if now >= next_link_check {
+                next_link_check = now + LINK_CHECK;
+                if let Some(gone) = self.link_gone(now.duration_since(began)) {
+                    return Some(gone);
+                }
             }
             if now < next_tick {
                 continue;
             }
             next_tick += Duration::from_secs(1);
+            if let Err(e) = hooks.peer_alive() {
+                return Some(format!("the receiver is gone: {e}"));
+            }
             let cur = counters::total(lanes);
             let d = cur.since(&prev);
             if p.live {
@@ -666,6 +708,45 @@ impl Sender {
         }
     }
 }
+
+impl Sender {
+    /// A port whose link was up went down: the receiver (a memif peer, or
+    /// the far end of a cable) is gone.
+    fn link_gone(&self, at: Duration) -> Option<String> {
+        let side = self.sides.iter().find(|s| s.link.up && !s.port.link().up)?;
+        Some(format!(
+            "the receiver is gone: the link of port {} ({}) went down {:.1} s into the phase{}; stopped sending",
+            side.port.id(),
+            side.info.name,
+            at.as_secs_f64(),
+            if side.port.peer_managed() { " (the memif peer exited or was killed)" } else { "" }
+        ))
+    }
+
+    /// Configures the ports again before the next step, even for the same
+    /// queue count: the peer restarted its end (a memif client does not
+    /// reconnect by itself).
+    pub fn reconnect_next_step(&mut self) {
+        if self.sides.iter().any(|s| s.port.peer_managed()) {
+            self.configured_queues = None;
+        }
+    }
+}
+
+/// A run id unlikely to repeat between two runs against the same receiver:
+/// the clock's nanoseconds and the process id, folded, never 0 (what a
+/// sender that sets none writes).
+fn new_run_id() -> u16 {
+    let ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let mixed = (u64::from(ns) ^ (u64::from(std::process::id()) << 16) ^ dpdk::rdtsc()).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    match (mixed >> 48) as u16 {
+        0 => 1,
+        r => r,
+    }
+}
+
+/// How often a phase checks that every link is still up.
+const LINK_CHECK: Duration = Duration::from_millis(100);
 
 impl Drop for Sender {
     fn drop(&mut self) {

@@ -208,6 +208,14 @@ impl TxLane {
                 remaining -= n as u64;
             }
             let sent = self.queue.tx_burst(&mut pkts[head..tail]);
+            if self.queue.faulted() {
+                // The ring vanished under the burst (a memif peer left). The
+                // device may hold some of these frames: none counts as sent,
+                // none is freed here, and this queue is done.
+                tally.faults += 1;
+                head = tail;
+                break;
+            }
             head += sent;
             tally.packets += sent as u64;
             tally.bytes += sent as u64 * frame_bytes;
@@ -273,6 +281,9 @@ impl Reflect {
         counts: (u64, u64),
     ) -> (u64, u64) {
         let (mut probed, mut unprobed) = counts;
+        if self.queue.faulted() {
+            return counts;
+        }
         let n = self.queue.rx_burst(&mut bufs[..32]);
         if n == 0 {
             return counts;

@@ -165,3 +165,157 @@ size_t bd_log_copy(char *out, size_t cap)
 	memcpy(out, bd_log_buf, n);
 	return n;
 }
+
+/* ---- Guarded bursts (see shim.h) ---- */
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <rte_alarm.h>
+
+/* Set only while this thread is inside a guarded burst. */
+static __thread sigjmp_buf *bd_guard;
+static struct sigaction bd_prev_segv, bd_prev_bus;
+static int bd_guard_installed;
+
+static void bd_fault_handler(int sig, siginfo_t *si, void *ctx)
+{
+	sigjmp_buf *env = bd_guard;
+	struct sigaction *prev;
+
+	if (env != NULL) {
+		bd_guard = NULL;
+		siglongjmp(*env, 1);
+	}
+	/* Not ours: whoever handled it before (Rust's stack-overflow report),
+	 * or the default action once this handler returns and the access
+	 * faults again. */
+	prev = sig == SIGSEGV ? &bd_prev_segv : &bd_prev_bus;
+	if ((prev->sa_flags & SA_SIGINFO) && prev->sa_sigaction != NULL) {
+		prev->sa_sigaction(sig, si, ctx);
+		return;
+	}
+	if (prev->sa_handler == SIG_IGN)
+		return;
+	if (prev->sa_handler != SIG_DFL && prev->sa_handler != NULL) {
+		prev->sa_handler(sig);
+		return;
+	}
+	signal(sig, SIG_DFL);
+}
+
+int bd_fault_guard_install(void)
+{
+	struct sigaction sa;
+
+	if (__atomic_exchange_n(&bd_guard_installed, 1, __ATOMIC_SEQ_CST))
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = bd_fault_handler;
+	/* SA_NODEFER: the signal is not left blocked after the jump out.
+	 * SA_ONSTACK: a stack overflow still gets an alternate stack. */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, &bd_prev_segv) != 0)
+		return -1;
+	if (sigaction(SIGBUS, &sa, &bd_prev_bus) != 0)
+		return -1;
+	return 0;
+}
+
+uint16_t bd_rx_burst_guarded(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, int *faulted)
+{
+	sigjmp_buf env;
+	uint16_t got;
+
+	if (sigsetjmp(env, 0) != 0) {
+		/* Whatever the burst had taken before the fault is lost with it. */
+		*faulted = 1;
+		return 0;
+	}
+	bd_guard = &env;
+	got = rte_eth_rx_burst(port, queue, pkts, n);
+	bd_guard = NULL;
+	return got;
+}
+
+uint16_t bd_tx_burst_guarded(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, int *faulted)
+{
+	sigjmp_buf env;
+	uint16_t sent;
+
+	if (sigsetjmp(env, 0) != 0) {
+		/* Frames the device may or may not have taken: the caller frees
+		 * none of them (a leak of at most one burst beats a double free). */
+		*faulted = 1;
+		return n;
+	}
+	bd_guard = &env;
+	sent = rte_eth_tx_burst(port, queue, pkts, n);
+	bd_guard = NULL;
+	return sent;
+}
+
+/* ---- Work on the interrupt thread (see shim.h) ---- */
+
+enum { BD_JOB_PENDING, BD_JOB_RUNNING, BD_JOB_DONE, BD_JOB_TAKEN_BACK };
+
+struct bd_intr_job {
+	void (*fn)(void *);
+	void *arg;
+	int state;
+};
+
+static void bd_intr_job_run(void *p)
+{
+	struct bd_intr_job *job = p;
+	int expected = BD_JOB_PENDING;
+
+	if (!__atomic_compare_exchange_n(&job->state, &expected, BD_JOB_RUNNING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* The caller gave up waiting and ran it itself: the job is ours to free. */
+		free(job);
+		return;
+	}
+	job->fn(job->arg);
+	__atomic_store_n(&job->state, BD_JOB_DONE, __ATOMIC_RELEASE);
+}
+
+int bd_run_on_intr_thread(void (*fn)(void *), void *arg, unsigned int timeout_ms)
+{
+	struct bd_intr_job *job = malloc(sizeof(*job));
+	uint64_t hz = rte_get_tsc_hz(), until;
+	int expected = BD_JOB_PENDING;
+
+	if (job == NULL) {
+		fn(arg);
+		return 1;
+	}
+	job->fn = fn;
+	job->arg = arg;
+	job->state = BD_JOB_PENDING;
+	if (rte_eal_alarm_set(1, bd_intr_job_run, job) != 0) {
+		free(job);
+		fn(arg);
+		return 1;
+	}
+	until = rte_rdtsc() + hz / 1000 * timeout_ms;
+	while (rte_rdtsc() < until) {
+		if (__atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == BD_JOB_DONE) {
+			free(job);
+			return 0;
+		}
+		rte_delay_us_sleep(200);
+	}
+	if (__atomic_compare_exchange_n(&job->state, &expected, BD_JOB_TAKEN_BACK, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* Never started there: cancel it, or let the alarm free it. */
+		if (rte_eal_alarm_cancel(bd_intr_job_run, job) > 0)
+			free(job);
+		fn(arg);
+		return 1;
+	}
+	/* Running there now: wait for it to finish. */
+	while (__atomic_load_n(&job->state, __ATOMIC_ACQUIRE) != BD_JOB_DONE)
+		rte_delay_us_sleep(200);
+	free(job);
+	return 0;
+}

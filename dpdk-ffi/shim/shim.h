@@ -70,6 +70,24 @@ uint16_t bd_mbuf_nb_segs(const struct rte_mbuf *m);
 /* Sets a single-segment mbuf's data and packet length. */
 void bd_mbuf_set_len(struct rte_mbuf *m, uint16_t len);
 
+/* Bursts that survive a device unmapping its rings under them. net_memif
+ * unmaps the shared rings on the EAL interrupt thread when its peer leaves
+ * (memif_disconnect -> memif_free_regions), with no guard against an lcore
+ * that is inside a burst at that moment. A SIGSEGV or SIGBUS raised inside a
+ * guarded burst returns 0 with *faulted set instead of killing the process;
+ * a fault anywhere else goes to the handler that was there before. Costs a
+ * sigsetjmp (no system call) per burst: used for memif ports only. */
+int bd_fault_guard_install(void);
+uint16_t bd_rx_burst_guarded(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, int *faulted);
+uint16_t bd_tx_burst_guarded(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, int *faulted);
+
+/* Runs fn(arg) on the EAL interrupt thread and waits for it (up to
+ * timeout_ms, then runs it here). memif connects and disconnects on that
+ * thread; stopping, starting or closing a memif port there too means the
+ * two never overlap (they free the same regions: "Invalid memory").
+ * Returns 0 when it ran there, 1 when it ran on the calling thread. */
+int bd_run_on_intr_thread(void (*fn)(void *), void *arg, unsigned int timeout_ms);
+
 unsigned int bd_lcore_id(void);
 int bd_errno(void);
 uint64_t bd_rdtsc(void);

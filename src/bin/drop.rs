@@ -237,6 +237,9 @@ fn main() -> ExitCode {
     }
 }
 
+/// How long a window waits for a memif peer's link before refusing to open.
+const PEER_WAIT: Duration = Duration::from_secs(5);
+
 fn lock(rx: &Mutex<Receiver>) -> MutexGuard<'_, Receiver> {
     rx.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -272,8 +275,27 @@ impl Backend for DropBackend {
     }
 
     fn start_window(&mut self) -> Result<(), String> {
-        self.baseline = Some(lock(&self.rx).snapshot());
-        Ok(())
+        // A memif port's lanes start once its peer is connected: a window
+        // opened before then would count what no lane polled.
+        let until = Instant::now() + PEER_WAIT;
+        loop {
+            {
+                let mut rx = lock(&self.rx);
+                if let Some(what) = rx.supervise().map_err(|f| f.message)? {
+                    println!("drop: {what}");
+                }
+                if rx.receiving() {
+                    self.baseline = Some(rx.snapshot());
+                    return Ok(());
+                }
+            }
+            if Instant::now() >= until {
+                return Err(format!(
+                    "drop is not receiving: the link of its port stayed down for {PEER_WAIT:?} (is blast's port connected?)"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     fn end_window(&mut self, window: u64) -> Result<WindowFigures, String> {
@@ -302,16 +324,13 @@ impl Backend for DropBackend {
     }
 
     fn client_leaving(&mut self) {
-        let mut rx = lock(&self.rx);
         // memif unmaps its rings on the interrupt thread when the peer
-        // leaves, under any lane still polling them (a SIGSEGV one run in
-        // many): the lanes stop before blast may exit; the next client's
-        // prepare starts them again.
-        if rx.sides().iter().any(|s| s.info.driver == "net_memif") {
-            match rx.stop() {
-                Ok(()) => tracing::info!("control: client leaving; memif lanes parked until the next client"),
-                Err(f) => tracing::error!("control: parking the lanes failed: {}", f.message),
-            }
+        // leaves, under any lane still polling them: the lanes park before
+        // blast may exit, and start again when a peer connects.
+        match lock(&self.rx).hold_for_departure() {
+            Ok(true) => tracing::info!("control: client leaving; memif lanes parked until a peer connects again"),
+            Ok(false) => {}
+            Err(f) => tracing::error!("control: parking the lanes failed: {}", f.message),
         }
     }
 }
@@ -390,6 +409,7 @@ fn run(args: Args) -> Result<(), Failure> {
         max_size: args.max_size,
         rss: info.rss_offloads != 0,
         cpu_model: report::cpu_model(),
+        reflect: args.reflect,
     };
     let described: Vec<String> = receiver.sides().iter().map(|s| format!("{} ({}, {})", s.port.id(), s.info.name, s.info.driver)).collect();
     println!(
@@ -595,6 +615,11 @@ fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &A
     let mut last_total = Tally::default();
     loop {
         std::thread::sleep(Duration::from_millis(10));
+        match lock(rx).supervise() {
+            Ok(Some(what)) => println!("drop: {what}"),
+            Ok(None) => {}
+            Err(f) => tracing::error!("{}", f.message),
+        }
         let now = Instant::now();
         if signals::stopping() || args.duration.is_some_and(|d| now.duration_since(began) >= d) {
             return prev_port;

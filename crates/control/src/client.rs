@@ -55,6 +55,25 @@ impl Client {
         Err(ClientError::Connect(last))
     }
 
+    /// Whether the server closed the connection (or it broke), without
+    /// waiting: between requests the server sends nothing, so anything
+    /// readable now is its end of the stream.
+    pub fn peer_gone(&self) -> Option<String> {
+        let s = self.reader.get_ref();
+        if s.set_nonblocking(true).is_err() {
+            return None;
+        }
+        let mut byte = [0u8; 1];
+        let gone = match s.peek(&mut byte) {
+            Ok(0) => Some("drop closed the control connection".to_string()),
+            Ok(_) => None,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => None,
+            Err(e) => Some(format!("the control connection failed: {e}")),
+        };
+        let _ = s.set_nonblocking(false);
+        gone
+    }
+
     /// Sends `req` and waits up to `timeout` for its answer.
     pub fn call(&mut self, req: Request, timeout: Duration) -> Result<Response, ClientError> {
         let id = self.next_id;

@@ -40,6 +40,10 @@ pub struct PeerInfo {
     /// Ports drop receives on (several --port); `port_name` names them all.
     #[serde(default = "one_port")]
     pub ports: u16,
+    /// Whether drop sends every frame back (drop --reflect): blast's
+    /// --reflect needs it, or no probe comes back to time.
+    #[serde(default)]
+    pub reflect: bool,
 }
 
 fn one_port() -> u16 {

@@ -180,12 +180,18 @@ pub struct Port {
 pub struct RxQueue {
     port: u16,
     queue: u16,
+    /// The device may unmap this queue's ring under a burst (memif):
+    /// bursts run guarded, and a fault ends them instead of the process.
+    guarded: bool,
+    faulted: bool,
 }
 
 /// The send side of one queue; one per queue exists.
 pub struct TxQueue {
     port: u16,
     queue: u16,
+    guarded: bool,
+    faulted: bool,
 }
 
 impl RxQueue {
@@ -193,11 +199,30 @@ impl RxQueue {
         self.queue
     }
 
-    /// Receives up to `bufs.len()` packets; returns how many.
+    /// Receives up to `bufs.len()` packets; returns how many. On a guarded
+    /// queue whose ring vanished under the burst, returns 0 and from then
+    /// on [`RxQueue::faulted`] is true: stop polling it.
     #[inline(always)]
     pub fn rx_burst(&mut self, bufs: &mut [*mut Mbuf]) -> usize {
+        if self.guarded {
+            let mut faulted = 0;
+            // SAFETY: as below; a fault inside the burst returns here with `faulted` set.
+            let n = unsafe { ffi::bd_rx_burst_guarded(self.port, self.queue, bufs.as_mut_ptr(), bufs.len() as u16, &mut faulted) };
+            self.faulted |= faulted != 0;
+            return usize::from(n);
+        }
         // SAFETY: the queue is set up and started, and only this handle polls it.
         usize::from(unsafe { ffi::bd_rx_burst(self.port, self.queue, bufs.as_mut_ptr(), bufs.len() as u16) })
+    }
+
+    /// A burst faulted: the device unmapped the ring (its peer left).
+    pub fn faulted(&self) -> bool {
+        self.faulted
+    }
+
+    /// Polling may go on: the ring is mapped again (the peer is back).
+    pub fn rearm(&mut self) {
+        self.faulted = false;
     }
 }
 
@@ -207,13 +232,59 @@ impl TxQueue {
     }
 
     /// Offers `pkts` to the device; returns how many it took. The ones not
-    /// taken stay the caller's.
+    /// taken stay the caller's. On a guarded queue whose ring vanished under
+    /// the burst, every frame counts as taken (none may be freed: the device
+    /// may hold some) and from then on [`TxQueue::faulted`] is true.
     #[inline(always)]
     pub fn tx_burst(&mut self, pkts: &mut [*mut Mbuf]) -> usize {
+        if self.guarded {
+            let mut faulted = 0;
+            // SAFETY: as below; a fault inside the burst returns here with `faulted` set.
+            let n = unsafe { ffi::bd_tx_burst_guarded(self.port, self.queue, pkts.as_mut_ptr(), pkts.len() as u16, &mut faulted) };
+            self.faulted |= faulted != 0;
+            return usize::from(n);
+        }
         // SAFETY: the queue is set up and started, and only this handle sends on it.
         usize::from(unsafe { ffi::bd_tx_burst(self.port, self.queue, pkts.as_mut_ptr(), pkts.len() as u16) })
     }
+
+    /// A burst faulted: the device unmapped the ring (its peer left).
+    pub fn faulted(&self) -> bool {
+        self.faulted
+    }
+
+    /// Polling may go on: the ring is mapped again (the peer is back).
+    pub fn rearm(&mut self) {
+        self.faulted = false;
+    }
 }
+
+/// Drivers that unmap a queue's ring on another thread while an lcore may
+/// be inside a burst on it, and connect or disconnect their peer on the
+/// EAL interrupt thread.
+fn peer_managed(driver: &str) -> bool {
+    driver == "net_memif"
+}
+
+/// Runs `f` on the EAL interrupt thread (where memif handles its peer) and
+/// waits for it; after `timeout` it runs here instead.
+fn on_interrupt_thread<F: FnOnce()>(f: F, timeout: Duration) {
+    unsafe extern "C" fn call<F: FnOnce()>(arg: *mut std::ffi::c_void) {
+        // SAFETY: arg is the Option<F> below, alive until bd_run_on_intr_thread returns.
+        let slot = unsafe { &mut *(arg as *mut Option<F>) };
+        if let Some(f) = slot.take() {
+            // A panic must not unwind into C.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        }
+    }
+    let mut slot = Some(f);
+    let ms = timeout.as_millis().min(u128::from(u32::MAX)) as u32;
+    // SAFETY: the callback runs exactly once, on one thread, before this returns.
+    unsafe { ffi::bd_run_on_intr_thread(Some(call::<F>), &mut slot as *mut Option<F> as *mut std::ffi::c_void, ms) };
+}
+
+/// How long a memif port operation waits for the interrupt thread.
+const INTR_THREAD_WAIT: Duration = Duration::from_secs(5);
 
 fn c_string(p: *const c_char) -> String {
     if p.is_null() {
@@ -409,13 +480,18 @@ impl Port {
             return Err(Error::call("rte_eth_dev_configure", rc));
         }
         let socket = self.socket() as u32;
+        let guarded = peer_managed(&i.driver);
+        if guarded {
+            // SAFETY: installs a process-wide handler once; see the shim.
+            unsafe { ffi::bd_fault_guard_install() };
+        }
         let mut rxqs = Vec::new();
         for (q, pool) in rx_pools.iter().enumerate() {
             let rc = unsafe { ffi::rte_eth_rx_queue_setup(self.id, q as u16, cfg.rx_ring, socket, std::ptr::null(), pool.as_ptr()) };
             if rc != 0 {
                 return Err(Error::call("rte_eth_rx_queue_setup", rc));
             }
-            rxqs.push(RxQueue { port: self.id, queue: q as u16 });
+            rxqs.push(RxQueue { port: self.id, queue: q as u16, guarded, faulted: false });
         }
         let mut raw = ffi::rte_eth_dev_info::default();
         unsafe { ffi::rte_eth_dev_info_get(self.id, &mut raw) };
@@ -427,7 +503,7 @@ impl Port {
             if rc != 0 {
                 return Err(Error::call("rte_eth_tx_queue_setup", rc));
             }
-            txqs.push(TxQueue { port: self.id, queue: q });
+            txqs.push(TxQueue { port: self.id, queue: q, guarded, faulted: false });
         }
         self.configured = Some(done);
         Ok((rxqs, txqs))
@@ -439,7 +515,13 @@ impl Port {
     }
 
     pub fn start(&mut self) -> Result<()> {
-        let rc = unsafe { ffi::rte_eth_dev_start(self.id) };
+        let id = self.id;
+        let mut rc = 0;
+        if peer_managed(&self.info.driver) {
+            on_interrupt_thread(|| rc = unsafe { ffi::rte_eth_dev_start(id) }, INTR_THREAD_WAIT);
+        } else {
+            rc = unsafe { ffi::rte_eth_dev_start(id) };
+        }
         if rc != 0 {
             return Err(Error::call("rte_eth_dev_start", rc));
         }
@@ -449,9 +531,20 @@ impl Port {
 
     pub fn stop(&mut self) {
         if self.started {
-            unsafe { ffi::rte_eth_dev_stop(self.id) };
+            let id = self.id;
+            if peer_managed(&self.info.driver) {
+                on_interrupt_thread(|| { unsafe { ffi::rte_eth_dev_stop(id) }; }, INTR_THREAD_WAIT);
+            } else {
+                unsafe { ffi::rte_eth_dev_stop(id) };
+            }
             self.started = false;
         }
+    }
+
+    /// Whether the device can unmap a queue's ring under a burst when its
+    /// peer leaves (memif): its lanes must stop while the link is down.
+    pub fn peer_managed(&self) -> bool {
+        peer_managed(&self.info.driver)
     }
 
     /// Turns promiscuous mode on; false where the device has none (ENA).
@@ -545,7 +638,12 @@ impl Port {
 impl Drop for Port {
     fn drop(&mut self) {
         self.stop();
-        unsafe { ffi::rte_eth_dev_close(self.id) };
+        let id = self.id;
+        if peer_managed(&self.info.driver) {
+            on_interrupt_thread(|| { unsafe { ffi::rte_eth_dev_close(id) }; }, INTR_THREAD_WAIT);
+        } else {
+            unsafe { ffi::rte_eth_dev_close(id) };
+        }
         OPEN.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != self.id);
     }
 }

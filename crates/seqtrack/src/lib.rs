@@ -14,6 +14,13 @@
 //! receiver may restart in between. Frames lost before the first arrival or
 //! after the last are invisible to the receiver alone: comparing with the
 //! sender's count per stream closes that gap.
+//!
+//! Every frame also names its sender's run (a random id per sender
+//! process). A stream that arrives with another run id than before is a new
+//! sender's stream that happens to have the same id: it starts afresh from
+//! that frame (counted in `restarts`), so a receiver that serves run after
+//! run counts no duplicates or late frames that are only the next run's
+//! numbering starting over.
 
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +36,9 @@ pub struct SeqCounts {
     pub reordered: u64,
     pub duplicates: u64,
     pub late: u64,
+    /// Times a stream started afresh because a frame named another sender run.
+    #[serde(default)]
+    pub restarts: u64,
 }
 
 impl SeqCounts {
@@ -38,6 +48,7 @@ impl SeqCounts {
         self.reordered += o.reordered;
         self.duplicates += o.duplicates;
         self.late += o.late;
+        self.restarts += o.restarts;
     }
 }
 
@@ -46,13 +57,15 @@ impl SeqCounts {
 pub struct StreamTracker {
     /// The extended (64-bit) sequence number expected next.
     next: u64,
+    /// The sender run this stream's frames belong to, once one arrived.
+    run: Option<u16>,
     seen: [u64; WORDS],
     pub counts: SeqCounts,
 }
 
 impl Default for StreamTracker {
     fn default() -> Self {
-        StreamTracker { next: 0, seen: [0; WORDS], counts: SeqCounts::default() }
+        StreamTracker { next: 0, run: None, seen: [0; WORDS], counts: SeqCounts::default() }
     }
 }
 
@@ -86,13 +99,12 @@ impl StreamTracker {
         (ext >= 0).then_some(ext as u64)
     }
 
-    /// Accounts one arrival of `seq`.
+    /// Accounts one arrival of `seq` from sender run `run`.
     #[inline]
-    pub fn record(&mut self, seq: u32) -> Arrival {
+    pub fn record(&mut self, seq: u32, run: u16) -> Arrival {
         self.counts.received += 1;
-        if self.counts.received == 1 {
-            // The first arrival is the baseline.
-            self.next = u64::from(seq);
+        if self.run != Some(run) {
+            self.restart(seq, run);
         }
         let Some(ext) = self.extend(seq) else {
             self.counts.late += 1;
@@ -127,6 +139,17 @@ impl StreamTracker {
         }
     }
 
+    /// The first arrival, or the first of a new sender run, is the baseline.
+    #[cold]
+    fn restart(&mut self, seq: u32, run: u16) {
+        if self.run.is_some() {
+            self.counts.restarts += 1;
+        }
+        self.run = Some(run);
+        self.next = u64::from(seq);
+        self.seen = [0; WORDS];
+    }
+
     /// The highest sequence number seen plus one (extended), 0 if none.
     pub fn next_expected(&self) -> u64 {
         self.next
@@ -153,14 +176,17 @@ impl StreamTable {
     }
 
     #[inline]
-    pub fn record(&mut self, stream: u16, seq: u32) {
+    pub fn record(&mut self, stream: u16, seq: u32, run: u16) {
         let Some(t) = self.streams.get_mut(usize::from(stream)) else {
             self.untracked += 1;
             return;
         };
         let t_ = &mut self.totals;
         t_.received += 1;
-        match t.record(seq) {
+        let restarts = t.counts.restarts;
+        let arrival = t.record(seq, run);
+        t_.restarts += t.counts.restarts - restarts;
+        match arrival {
             Arrival::InOrder => {}
             Arrival::Gap(g) => t_.lost += g,
             Arrival::Reordered => {
@@ -185,7 +211,7 @@ mod tests {
     fn run(seqs: &[u32]) -> SeqCounts {
         let mut t = StreamTracker::default();
         for &s in seqs {
-            t.record(s);
+            t.record(s, 1);
         }
         t.counts
     }
@@ -253,13 +279,13 @@ mod tests {
     #[test]
     fn wraps_around_32_bits() {
         let start = u32::MAX - 5;
-        let mut t = StreamTracker { next: u64::from(start), ..Default::default() };
+        let mut t = StreamTracker::default();
         for i in 0..12u32 {
-            t.record(start.wrapping_add(i));
+            t.record(start.wrapping_add(i), 1);
         }
         assert_eq!(t.counts, SeqCounts { received: 12, ..Default::default() });
         assert_eq!(t.next_expected(), u64::from(u32::MAX) + 7);
-        t.record(2); // already seen after the wrap
+        t.record(2, 1); // already seen after the wrap
         assert_eq!(t.counts.duplicates, 1);
     }
 
@@ -279,7 +305,7 @@ mod tests {
     fn table_totals_match_per_stream_sums() {
         let mut table = StreamTable::with_capacity(4);
         for (stream, seq) in [(0, 0), (1, 0), (0, 2), (1, 1), (0, 1), (1, 1), (9, 0), (3, 5)] {
-            table.record(stream, seq);
+            table.record(stream, seq, 1);
         }
         let mut sum = SeqCounts::default();
         for (_, c) in table.active() {
@@ -287,7 +313,38 @@ mod tests {
         }
         assert_eq!(sum, table.totals);
         assert_eq!(table.untracked, 1);
-        assert_eq!(table.totals, SeqCounts { received: 7, lost: 0, reordered: 1, duplicates: 1, late: 0 });
+        assert_eq!(table.totals, SeqCounts { received: 7, lost: 0, reordered: 1, duplicates: 1, late: 0, restarts: 0 });
         assert_eq!(table.active().count(), 3);
+    }
+
+    #[test]
+    fn a_new_sender_run_starts_its_streams_afresh() {
+        // Run 1 sends 0..3000, run 2 starts over at 0: no duplicates, no late.
+        let mut t = StreamTracker::default();
+        for s in 0..3000u32 {
+            t.record(s, 1);
+        }
+        for s in 0..2000u32 {
+            t.record(s, 2);
+        }
+        assert_eq!(t.counts, SeqCounts { received: 5000, restarts: 1, ..Default::default() });
+        // The same run id again (a sender that restarted its numbering
+        // within a run) is still judged by sequence.
+        t.record(5, 2);
+        assert_eq!(t.counts.late + t.counts.duplicates, 1);
+    }
+
+    #[test]
+    fn the_table_counts_restarts_and_a_run_losing_frames_still_shows_loss() {
+        let mut table = StreamTable::with_capacity(2);
+        for s in 0..100u32 {
+            table.record(0, s, 10);
+        }
+        for s in (0..100u32).filter(|s| s % 10 != 3) {
+            table.record(0, s, 11);
+        }
+        assert_eq!(table.totals.restarts, 1);
+        assert_eq!(table.totals.lost, 10);
+        assert_eq!((table.totals.duplicates, table.totals.late), (0, 0));
     }
 }

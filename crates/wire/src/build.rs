@@ -19,6 +19,8 @@ pub struct FrameSpec {
     pub dst_port: u16,
     pub frame_size: usize,
     pub ttl: u8,
+    /// The sender's run id, in the IPv4 identification field (see `run_id`).
+    pub run_id: u16,
 }
 
 impl Default for FrameSpec {
@@ -33,6 +35,7 @@ impl Default for FrameSpec {
             dst_port: 9,
             frame_size: MIN_FRAME,
             ttl: 64,
+            run_id: 0,
         }
     }
 }
@@ -100,6 +103,7 @@ pub fn write_frame(spec: &FrameSpec, out: &mut [u8]) -> Result<usize, FrameError
     let mut ip = Ipv4Packet::new_checked(eth.payload_mut()).expect("length checked");
     ip.set_version_and_minimal_header();
     ip.set_total_len(ip_len as u16);
+    ip.set_ident(spec.run_id);
     ip.set_dont_fragment();
     ip.set_ttl(spec.ttl);
     ip.set_protocol(IP_PROTO_UDP);

@@ -49,6 +49,7 @@ mod tests {
             dst_port: 9,
             frame_size: 64,
             ttl: 64,
+            run_id: 7,
         };
         let mut f = vec![0u8; spec.len_without_fcs()];
         write_frame(&spec, &mut f).unwrap();

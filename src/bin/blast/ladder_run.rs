@@ -62,8 +62,15 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     let ladder = Ladder::new(args.queues.0.clone(), args.size.0.clone(), args.order);
     let duration = args.duration.unwrap_or(Duration::from_secs(10));
     let (mut peer, peer_info) = peer::connect(args)?;
+    if let Some(rx) = args.rx_queues.filter(|_| sender.sides().iter().any(|s| s.port.peer_managed())) {
+        if ladder.queues.iter().any(|&q| q != rx) {
+            return Err(Failure::usage(format!(
+                "--rx-queues {rx} on memif: memif pairs queues one to one, and drop would poll rings blast never made: leave --rx-queues out"
+            )));
+        }
+    }
     if let Some(info) = &peer_info {
-        peer::check_receiver(info, args.rx_queues.unwrap_or(ladder.max_queues()), ladder.max_size(), "the ladder")?;
+        peer::check_receiver(info, args.rx_queues.unwrap_or(ladder.max_queues()), ladder.max_size(), args.reflect, "the ladder")?;
         peer::check_port_pairing(info, sender.sides().len());
     }
     let receiver_side = peer.is_some();
@@ -109,6 +116,8 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
             if let Some(p) = peer.as_mut() {
                 let rx = args.rx_queues.unwrap_or(step.queues);
                 match p.call(Request::Prepare { rx_queues: rx, max_size: step.size }) {
+                    // drop restarted its port: a memif client must connect again.
+                    Ok(Response::Prepared(prepared)) if prepared.restarted => sender.reconnect_next_step(),
                     Ok(Response::Prepared(_)) => {}
                     Ok(other) => failure = Some(format!("drop answered {other:?} to prepare")),
                     Err(e) => failure = Some(e),

@@ -30,6 +30,11 @@ impl Peer {
         self.client.call(req, self.timeout).map_err(|e| e.to_string())
     }
 
+    /// Whether drop is still there (its end of the control connection).
+    pub fn gone(&self) -> Option<String> {
+        self.client.peer_gone()
+    }
+
     /// Asks drop for `rx_queues` RX queues and frames up to `max_size`.
     pub fn prepare(&mut self, rx_queues: u16, max_size: u32) -> Result<(), String> {
         match self.call(Request::Prepare { rx_queues, max_size })? {
@@ -55,7 +60,13 @@ pub fn connect(args: &Args) -> Result<(Option<Peer>, Option<PeerInfo>), Failure>
 }
 
 /// Refuses, before anything is sent, what the receiver cannot do.
-pub fn check_receiver(info: &PeerInfo, rx: u16, max_size: u32, what: &str) -> Result<(), Failure> {
+pub fn check_receiver(info: &PeerInfo, rx: u16, max_size: u32, reflect: bool, what: &str) -> Result<(), Failure> {
+    if reflect && !info.reflect {
+        return Err(Failure::usage(format!(
+            "--reflect times probes that drop sends back, but drop on {} does not reflect: restart drop with --reflect, or run blast without --reflect",
+            info.hostname
+        )));
+    }
     if rx > info.max_rx_queues {
         return Err(Failure::usage(format!(
             "{what} needs {rx} RX queues but drop's port {} ({}) has at most {}: lower --queues or set --rx-queues",
@@ -117,6 +128,13 @@ impl WindowHooks for PeerHooks<'_> {
                 Ok(())
             }
             other => Err(format!("drop answered {other:?} to end_window")),
+        }
+    }
+
+    fn peer_alive(&mut self) -> Result<(), String> {
+        match self.peer.as_deref().and_then(Peer::gone) {
+            Some(why) => Err(why),
+            None => Ok(()),
         }
     }
 }
