@@ -559,6 +559,20 @@ impl Receiver {
         Ok(t)
     }
 
+    /// Every port's watched counters now, in --port order.
+    pub fn watch_samples(&self) -> Vec<Sample> {
+        self.sides.iter().map(|s| s.watch.sample()).collect()
+    }
+
+    /// Watched counters between two `watch_samples`, merged over ports.
+    pub fn watch_between(&self, a: &[Sample], b: &[Sample]) -> WindowXstats {
+        let mut xs = WindowXstats::default();
+        for (side, (x, y)) in self.sides.iter().zip(a.iter().zip(b)) {
+            xs.merge(&side.info.name, &side.watch.window(x, y));
+        }
+        xs
+    }
+
     /// The allowance counters that moved lately on any port, for a live line.
     pub fn watch_text(&self) -> Option<String> {
         let watches: Vec<(&str, &Watch)> = self.sides.iter().map(|s| (s.info.name.as_str(), &s.watch)).collect();

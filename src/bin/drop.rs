@@ -171,6 +171,13 @@ struct Summary {
     /// With several --port: each port's share (its queues; its device counters).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     ports: Vec<PortSummary>,
+    /// What held the received figure where it is, from what drop sees alone
+    /// (its port's drop counters, allowances, watched counters, its lanes'
+    /// busy time, the probes' sequence numbers): docs/limits.md.
+    limit: String,
+    verdict: limits::Verdict,
+    /// Bursts that faulted because a memif peer left under them (caught).
+    faults: u64,
 }
 
 #[derive(Serialize)]
@@ -444,6 +451,7 @@ fn run(args: Args) -> Result<(), Failure> {
     let baseline_ports = lock(&rx).sides().iter().map(|s| s.port.stats()).collect::<Result<Vec<_>, _>>()?;
     let baseline = PortStats::total(&baseline_ports);
     let began = Instant::now();
+    let xs_start = lock(&rx).watch_samples();
     let last_sample = live_loop(&rx, baseline, began, &args);
     signals::request_stop();
     if let Some(s) = server {
@@ -468,6 +476,18 @@ fn run(args: Args) -> Result<(), Failure> {
     let port_counters_reset = final_stats.ipackets < last_sample.ipackets;
     let port_stats = if port_counters_reset { last_sample } else { final_stats }.since(&baseline);
     let mut summary = summarize(&totals, hz, port_stats, port_counters_reset);
+    let xs_end = receiver.watch_samples();
+    let xs = receiver.watch_between(&xs_start, &xs_end);
+    let verdict = limits::receiver_verdict(&receiver_counters(
+        totals.tally.packets,
+        &summary.port,
+        &xs,
+        totals.probe.lost,
+        !args.count_only,
+        busiest_pct(&totals),
+    ));
+    summary.limit = verdict.label();
+    summary.verdict = verdict;
     if nports > 1 {
         summary.ports = names
             .iter()
@@ -570,6 +590,44 @@ fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_reset: bool) ->
             histogram: h.buckets(),
         }),
         ports: Vec::new(),
+        limit: String::new(),
+        verdict: limits::Verdict { limits: Vec::new(), invalid: None },
+        faults: t.tally.faults,
+    }
+}
+
+/// The busiest lane's busy time over its own arrival window, in percent.
+fn busiest_pct(t: &Totals) -> Option<f64> {
+    t.queues
+        .values()
+        .filter_map(|q| {
+            let span = q.last_tsc?.saturating_sub(q.first_tsc?);
+            (span > 0).then(|| (q.tally.busy_cycles as f64 / span as f64 * 100.0).min(100.0))
+        })
+        .reduce(f64::max)
+}
+
+/// Receiver-side counters for the verdict.
+fn receiver_counters(
+    received: u64,
+    port: &PortStats,
+    xs: &blastdrop::xstats::WindowXstats,
+    lost: u64,
+    probes_read: bool,
+    busy_pct: Option<f64>,
+) -> limits::ReceiverCounters {
+    let (allowances, watched) = blastdrop::xstats::split_allowances(&xs.deltas);
+    limits::ReceiverCounters {
+        received,
+        imissed: port.imissed,
+        rx_nombuf: port.rx_nombuf,
+        ierrors: port.ierrors,
+        allowances,
+        watched,
+        probe_lost: lost,
+        probes_read,
+        busy_pct,
+        invalid: xs.invalid.clone(),
     }
 }
 
@@ -613,6 +671,7 @@ fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &A
     // Totals of lanes that ended in restarts, so counts stay monotonic.
     let mut carried = Tally::default();
     let mut last_total = Tally::default();
+    let mut prev_xs: Option<Vec<blastdrop::xstats::Sample>> = None;
     loop {
         std::thread::sleep(Duration::from_millis(10));
         match lock(rx).supervise() {
@@ -661,11 +720,25 @@ fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &A
         let d = cur.since(&prev);
         let secs = now.duration_since(prev_t).as_secs_f64();
         let r = Rates::over(d.packets, d.bytes, secs);
-        let (stats, watch) = {
+        let (stats, watch, xs_now, hz) = {
             let r = lock(rx);
-            (r.port_stats().unwrap_or(prev_port), r.watch_text())
+            (r.port_stats().unwrap_or(prev_port), r.watch_text(), r.watch_samples(), r.tsc_hz())
         };
         let ds = stats.since(&prev_port);
+        // The second's verdict: the busiest lane's busy share of the second.
+        let busy = lane_now
+            .iter()
+            .zip(prev_q.iter())
+            .map(|(c, p)| c.busy_cycles.saturating_sub(p.busy_cycles) as f64 / (secs * hz as f64) * 100.0)
+            .reduce(f64::max)
+            .map(|b| b.min(100.0));
+        let xs = prev_xs.as_ref().map(|a| lock(rx).watch_between(a, &xs_now)).unwrap_or_default();
+        let second = if d.packets == 0 {
+            "idle".to_string()
+        } else {
+            limits::receiver_verdict(&receiver_counters(d.packets, &ds, &xs, d.lost, !args.count_only, busy)).label()
+        };
+        prev_xs = Some(xs_now);
         let per_q: Vec<String> = lane_now
             .iter()
             .zip(prev_q.iter_mut())
@@ -677,7 +750,7 @@ fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &A
             })
             .collect();
         println!(
-            "[{:6.1}s] received {} Mpps  {:7.3} Gb/s wire (+20 B/frame)  | {} | imissed {} rx_nombuf {} | lost {} reordered {} dup {} no-probe {}{}",
+            "[{:6.1}s] received {} Mpps  {:7.3} Gb/s wire (+20 B/frame)  | {} | imissed {} rx_nombuf {} | lost {} reordered {} dup {} no-probe {}{} | limit: {second}",
             now.duration_since(began).as_secs_f64(),
             report::mpps(r.mpps),
             r.wire_gbps,
@@ -703,14 +776,15 @@ fn print_summary(s: &Summary) {
         s.received.packets, s.received.bytes, s.received.seconds, s.received.mpps, s.received.frame_gbps, s.received.wire_gbps
     );
     println!(
-        "probe: {} streams, lost {} reordered {} duplicates {} late {}  no-probe frames {}  untracked {}",
+        "probe: {} streams, lost {} reordered {} duplicates {} late {}  no-probe frames {}  untracked {}{}",
         s.streams.len(),
         s.probe.lost,
         s.probe.reordered,
         s.probe.duplicates,
         s.probe.late,
         s.no_probe,
-        s.untracked
+        s.untracked,
+        if s.probe.restarts > 0 { format!("  ({} stream starts of a new sender run)", s.probe.restarts) } else { String::new() }
     );
     println!(
         "port: ipackets {}{} imissed {} rx_nombuf {} ierrors {}  cycles/pkt {:.1}{}",
@@ -722,6 +796,13 @@ fn print_summary(s: &Summary) {
         s.cycles_per_packet,
         if s.interrupted { "  (interrupted)" } else { "" }
     );
+    println!("limit: {} [receiver-side, from drop's own counters]", s.limit);
+    for l in &s.verdict.limits {
+        println!("  {}: {}", l.kind.as_str(), l.evidence);
+    }
+    if s.faults > 0 {
+        println!("faults: {} burst(s) caught when a memif peer left under them (their frames are not counted)", s.faults);
+    }
     let a = &s.arrivals;
     let per_interval = match (a.interval_us, a.peak_per_interval, a.mean_per_interval, a.peak_to_mean) {
         (Some(us), Some(peak), Some(mean), Some(r)) => {

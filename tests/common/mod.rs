@@ -120,6 +120,11 @@ impl Running {
         self.child.id() as i32
     }
 
+    /// The exit status if it has exited, without waiting.
+    pub fn try_status(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
     /// Waits for exit within `timeout` (killing it and failing past that).
     pub fn finish(mut self, timeout: Duration) -> Output {
         let deadline = Instant::now() + timeout;

@@ -638,11 +638,14 @@ impl Port {
 impl Drop for Port {
     fn drop(&mut self) {
         self.stop();
-        let id = self.id;
-        if peer_managed(&self.info.driver) {
-            on_interrupt_thread(|| { unsafe { ffi::rte_eth_dev_close(id) }; }, INTR_THREAD_WAIT);
-        } else {
-            unsafe { ffi::rte_eth_dev_close(id) };
+        // memif's close frees its listening socket without taking it off
+        // the interrupt thread's list (memif_socket_remove_device): the next
+        // event on that thread (a peer leaving just then) reads freed memory.
+        // Ports close only when the process ends: a memif port is stopped
+        // (its peer disconnected) and left for the exit to clean up; its
+        // socket file stays, and the next start removes it when stale.
+        if !peer_managed(&self.info.driver) {
+            unsafe { ffi::rte_eth_dev_close(self.id) };
         }
         OPEN.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != self.id);
     }

@@ -7,6 +7,7 @@
 
 mod counters;
 pub mod ena_state;
+mod receiver_only;
 mod preflight;
 mod sample;
 mod verdict;
@@ -14,4 +15,5 @@ mod verdict;
 pub use counters::{counter_set, resolve, CounterKind, CounterSpec, Resolved, ENA_ALLOWANCES, ENA_LEVELS};
 pub use preflight::{preflight, Finding, PreflightInput, Severity};
 pub use sample::{check_step, SampleCheck, MAX_PLAUSIBLE_PER_SECOND};
+pub use receiver_only::{receiver_verdict, ReceiverCounters};
 pub use verdict::{verdict, Limit, LimitKind, Side, Verdict, WindowCounters, SATURATED_BUSY_PCT};

@@ -1,0 +1,187 @@
+//! The verdict a receiver can give alone (drop without blast --peer): what
+//! its own counters, its lanes' busy time and the probes' sequence numbers
+//! say about why the figure it received is what it is. Without the
+//! sender's counters, loss it cannot explain is placed before its port.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::verdict::{Limit, LimitKind, Side, Verdict, SATURATED_BUSY_PCT};
+
+/// A receiver's counters over a run or an interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReceiverCounters {
+    /// Frames the lanes took.
+    pub received: u64,
+    pub imissed: u64,
+    pub rx_nombuf: u64,
+    pub ierrors: u64,
+    /// Allowance counter deltas (ENA), by name.
+    pub allowances: BTreeMap<String, u64>,
+    /// Watched counter deltas (--watch-xstat), by name.
+    pub watched: BTreeMap<String, u64>,
+    /// Gaps in the probes' sequence numbers (frames that never arrived).
+    pub probe_lost: u64,
+    /// Whether probes were read at all (not with --count-only).
+    pub probes_read: bool,
+    /// The busiest lane's busy time over the time frames were arriving, percent.
+    pub busy_pct: Option<f64>,
+    /// Why a counter sample is not to be believed, if it is not.
+    pub invalid: Option<String>,
+}
+
+/// The receiver-side verdict: the limit with the most frames first.
+pub fn receiver_verdict(c: &ReceiverCounters) -> Verdict {
+    if let Some(why) = &c.invalid {
+        return Verdict { limits: Vec::new(), invalid: Some(why.clone()) };
+    }
+    let mut limits = Vec::new();
+    for (name, &delta) in c.allowances.iter().filter(|(_, &d)| d > 0) {
+        if let Some(kind) = LimitKind::of_allowance(name) {
+            limits.push(Limit {
+                kind,
+                side: Side::Receiver,
+                counters: vec![name.clone()],
+                delta,
+                frames: delta,
+                evidence: format!("{name} +{delta} on the receiver: the platform's shaper queued or dropped {delta} packets"),
+            });
+        }
+    }
+    let drops = c.imissed + c.rx_nombuf;
+    if drops > 0 {
+        let parts: Vec<String> =
+            [("imissed", c.imissed), ("rx_nombuf", c.rx_nombuf)].iter().filter(|(_, v)| *v > 0).map(|(n, v)| format!("{n} +{v}")).collect();
+        limits.push(Limit {
+            kind: LimitKind::Receiver,
+            side: Side::Receiver,
+            counters: [("imissed", c.imissed), ("rx_nombuf", c.rx_nombuf)].iter().filter(|(_, v)| *v > 0).map(|(n, _)| n.to_string()).collect(),
+            delta: drops,
+            frames: drops,
+            evidence: format!("{} on the receiver: it could not take frames as fast as they came", parts.join(", ")),
+        });
+    }
+    for (name, &delta) in c.watched.iter().filter(|(_, &d)| d > 0) {
+        limits.push(Limit {
+            kind: LimitKind::Other,
+            side: Side::Receiver,
+            counters: vec![name.clone()],
+            delta,
+            frames: delta,
+            evidence: format!("watched counter {name} +{delta} on the receiver"),
+        });
+    }
+    let saturated = c.busy_pct.filter(|&b| b >= SATURATED_BUSY_PCT);
+    let explained = drops + c.ierrors;
+    if c.probe_lost > explained {
+        let unexplained = c.probe_lost - explained;
+        limits.push(match saturated {
+            Some(busy) => Limit {
+                kind: LimitKind::Receiver,
+                side: Side::Receiver,
+                counters: vec!["busy_cycles".into(), "probe_lost".into()],
+                delta: unexplained,
+                frames: unexplained,
+                evidence: format!(
+                    "{unexplained} frames missing from the probes' sequence numbers while the busiest lane was busy {busy:.1}% of the time frames arrived: it was saturated (this device drops what the receiver misses without counting it)"
+                ),
+            },
+            None => Limit {
+                kind: LimitKind::Network,
+                side: Side::Both,
+                counters: vec!["probe_lost".into()],
+                delta: unexplained,
+                frames: unexplained,
+                evidence: format!(
+                    "{unexplained} frames missing from the probes' sequence numbers and no counter here explains them: lost before this port (the sender's counters may say why: blast --peer reads both ends)"
+                ),
+            },
+        });
+    } else if let Some(busy) = saturated.filter(|_| limits.is_empty()) {
+        limits.push(Limit {
+            kind: LimitKind::Receiver,
+            side: Side::Receiver,
+            counters: vec!["busy_cycles".into()],
+            delta: 0,
+            frames: 0,
+            evidence: format!(
+                "the busiest lane was busy {busy:.1}% of the time frames arrived: the receiver was saturated (no frame lost: the device held them back, as memif pushes back on its sender)"
+            ),
+        });
+    }
+    if limits.is_empty() {
+        limits.push(Limit {
+            kind: LimitKind::None,
+            side: Side::Receiver,
+            counters: Vec::new(),
+            delta: 0,
+            frames: 0,
+            evidence: format!(
+                "nothing held the receiver back: no drop counter moved{}{}; the rate is what arrived from the sender",
+                if c.probes_read { ", no probe missing" } else { " (probes not read: --count-only)" },
+                c.busy_pct.map_or(String::new(), |b| format!(", the busiest lane busy {b:.1}% of the time frames arrived"))
+            ),
+        });
+    }
+    limits.sort_by_key(|l| std::cmp::Reverse(l.frames));
+    Verdict { limits, invalid: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clean() -> ReceiverCounters {
+        ReceiverCounters { received: 1000, probes_read: true, busy_pct: Some(10.0), ..Default::default() }
+    }
+
+    fn kinds(v: &Verdict) -> Vec<LimitKind> {
+        v.limits.iter().map(|l| l.kind).collect()
+    }
+
+    #[test]
+    fn a_clean_run_is_none() {
+        let v = receiver_verdict(&clean());
+        assert_eq!(v.label(), "none");
+        assert!(v.limits[0].evidence.contains("no probe missing"));
+    }
+
+    #[test]
+    fn drops_counted_at_the_port_are_the_receivers() {
+        let v = receiver_verdict(&ReceiverCounters { imissed: 30, rx_nombuf: 5, probe_lost: 35, ..clean() });
+        assert_eq!(kinds(&v), [LimitKind::Receiver]);
+        assert_eq!(v.limits[0].frames, 35);
+    }
+
+    #[test]
+    fn a_saturated_receiver_is_the_limit_with_or_without_loss() {
+        let v = receiver_verdict(&ReceiverCounters { probe_lost: 500, busy_pct: Some(99.0), ..clean() });
+        assert_eq!(kinds(&v), [LimitKind::Receiver]);
+        assert!(v.limits[0].evidence.contains("saturated"));
+        let v = receiver_verdict(&ReceiverCounters { busy_pct: Some(100.0), ..clean() });
+        assert_eq!(kinds(&v), [LimitKind::Receiver]);
+        assert!(v.limits[0].evidence.contains("no frame lost"));
+    }
+
+    #[test]
+    fn unexplained_loss_at_an_idle_receiver_is_before_its_port() {
+        let v = receiver_verdict(&ReceiverCounters { probe_lost: 500, ..clean() });
+        assert_eq!(kinds(&v), [LimitKind::Network]);
+    }
+
+    #[test]
+    fn allowances_and_watched_counters_name_themselves() {
+        let mut c = clean();
+        c.allowances.insert("bw_in_allowance_exceeded".into(), 9);
+        c.watched.insert("rx_discards_phy".into(), 3);
+        let v = receiver_verdict(&c);
+        assert_eq!(v.label(), "bw-in-allowance (receiver) + other: rx_discards_phy (receiver)");
+    }
+
+    #[test]
+    fn an_invalid_sample_is_unknown() {
+        let v = receiver_verdict(&ReceiverCounters { invalid: Some("went backwards".into()), ..clean() });
+        assert!(v.label().starts_with("unknown"));
+    }
+}
