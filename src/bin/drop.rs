@@ -326,8 +326,18 @@ impl Backend for DropBackend {
         Ok(f)
     }
 
-    fn abandon_window(&mut self) {
-        self.baseline = None;
+    fn abandon_window(&mut self, window: u64, why: &str) {
+        let Some(a) = self.baseline.take() else { return };
+        let rx = lock(&self.rx);
+        let b = rx.snapshot();
+        let mut f = match rx.window(&a, &b) {
+            Ok(f) => f,
+            Err(e) => control::WindowFigures { incomplete: Some(e), ..Default::default() },
+        };
+        f.window = window;
+        f.incomplete = Some(format!("{why}{}", f.incomplete.as_ref().map_or(String::new(), |e| format!("; {e}"))));
+        println!("drop: window {window} incomplete ({why}): {} frames until then; not a measurement", f.packets);
+        self.windows.lock().unwrap_or_else(|e| e.into_inner()).push(f);
     }
 
     fn client_leaving(&mut self) {

@@ -109,6 +109,10 @@ pub struct WindowFigures {
     /// The device these figures are for, when they are one port's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port_name: Option<String>,
+    /// Set when the window ended without its client (it vanished, or moved
+    /// on with the window open): why. Its figures stop where it went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// What drop answers.

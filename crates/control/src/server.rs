@@ -13,8 +13,9 @@ pub trait Backend {
     fn start_window(&mut self) -> Result<(), String>;
     /// Figures since the baseline; window `window` ends now.
     fn end_window(&mut self, window: u64) -> Result<WindowFigures, String>;
-    /// The client went away with a window open: forget it.
-    fn abandon_window(&mut self);
+    /// The window `window` ends without its client (`why`): its figures,
+    /// if any are kept, are incomplete.
+    fn abandon_window(&mut self, window: u64, why: &str);
     /// The client said bye; called before the reply goes out, so whatever
     /// must be quiet before the client's process exits can be made so.
     fn client_leaving(&mut self) {}
@@ -126,8 +127,8 @@ pub fn serve_connection(stream: TcpStream, backend: &mut dyn Backend, cfg: &Serv
                     let reply = match env.body {
                         Request::Hello => Response::Hello { info: backend.info() },
                         Request::Prepare { rx_queues, max_size } => {
-                            if let Some(_w) = window.take() {
-                                backend.abandon_window();
+                            if let Some(w) = window.take() {
+                                backend.abandon_window(w, "the client prepared the next step with this window open");
                             }
                             match backend.prepare(rx_queues, max_size) {
                                 Ok(p) => Response::Prepared(p),
@@ -182,9 +183,9 @@ pub fn serve_connection(stream: TcpStream, backend: &mut dyn Backend, cfg: &Serv
             };
         }
     };
-    if window.is_some() {
-        backend.abandon_window();
-        tracing::warn!("control: {peer} went away with a measured window open ({why}); that step's figures are dropped");
+    if let Some(w) = window {
+        backend.abandon_window(w, &why);
+        tracing::warn!("control: {peer} went away with measured window {w} open ({why}): it is recorded as incomplete");
     }
     why
 }

@@ -39,7 +39,7 @@ impl Backend for StandIn {
         self.0.lock().unwrap().ended += 1;
         Ok(WindowFigures { packets: 42, seconds: 1.0, ..Default::default() })
     }
-    fn abandon_window(&mut self) {
+    fn abandon_window(&mut self, _window: u64, _why: &str) {
         self.0.lock().unwrap().abandoned += 1;
     }
 }
