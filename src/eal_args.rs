@@ -145,6 +145,117 @@ pub fn plan(user: &[String], workers: u16, ports: &[String]) -> EalPlan {
     plan
 }
 
+/// DPDK EAL options (22.11 to 24.11), long and short, by name.
+const EAL_LONG: &[&str] = &[
+    "--lcores",
+    "--allow",
+    "--block",
+    "--pci-whitelist",
+    "--pci-blacklist",
+    "--vdev",
+    "--no-huge",
+    "--socket-mem",
+    "--socket-limit",
+    "--no-pci",
+    "--no-shconf",
+    "--in-memory",
+    "--file-prefix",
+    "--proc-type",
+    "--iova-mode",
+    "--huge-dir",
+    "--huge-unlink",
+    "--huge-worker-stack",
+    "--log-level",
+    "--main-lcore",
+    "--master-lcore",
+    "--base-virtaddr",
+    "--legacy-mem",
+    "--single-file-segments",
+    "--match-allocations",
+    "--mbuf-pool-ops-name",
+    "--no-hpet",
+    "--no-telemetry",
+    "--telemetry",
+    "--syslog",
+    "--trace",
+    "--trace-dir",
+    "--trace-bufsz",
+    "--trace-mode",
+    "--vfio-intr",
+    "--vfio-vf-token",
+    "--create-uio-dev",
+    "--vmware-tsc-map",
+    "--service-corelist",
+    "--service-coremask",
+    "--force-max-simd-bitwidth",
+    "--log-color",
+    "--log-timestamp",
+];
+const EAL_SHORT: &[&str] = &["-l", "-c", "-a", "-b", "-w", "-m", "-n", "-r", "-d", "-s", "-S"];
+
+/// The EAL option `arg` is (`--no-huge`, `--file-prefix` for
+/// `--file-prefix=x`, `-l` for `-l0-2`), if it is one.
+pub fn eal_option(arg: &str) -> Option<&'static str> {
+    if arg.starts_with("--") {
+        let name = arg.split('=').next().unwrap_or(arg);
+        EAL_LONG.iter().copied().find(|n| *n == name)
+    } else {
+        let name = arg.get(..2)?;
+        EAL_SHORT.iter().copied().find(|n| *n == name)
+    }
+}
+
+/// A net_memif device given with --vdev, as DPDK's memif PMD reads its
+/// arguments (22.11 to 24.11): role client unless it says server (or
+/// master); socket /run/memif.sock unless given; an abstract socket
+/// unless socket-abstract=no (the default since 22.11).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemifVdev {
+    pub name: String,
+    pub server: bool,
+    pub socket: String,
+    pub socket_abstract: bool,
+}
+
+/// memif's socket when the vdev names none.
+pub const MEMIF_DEFAULT_SOCKET: &str = "/run/memif.sock";
+
+/// The net_memif devices among the EAL arguments, in order.
+pub fn memif_vdevs(args: &[String]) -> Vec<MemifVdev> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let spec = match a.strip_prefix("--vdev=") {
+            Some(v) => v.to_owned(),
+            None if a == "--vdev" => match it.next() {
+                Some(v) => v.clone(),
+                None => continue,
+            },
+            None => continue,
+        };
+        let mut parts = spec.split(',');
+        let name = parts.next().unwrap_or_default().trim().to_owned();
+        if !name.starts_with("net_memif") {
+            continue;
+        }
+        let mut m = MemifVdev { name, server: false, socket: MEMIF_DEFAULT_SOCKET.into(), socket_abstract: true };
+        for kv in parts {
+            let Some((k, v)) = kv.split_once('=') else { continue };
+            // The PMD matches values by substring (strstr), as here.
+            match k.trim() {
+                "role" if v.contains("server") || v.contains("master") => m.server = true,
+                "role" if v.contains("client") || v.contains("slave") => m.server = false,
+                "socket" => m.socket = v.to_owned(),
+                "socket-abstract" if v.contains("yes") => m.socket_abstract = true,
+                "socket-abstract" if v.contains("no") => m.socket_abstract = false,
+                _ => {}
+            }
+        }
+        out.push(m);
+    }
+    out
+}
+
 /// Hugepages reserved on this machine, over every page size.
 pub fn hugepages_reserved(sysfs: &Path) -> u64 {
     let Ok(dir) = std::fs::read_dir(sysfs) else { return 0 };
@@ -222,6 +333,36 @@ mod tests {
     fn user_log_level_is_respected() {
         let p = plan(&s(&["-l", "0,1", "--log-level=debug"]), 1, &[]);
         assert_eq!(p.args, s(&["-l", "0,1", "--log-level=debug"]));
+    }
+
+    #[test]
+    fn eal_options_are_recognised_with_or_without_a_value() {
+        for a in ["--no-huge", "--file-prefix=x", "-l", "-l0-2", "-a0000:00:06.0", "--vdev=net_null0", "-m", "--lcores=0@0"] {
+            assert!(eal_option(a).is_some(), "{a}");
+        }
+        assert_eq!(eal_option("--file-prefix=x"), Some("--file-prefix"));
+        for a in ["--queues", "--rate", "-v", "--nonsense", "-", "--"] {
+            assert_eq!(eal_option(a), None, "{a}");
+        }
+    }
+
+    #[test]
+    fn memif_vdevs_read_as_the_pmd_reads_them() {
+        let v = memif_vdevs(&s(&[
+            "--vdev=net_memif0,role=server,socket=/tmp/a.sock,socket-abstract=no",
+            "--vdev",
+            "net_memif1",
+            "--vdev=net_null0",
+            "--vdev=net_memif2,role=master,socket-abstract=yes",
+        ]));
+        assert_eq!(
+            v,
+            [
+                MemifVdev { name: "net_memif0".into(), server: true, socket: "/tmp/a.sock".into(), socket_abstract: false },
+                MemifVdev { name: "net_memif1".into(), server: false, socket: MEMIF_DEFAULT_SOCKET.into(), socket_abstract: true },
+                MemifVdev { name: "net_memif2".into(), server: true, socket: MEMIF_DEFAULT_SOCKET.into(), socket_abstract: true },
+            ]
+        );
     }
 
     #[test]

@@ -8,6 +8,16 @@ use std::time::Duration;
 /// Runs `bin` with `args` (and EAL arguments when given) and checks the
 /// one-line error; returns that line.
 fn one_line_error(bin: &str, args: &[&str], eal: Option<Vec<String>>) -> String {
+    one_line_error_within(bin, args, eal, Duration::from_secs(10))
+}
+
+/// As [`one_line_error`], for bad input refused before anything starts:
+/// within a second.
+fn quick_error(bin: &str, args: &[&str]) -> String {
+    one_line_error_within(bin, args, None, Duration::from_secs(1))
+}
+
+fn one_line_error_within(bin: &str, args: &[&str], eal: Option<Vec<String>>, within: Duration) -> String {
     let mut all = strings(args);
     if let Some(eal) = eal {
         all.push("--".into());
@@ -15,7 +25,7 @@ fn one_line_error(bin: &str, args: &[&str], eal: Option<Vec<String>>) -> String 
     }
     let out = run(bin, &all, Duration::from_secs(20));
     assert!(!out.status.success(), "{bin} {all:?} should fail: {}", out.stdout);
-    assert!(out.elapsed < Duration::from_secs(10), "took {:?}", out.elapsed);
+    assert!(out.elapsed < within, "{bin} {all:?} took {:?}", out.elapsed);
     let tool = if bin == BLAST { "blast" } else { "drop" };
     let prefix = format!("{tool}: error: ");
     let errors: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with(&prefix)).collect();
@@ -155,4 +165,267 @@ fn shapes_knee_and_latency_flags_are_checked_before_anything_starts() {
     assert!(l.contains("is not a latency limit") && l.contains("P99.9<=50us"), "{l}");
     let l = one_line_error(BLAST, &["--sentence"], None);
     assert!(l.contains("--sentence renders a knee"), "{l}");
+}
+
+#[test]
+fn a_rate_above_any_port_is_refused() {
+    let l = quick_error(BLAST, &["--rate", "1000000000000000"]);
+    assert!(l.contains("1000000000000000") && l.contains("5000 Mpps") && l.contains("up to 5G"), "{l}");
+    let l = quick_error(BLAST, &["--rate", "5.1G"]);
+    assert!(l.contains("5000 Mpps"), "{l}");
+}
+
+fn assert_negative(bin: &str, flag: &str, value: &str) {
+    let l = quick_error(bin, &[flag, value]);
+    assert!(l.contains(&format!("{value} is negative")) && !l.contains("unexpected argument"), "{flag} {value}: {l}");
+}
+
+#[test]
+fn negative_numbers_reach_blasts_parsers_and_are_refused() {
+    let l = quick_error(BLAST, &["--rate", "-5"]);
+    assert!(l.contains("-5 is negative: a rate is frames per second above 0, e.g. 1M"), "{l}");
+    let l = quick_error(BLAST, &["--duration", "-1"]);
+    assert!(l.contains("-1 is negative: a duration"), "{l}");
+    for flag in [
+        "--queues",
+        "--size",
+        "--flows",
+        "--src-port",
+        "--dst-port",
+        "--duration",
+        "--count",
+        "--rate",
+        "--burst",
+        "--loss",
+        "--pdr-loss",
+        "--search-duration",
+        "--knee-precision",
+        "--tx-ring",
+        "--link-timeout",
+        "--drain",
+        "--control-timeout",
+        "--rx-queues",
+        "--warmup",
+        "--repeat",
+        "--ceiling-threshold",
+        "--published-gbps",
+        "--xstats-interval",
+    ] {
+        assert_negative(BLAST, flag, "-1");
+    }
+    assert_negative(BLAST, "--loss", "-0.5");
+}
+
+/// Needs drop's Args to allow negative numbers and its numeric flags to use
+/// session::parse (rx_cost: parse::cycles, arrival_interval_us:
+/// parse::micros, rx_mbufs: parse::mbufs, streams: parse::streams).
+#[test]
+fn negative_numbers_reach_drops_parsers_and_are_refused() {
+    for flag in [
+        "--queues",
+        "--max-size",
+        "--duration",
+        "--count",
+        "--idle-timeout",
+        "--burst",
+        "--rx-ring",
+        "--rx-cost",
+        "--arrival-interval-us",
+        "--rx-mbufs",
+        "--xstats-interval",
+        "--streams",
+    ] {
+        assert_negative(DROP, flag, "-1");
+    }
+    let l = quick_error(DROP, &["--rx-cost", "-5"]);
+    assert!(l.contains("-5 is negative") && l.contains("cycles"), "{l}");
+}
+
+#[test]
+fn eal_arguments_before_the_double_dash_say_where_they_go() {
+    for (bin, args) in [
+        (BLAST, &["--no-huge"][..]),
+        (BLAST, &["--queues", "2", "-l", "0-2"]),
+        (BLAST, &["--file-prefix=x"]),
+        (BLAST, &["--vdev=net_null0"]),
+        (BLAST, &["-a0000:00:06.0"]),
+        (DROP, &["--no-huge", "-m", "512"]),
+        (DROP, &["--in-memory"]),
+    ] {
+        let l = quick_error(bin, args);
+        let name = args.iter().find(|a| a.starts_with('-') && !a.starts_with("--queues")).unwrap();
+        let name = if name.starts_with("--") { name.split('=').next().unwrap() } else { &name[..2] };
+        assert!(
+            l.contains(&format!("{name} is a DPDK EAL argument: put DPDK EAL arguments after -- (e.g. "))
+                && l.contains(" -- --no-huge -m 512)"),
+            "{args:?}: {l}"
+        );
+    }
+    // Not an EAL option: clap's own words.
+    let l = quick_error(BLAST, &["--nonsense"]);
+    assert!(l.contains("unexpected argument '--nonsense'"), "{l}");
+}
+
+#[test]
+fn frame_size_zero_names_the_64_byte_minimum() {
+    for size in ["0", "0,64", "0..128"] {
+        let l = quick_error(BLAST, &["--size", size]);
+        assert!(l.contains("minimum of 64 bytes (FCS included)"), "{size}: {l}");
+    }
+    let l = quick_error(DROP, &["--max-size", "0"]);
+    assert!(l.contains("minimum of 64"), "{l}");
+}
+
+#[test]
+fn output_files_are_checked_before_the_run() {
+    let dir = scratch("outputs");
+    let missing = dir.join("no-such-folder");
+    let cases: Vec<(&str, std::path::PathBuf, &str)> = vec![
+        ("--json", "/nonexistent/dir/x.json".into(), "folder /nonexistent/dir does not exist: create it or give another path"),
+        ("--csv", missing.join("x.csv"), "does not exist: create it"),
+        ("--plot", missing.join("x.svg"), "does not exist: create it"),
+        ("--json", dir.clone(), "is a folder"),
+    ];
+    for (flag, path, says) in &cases {
+        // A null port and a short run: without the check the run would go
+        // ahead and fail only at the end.
+        let mut args = strings(&["--duration", "1", flag]);
+        args.push(path.display().to_string());
+        args.push("--".into());
+        args.extend(null_eal());
+        let started = std::time::Instant::now();
+        let out = run(BLAST, &args, Duration::from_secs(20));
+        assert!(!out.status.success());
+        assert!(started.elapsed() < Duration::from_secs(1), "{flag} {}: took {:?}", path.display(), started.elapsed());
+        let errors: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("blast: error: ")).collect();
+        assert_eq!(errors.len(), 1, "{}", out.stderr);
+        assert!(errors[0].contains(&format!("{flag} {}", path.display())) && errors[0].contains(says), "{}", errors[0]);
+        assert!(!out.stderr.contains("EAL:"), "the EAL must not start: {}", out.stderr);
+    }
+    assert!(!missing.exists(), "nothing is created");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing is written");
+    let same = dir.join("same.json").display().to_string();
+    let l = quick_error(BLAST, &["--json", &same, "--csv", &same]);
+    assert!(l.contains("--json and --csv both write"), "{l}");
+    assert!(!dir.join("same.json").exists());
+}
+
+/// Needs drop.rs to call session::check_outputs for --json before the EAL starts.
+#[test]
+fn drops_json_file_is_checked_before_the_run() {
+    let l = quick_error(DROP, &["--json", "/nonexistent/dir/x.json"]);
+    assert!(l.contains("--json /nonexistent/dir/x.json: folder /nonexistent/dir does not exist"), "{l}");
+    assert!(!std::path::Path::new("/nonexistent/dir/x.json").exists());
+}
+
+fn memif_server_eal(vdev: String) -> Vec<String> {
+    let mut eal = eal_base();
+    eal.push(vdev);
+    eal.extend(strings(&["-l", "0,1"]));
+    eal
+}
+
+#[test]
+fn a_memif_socket_in_use_is_refused_by_name() {
+    let _g = heavy();
+    let dir = scratch("memif-busy");
+    let sock = dir.join("memif.sock").display().to_string();
+    let vdev = format!("--vdev=net_memif0,role=server,socket={sock},socket-abstract=no");
+    let mut first_args = strings(&["--port", "net_memif0", "--duration", "20", "--"]);
+    first_args.extend(memif_server_eal(vdev.clone()));
+    let mut first = spawn(DROP, &first_args);
+    first.wait_for_line("drop: port", Duration::from_secs(30));
+
+    let l = one_line_error_within(DROP, &["--port", "net_memif0"], Some(memif_server_eal(vdev)), Duration::from_secs(3));
+    assert!(l.contains(&format!("memif socket {sock} is in use by another process")) && l.contains("socket=PATH"), "{l}");
+    // In the abstract namespace (memif's default) too.
+    let name = format!("/blastdrop-test-{}.sock", std::process::id());
+    let abs = format!("--vdev=net_memif1,role=server,socket={name}");
+    let mut second_args = strings(&["--port", "net_memif1", "--duration", "20", "--"]);
+    second_args.extend(memif_server_eal(abs.clone()));
+    // (runs beside the first: both only wait for a peer)
+    let mut second = spawn(DROP, &second_args);
+    second.wait_for_line("drop: port", Duration::from_secs(30));
+    let l = one_line_error_within(DROP, &["--port", "net_memif1"], Some(memif_server_eal(abs)), Duration::from_secs(3));
+    assert!(l.contains(&format!("memif socket @{name}")) && l.contains("in use"), "{l}");
+
+    sigint(&first);
+    sigint(&second);
+    let out = first.finish(Duration::from_secs(30));
+    assert!(out.status.success(), "the first drop is undisturbed by the check: {}", out.stderr);
+    second.finish(Duration::from_secs(30));
+}
+
+#[test]
+fn a_stale_memif_socket_file_is_removed() {
+    let _g = heavy();
+    let dir = scratch("memif-stale");
+    let sock = dir.join("memif.sock");
+    // A socket file nobody listens on, as a killed drop leaves.
+    drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
+    assert!(sock.exists());
+    let mut args = strings(&["--port", "net_memif0", "--duration", "1", "--"]);
+    args.extend(memif_server_eal(format!("--vdev=net_memif0,role=server,socket={},socket-abstract=no", sock.display())));
+    let out = run(DROP, &args, Duration::from_secs(30));
+    assert!(out.status.success(), "drop starts over a stale socket file:\n{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains(&format!("memif socket {} was left by a process that is gone", sock.display())), "{}", out.stderr);
+    assert!(out.stdout.contains("drop: port 0 (net_memif0, net_memif)"), "{}", out.stdout);
+}
+
+/// Where DPDK 22.11 puts the run folder for `prefix` (eal_create_runtime_dir).
+fn eal_run_dir(prefix: &str) -> std::path::PathBuf {
+    let base =
+        if unsafe { libc::getuid() } == 0 { "/var/run".into() } else { std::env::var("XDG_RUNTIME_DIR").unwrap_or_else(|_| "/tmp".into()) };
+    std::path::Path::new(&base).join("dpdk").join(prefix)
+}
+
+#[test]
+fn the_eal_run_folder_is_removed_at_exit() {
+    let _g = heavy();
+    let prefix = format!("bd-run-{}", std::process::id());
+    let run_dir = eal_run_dir(&prefix);
+    let _ = std::fs::remove_dir_all(&run_dir);
+    let with_prefix = |extra: &[&str]| {
+        let mut e = null_eal();
+        e.extend(strings(&["--file-prefix", &prefix]));
+        e.extend(strings(extra));
+        e
+    };
+    // A drop: the folder is there while it runs, gone after.
+    let mut args = strings(&["--port", "net_null0", "--duration", "1", "--"]);
+    args.extend(with_prefix(&[]));
+    let mut d = spawn(DROP, &args);
+    d.wait_for_line("drop: port", Duration::from_secs(30));
+    assert!(run_dir.is_dir(), "the EAL made {}", run_dir.display());
+    let out = d.finish(Duration::from_secs(30));
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(!run_dir.exists(), "{} is left behind", run_dir.display());
+    // A blast run, with the shared config (files in the folder), too.
+    let mut args = strings(&["--duration", "1", "--"]);
+    let mut e: Vec<String> = with_prefix(&[]).into_iter().filter(|a| a != "--no-shconf").collect();
+    args.append(&mut e);
+    let out = run(BLAST, &args, Duration::from_secs(30));
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(!run_dir.exists(), "{} is left behind: {:?}", run_dir.display(), std::fs::read_dir(&run_dir).map(|d| d.count()));
+    // An EAL that fails to start leaves none either.
+    let l = one_line_error(BLAST, &[], Some(with_prefix(&["--lcores=0@0,1@99999"])));
+    assert!(l.contains("EAL failed to start"), "{l}");
+    assert!(!run_dir.exists(), "{} is left behind after a failed start", run_dir.display());
+}
+
+#[test]
+fn a_run_folder_another_process_uses_is_kept() {
+    let _g = heavy();
+    let prefix = format!("bd-keep-{}", std::process::id());
+    let run_dir = eal_run_dir(&prefix);
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let other = run_dir.join("someone-elses");
+    std::fs::write(&other, "x").unwrap();
+    let mut args = strings(&["--duration", "1", "--"]);
+    args.extend(null_eal());
+    args.extend(strings(&["--file-prefix", &prefix]));
+    let out = run(BLAST, &args, Duration::from_secs(30));
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(other.exists(), "a folder that was there before is not this process's");
+    std::fs::remove_dir_all(&run_dir).unwrap();
 }

@@ -30,10 +30,11 @@ use seqtrack::SeqCounts;
 #[command(
     name = "drop",
     version,
+    allow_negative_numbers = true,
     after_help = "DPDK EAL arguments go after --, passed through unchanged, for example:\n  \
                   drop --queues 4 -- -l 0-4 -a 0000:00:07.0\n  \
                   drop --listen 10.0.0.2:7700 --queues 32 -- -l 0-32 -a 0000:00:07.0   (serves blast --peer ladders)\n  \
-                  drop --port net_memif0 -- --vdev=net_memif0,role=server,socket=/tmp/bd.sock --no-huge -m 512 --no-pci --no-shconf\n\
+                  drop --port net_memif0 -- --vdev=net_memif0,role=server,socket=/tmp/bd.sock,socket-abstract=no --no-huge -m 512 --no-pci --no-shconf\n\
                   Without -l/--lcores, lcores are placed from the machine's topology (sysfs): the NIC's NUMA node first,\n\
                   one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed."
 )]
@@ -77,7 +78,7 @@ struct Args {
     rx_ring: u16,
     /// Busy work per frame, in CPU cycles, as an application behind drop would spend: shows
     /// where a receiver with that cost per packet stops keeping up
-    #[arg(long, default_value_t = 0, value_name = "CYCLES")]
+    #[arg(long, default_value_t = 0, value_name = "CYCLES", value_parser = parse::cycles)]
     rx_cost: u64,
     /// Count frames and bytes only, without parsing the probe header: the cheapest receive
     /// loop (no loss, reorder or duplicate figures; every frame counts as no-probe)
@@ -89,7 +90,7 @@ struct Args {
     reflect: bool,
     /// Count arrivals per interval of this many microseconds, for the peak-to-mean ratio of
     /// micro-bursts (0: off; off with --count-only; a TSC read per poll that brings frames)
-    #[arg(long, default_value_t = 100, value_name = "US")]
+    #[arg(long, default_value_t = 100, value_name = "US", value_parser = parse::micros)]
     arrival_interval_us: u64,
     /// Time every probe one way: this host's wall clock at arrival against the sender's at
     /// sending (CLOCK_REALTIME on both; meaningful only when the two hosts' clocks are
@@ -98,7 +99,7 @@ struct Args {
     one_way: bool,
     /// Mbufs per RX pool, overriding the size derived from ring, burst and cache (docs/memory.md);
     /// a pool too small starves the device (rx_nombuf), as an undersized receiver would
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse::mbufs)]
     rx_mbufs: Option<u32>,
     /// Watch this extended stat too (repeatable): its movement joins the record and the verdict as
     /// "other" (e.g. a mlx5 or ice drop counter). net_ena's allowance counters are always watched
@@ -109,7 +110,7 @@ struct Args {
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     xstats_interval: Duration,
     /// Streams sequence-checked per queue (stream ids at or above are counted as untracked)
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = 4096, value_parser = parse::streams)]
     streams: usize,
     /// Write the summary with its configuration and environment as JSON to this file
     #[arg(long, value_name = "FILE")]
@@ -359,6 +360,7 @@ fn run(args: Args) -> Result<(), Failure> {
     if args.streams == 0 || args.streams > 65536 {
         return Err(Failure::usage("--streams must be from 1 to 65536"));
     }
+    session::check_outputs(&[("--json", args.json.as_deref())])?;
     let listener = match &args.listen {
         Some(addr) => {
             if addr.starts_with("0.0.0.0") || addr.starts_with("[::]") || addr.starts_with(':') {

@@ -1,11 +1,19 @@
-use std::ffi::{c_char, c_int, CString};
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use dpdk_ffi as ffi;
 
 use crate::{Error, Result};
 
 static STARTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" {
+    // Public EAL API since 18.11; not among dpdk-ffi's generated bindings.
+    fn rte_eal_get_runtime_dir() -> *const c_char;
+}
 
 /// The running EAL. Dropping it waits for every lcore and cleans the EAL up;
 /// nothing DPDK may be used after that.
@@ -34,8 +42,14 @@ impl Eal {
         // copy of what they log at start. A failure only loses the copy.
         // SAFETY: sets DPDK's log stream before any logging thread exists.
         unsafe { ffi::bd_log_tee_start() };
+        // The EAL's run folder is removed at exit when this process made it.
+        let (init_lock, run_dir) = RunDir::before_init(&owned[1..]);
         // SAFETY: argv points at NUL-terminated strings that outlive the call.
         let rc = unsafe { ffi::rte_eal_init(argv.len() as c_int, argv.as_mut_ptr()) };
+        if let Some(r) = run_dir {
+            r.after_init(rc >= 0);
+        }
+        drop(init_lock);
         if rc < 0 {
             // SAFETY: plain read of the thread's rte_errno.
             let code = unsafe { ffi::bd_errno() };
@@ -78,11 +92,151 @@ impl Eal {
 impl Drop for Eal {
     fn drop(&mut self) {
         // SAFETY: the EAL is running; waiting then cleaning up is its documented shutdown.
-        unsafe {
-            ffi::rte_eal_mp_wait_lcore();
-            ffi::rte_eal_cleanup();
+        unsafe { ffi::rte_eal_mp_wait_lcore() };
+        // A memif port stays registered on the EAL interrupt thread (its
+        // listening socket; see Port's Drop), and rte_eal_cleanup unmaps the
+        // memory its handle lives in while that thread still walks its
+        // sources on the next event: a crash at exit. The process ends right
+        // after this; the kernel reclaims what cleanup would have.
+        if !crate::port::peer_managed_used() {
+            // SAFETY: as above; nothing runs DPDK after this.
+            unsafe { ffi::rte_eal_cleanup() };
         }
     }
+}
+
+/// The run folder the EAL makes for its files (DPDK 22.11's
+/// `eal_create_runtime_dir`): `/var/run/dpdk/<file-prefix>` for root,
+/// otherwise `$XDG_RUNTIME_DIR/dpdk/<file-prefix>` or `/tmp/dpdk/<file-prefix>`;
+/// the prefix is `--file-prefix` (the last one given), "rte" by default.
+pub fn runtime_dir(args: &[CString]) -> PathBuf {
+    // SAFETY: getuid cannot fail.
+    let base = if unsafe { libc::getuid() } == 0 {
+        PathBuf::from("/var/run")
+    } else {
+        std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp"))
+    };
+    base.join("dpdk").join(file_prefix(args))
+}
+
+fn file_prefix(args: &[CString]) -> String {
+    let mut prefix = "rte".to_owned();
+    let mut it = args.iter().map(|a| a.to_string_lossy());
+    while let Some(a) = it.next() {
+        if a == "--file-prefix" {
+            if let Some(v) = it.next() {
+                prefix = v.into_owned();
+            }
+        } else if let Some(v) = a.strip_prefix("--file-prefix=") {
+            prefix = v.to_owned();
+        } else if a == "--" {
+            break;
+        }
+    }
+    prefix
+}
+
+/// A run folder this process's EAL made, and what to remove of it at exit.
+///
+/// Several processes may share a prefix (blast and drop with --no-shconf,
+/// both "rte" by default). Only the process that made the folder removes
+/// it, only when empty, and never while another blastdrop process is in
+/// `rte_eal_init` (which makes the folder, then binds its telemetry socket
+/// in it): each holds a shared flock on the `dpdk` folder above across its
+/// init, and the remover takes it exclusively. That folder stays.
+struct RunDir {
+    dir: PathBuf,
+    /// Files the EAL left in it at start (its shared config and memory
+    /// tables; never sockets: their owners unlink them).
+    files: Vec<PathBuf>,
+}
+
+/// Set once the EAL has made its run folder; read by the exit handler.
+static RUN_DIR: Mutex<Option<RunDir>> = Mutex::new(None);
+
+/// A flock on the folder that holds the run folders, released on drop.
+struct FolderLock(std::fs::File);
+
+impl FolderLock {
+    /// Waits up to 2 s for the lock (holders keep it for well under that);
+    /// None when it cannot be had.
+    fn take(folder: &Path, exclusive: bool) -> Option<FolderLock> {
+        use std::os::fd::AsRawFd;
+        let f = std::fs::File::open(folder).ok()?;
+        let op = if exclusive { libc::LOCK_EX } else { libc::LOCK_SH } | libc::LOCK_NB;
+        for _ in 0..200 {
+            // SAFETY: flock on a descriptor this function owns.
+            if unsafe { libc::flock(f.as_raw_fd(), op) } == 0 {
+                return Some(FolderLock(f));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        None
+    }
+}
+
+impl Drop for FolderLock {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: unlocks a descriptor this value owns (closing would too).
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+impl RunDir {
+    /// Takes the shared lock for the EAL's start, and tells whether this
+    /// process's EAL will make the run folder: when it does, the exit
+    /// handler is registered now, before `rte_eal_init`, so that it runs
+    /// after the one the EAL's telemetry registers to unlink its socket
+    /// (handlers run in reverse order): the folder is empty by then.
+    fn before_init(args: &[CString]) -> (Option<FolderLock>, Option<RunDir>) {
+        let dir = runtime_dir(args);
+        let Some(parent) = dir.parent() else { return (None, None) };
+        // As the EAL makes it (mkdir 0700), so that there is a folder to lock.
+        use std::os::unix::fs::DirBuilderExt;
+        let _ = std::fs::DirBuilder::new().mode(0o700).create(parent);
+        let lock = FolderLock::take(parent, false);
+        if lock.is_none() || dir.exists() {
+            // Someone else's (another process with the same --file-prefix,
+            // or left by one): not this process's to remove.
+            return (lock, None);
+        }
+        // SAFETY: registers a plain function that neither panics nor blocks for long.
+        if unsafe { libc::atexit(remove_run_dir) } != 0 {
+            return (lock, None);
+        }
+        (lock, Some(RunDir { dir, files: Vec::new() }))
+    }
+
+    /// Notes what the EAL put in the folder (when it made the one expected).
+    fn after_init(mut self, started: bool) {
+        if started {
+            // SAFETY: returns a pointer to the EAL's static runtime path.
+            let actual = unsafe { rte_eal_get_runtime_dir() };
+            if actual.is_null() || Path::new(&*unsafe { CStr::from_ptr(actual) }.to_string_lossy()) != self.dir {
+                return;
+            }
+        }
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return };
+        self.files = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file() && !t.is_socket()))
+            .map(|e| e.path())
+            .collect();
+        *RUN_DIR.lock().unwrap_or_else(|e| e.into_inner()) = Some(self);
+    }
+}
+
+/// At exit: the EAL's files this process made, then its run folder if
+/// empty (another process with the same prefix may still use it).
+extern "C" fn remove_run_dir() {
+    let Ok(mut guard) = RUN_DIR.try_lock() else { return };
+    let Some(r) = guard.take() else { return };
+    let Some(_lock) = r.dir.parent().and_then(|p| FolderLock::take(p, true)) else { return };
+    for f in &r.files {
+        let _ = std::fs::remove_file(f);
+    }
+    let _ = std::fs::remove_dir(&r.dir);
 }
 
 /// Cycles per second of the counter `rdtsc` reads (on arm64, the generic timer).
@@ -123,4 +277,22 @@ pub fn logged() -> String {
     let n = unsafe { ffi::bd_log_copy(buf.as_mut_ptr().cast(), buf.len()) };
     buf.truncate(n);
     String::from_utf8_lossy(&buf).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(v: &[&str]) -> Vec<CString> {
+        v.iter().map(|s| CString::new(*s).unwrap()).collect()
+    }
+
+    #[test]
+    fn the_run_folder_follows_the_file_prefix() {
+        assert_eq!(file_prefix(&c(&["--no-huge", "-l", "0,1"])), "rte");
+        assert_eq!(file_prefix(&c(&["--file-prefix", "bd1", "--no-pci"])), "bd1");
+        assert_eq!(file_prefix(&c(&["--file-prefix=bd2"])), "bd2");
+        assert_eq!(file_prefix(&c(&["--file-prefix=a", "--file-prefix", "b"])), "b", "the last one counts, as in the EAL");
+        assert!(runtime_dir(&c(&["--file-prefix=x"])).ends_with("dpdk/x"));
+    }
 }

@@ -283,6 +283,13 @@ fn on_interrupt_thread<F: FnOnce()>(f: F, timeout: Duration) {
     unsafe { ffi::bd_run_on_intr_thread(Some(call::<F>), &mut slot as *mut Option<F> as *mut std::ffi::c_void, ms) };
 }
 
+/// Whether a peer-managed (memif) port was configured in this process.
+static PEER_MANAGED_USED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub(crate) fn peer_managed_used() -> bool {
+    PEER_MANAGED_USED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// How long a memif port operation waits for the interrupt thread.
 const INTR_THREAD_WAIT: Duration = Duration::from_secs(5);
 
@@ -482,6 +489,7 @@ impl Port {
         let socket = self.socket() as u32;
         let guarded = peer_managed(&i.driver);
         if guarded {
+            PEER_MANAGED_USED.store(true, std::sync::atomic::Ordering::Relaxed);
             // SAFETY: installs a process-wide handler once; see the shim.
             unsafe { ffi::bd_fault_guard_install() };
         }

@@ -16,6 +16,7 @@ use wire::MacAddr;
 #[command(
     name = "blast",
     version,
+    allow_negative_numbers = true,
     after_help = "A single step (one queue count, one size, no --peer) prints a line a second and a summary.\n\
                   Lists in --queues or --size, --repeat, or --peer make a ladder: one measured step per entry,\n\
                   then a table, the ceiling per frame size, and --json/--csv/--plot files.\n\n\
@@ -56,10 +57,10 @@ pub struct Args {
     #[arg(long, default_value = "198.18.0.2")]
     pub dst_ip: Vec<Ipv4Addr>,
     /// UDP source port of the first flow; flow i uses this + i
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = parse::udp_port)]
     pub src_port: u16,
     /// UDP destination port
-    #[arg(long, default_value_t = 9)]
+    #[arg(long, default_value_t = 9, value_parser = parse::udp_port)]
     pub dst_port: u16,
     /// How long to send (10, 2.5s, 500ms, 1m); in a ladder, each step's measured window [default: 10s, unless --count]
     #[arg(long, value_parser = parse::duration)]
@@ -68,7 +69,7 @@ pub struct Args {
     /// Frames to send in all, split over the queues (1000, 10M); the run ends when all are accepted (single step only)
     #[arg(long, value_parser = parse::count)]
     pub count: Option<u64>,
-    /// Total frames per second over all queues (1M, 250k), paced per queue on the TSC [default: unpaced]
+    /// Total frames per second over all queues (1M, 250k; at most 5G), paced per queue on the TSC [default: unpaced]
     #[arg(long, value_parser = parse::rate)]
     pub rate: Option<f64>,
     /// Frames per tx_burst call unpaced; paced, the most sent together (a burst:N shape sends N)
@@ -90,10 +91,10 @@ pub struct Args {
     #[arg(long)]
     pub find_knee: bool,
     /// Loss allowed at the NDR, in percent
-    #[arg(long, default_value_t = 0.0, value_name = "PCT")]
+    #[arg(long, default_value_t = 0.0, value_name = "PCT", value_parser = parse::percent)]
     pub loss: f64,
     /// Loss allowed at the PDR, in percent
-    #[arg(long, default_value_t = 0.5, value_name = "PCT")]
+    #[arg(long, default_value_t = 0.5, value_name = "PCT", value_parser = parse::percent)]
     pub pdr_loss: f64,
     /// A latency limit the knee must also keep, e.g. P99.9<=50us (needs --reflect)
     #[arg(long, value_parser = parse_sla)]
@@ -104,7 +105,7 @@ pub struct Args {
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     pub search_duration: Duration,
     /// Stop narrowing when the interval is within this many percent of its top
-    #[arg(long, default_value_t = 2.0, value_name = "PCT")]
+    #[arg(long, default_value_t = 2.0, value_name = "PCT", value_parser = parse::percent)]
     pub knee_precision: f64,
     /// Print the result as one committable sentence with every qualifier
     #[arg(long)]
@@ -140,16 +141,16 @@ pub struct Args {
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     pub warmup: Duration,
     /// Run every ladder step this many times and report min / median / max
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, default_value_t = 1, value_parser = parse::repeat)]
     pub repeat: u32,
     /// Order of a ladder with several queue counts and sizes: size-major (every queue count for each size) or queue-major
     #[arg(long, default_value = "size-major")]
     pub order: ladder::Order,
     /// Adding queues "stops helping" when the next step adds less than this many percent of Mpps
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_name = "PCT", value_parser = parse::percent)]
     pub ceiling_threshold: f64,
     /// The interface's published bandwidth in Gb/s: report the smallest frame size that reaches it (within 3%)
-    #[arg(long, value_name = "GBPS")]
+    #[arg(long, value_name = "GBPS", value_parser = parse::gbps)]
     pub published_gbps: Option<f64>,
     /// Watch this extended stat too (repeatable): its movement joins the record and the verdict as
     /// "other" (e.g. a mlx5 or ice drop counter). net_ena's allowance counters are always watched

@@ -76,6 +76,8 @@ fn run(args: Args) -> Result<(), Failure> {
     for &q in args.queues.iter() {
         wire::FlowPlan::new(q, args.flows.unwrap_or(u32::from(q)), args.src_port).map_err(Failure::usage)?;
     }
+    // Output files are checked now, not after the whole run.
+    session::check_outputs(&[("--json", args.json.as_deref()), ("--csv", args.csv.as_deref()), ("--plot", args.plot.as_deref())])?;
     let started = session::start_eal("blast", &args.eal, args.max_queues(), &args.port)?;
     let cfg = SenderConfig {
         ports: args.port.clone(),
@@ -191,6 +193,7 @@ fn preflight_port(args: &Args, side: &TxSide) -> Result<(), Failure> {
         dst_port: a.dst_port,
         frame_size: args.max_size() as usize,
         ttl: 64,
+        run_id: 0,
     };
     let mut frame = vec![0u8; spec.len_without_fcs()];
     let checksum_ok = wire::write_frame(&spec, &mut frame).is_ok()
