@@ -365,7 +365,14 @@ impl Receiver {
                 cost_per_frame: self.cfg.cost_per_frame,
                 count_only: self.cfg.count_only,
                 counters: counters.clone(),
-                reflect: if self.cfg.reflect { txq.map(|mut t| { t.rearm(); t }) } else { None },
+                reflect: if self.cfg.reflect {
+                    txq.map(|mut t| {
+                        t.rearm();
+                        t
+                    })
+                } else {
+                    None
+                },
                 interval_cycles: self.cfg.interval_us * self.hz / 1_000_000,
                 one_way: self.cfg.one_way.then_some(self.clock),
             };

@@ -120,8 +120,22 @@ fn blast_killed_mid_step_ten_times_leaves_drop_serving_a_correct_next_run() {
         assert!(alive(&mut drop), "drop died after blast was killed (round {i})");
     }
     let json = dir.join("next.json");
-    let args =
-        ["--peer", &addr, "--queues", "2", "--size", "64", "--rate", "200k", "--warmup", "0.3", "--duration", "1", "--json", json.to_str().unwrap()];
+    let args = [
+        "--peer",
+        &addr,
+        "--queues",
+        "2",
+        "--size",
+        "64",
+        "--rate",
+        "200k",
+        "--warmup",
+        "0.3",
+        "--duration",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ];
     let out = run(BLAST, &blast_args(&sock, 2, &args), Duration::from_secs(60));
     assert!(out.status.success(), "the run after ten kills: {}\n{}", out.stdout, out.stderr);
     let v = read_json(&json);

@@ -541,7 +541,12 @@ impl Port {
         if self.started {
             let id = self.id;
             if peer_managed(&self.info.driver) {
-                on_interrupt_thread(|| { unsafe { ffi::rte_eth_dev_stop(id) }; }, INTR_THREAD_WAIT);
+                on_interrupt_thread(
+                    || {
+                        unsafe { ffi::rte_eth_dev_stop(id) };
+                    },
+                    INTR_THREAD_WAIT,
+                );
             } else {
                 unsafe { ffi::rte_eth_dev_stop(id) };
             }

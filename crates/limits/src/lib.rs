@@ -7,13 +7,13 @@
 
 mod counters;
 pub mod ena_state;
-mod receiver_only;
 mod preflight;
+mod receiver_only;
 mod sample;
 mod verdict;
 
 pub use counters::{counter_set, resolve, CounterKind, CounterSpec, Resolved, ENA_ALLOWANCES, ENA_LEVELS};
 pub use preflight::{preflight, Finding, PreflightInput, Severity};
-pub use sample::{check_step, SampleCheck, MAX_PLAUSIBLE_PER_SECOND};
 pub use receiver_only::{receiver_verdict, ReceiverCounters};
+pub use sample::{check_step, SampleCheck, MAX_PLAUSIBLE_PER_SECOND};
 pub use verdict::{verdict, Limit, LimitKind, Side, Verdict, WindowCounters, SATURATED_BUSY_PCT};

@@ -56,7 +56,11 @@ pub fn receiver_verdict(c: &ReceiverCounters) -> Verdict {
         limits.push(Limit {
             kind: LimitKind::Receiver,
             side: Side::Receiver,
-            counters: [("imissed", c.imissed), ("rx_nombuf", c.rx_nombuf)].iter().filter(|(_, v)| *v > 0).map(|(n, _)| n.to_string()).collect(),
+            counters: [("imissed", c.imissed), ("rx_nombuf", c.rx_nombuf)]
+                .iter()
+                .filter(|(_, v)| *v > 0)
+                .map(|(n, _)| n.to_string())
+                .collect(),
             delta: drops,
             frames: drops,
             evidence: format!("{} on the receiver: it could not take frames as fast as they came", parts.join(", ")),
