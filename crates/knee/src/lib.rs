@@ -6,8 +6,43 @@
 //! interval; a full-length trial confirms each result, and a confirmation
 //! that fails reopens the search below it. No EAL here: the caller runs
 //! the trials.
+//!
+//! A trial counts only at the load it carried. When the sender delivers
+//! less than the offered rate (beyond [`DELIVERY_TOLERANCE`]), the offered
+//! rate is not a pass: it becomes the sender's cap, which bounds the search
+//! from above like a fail, and the trial's loss counts at the rate it did
+//! deliver. A confirmation the sender fell short on is a failed
+//! confirmation, and a confirmed figure is always the rate its confirming
+//! trial delivered. A result bounded by the sender rather than by loss is
+//! a lower bound on the path's knee ("at least").
 
 use serde::Serialize;
+
+/// The share of the offered rate a sender may fall short by and still be
+/// taken to have carried it: 1%. A trial that delivered less is counted at
+/// the rate it delivered, never at the offered one.
+pub const DELIVERY_TOLERANCE: f64 = 0.01;
+
+/// Whether a trial that `delivered` frames/s when `offered` were asked for
+/// fell short of the offered load (beyond [`DELIVERY_TOLERANCE`]).
+pub fn sender_short(offered: f64, delivered: f64) -> bool {
+    // NaN (nothing measured) is short too.
+    delivered.is_nan() || delivered < offered * (1.0 - DELIVERY_TOLERANCE)
+}
+
+/// What bounds a confirmed result from above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    /// A trial above it lost too much (or broke the latency limit): the
+    /// result is the path's knee, within the search's precision.
+    Path,
+    /// The sender could not deliver the rates above it: the path carries at
+    /// least this, its knee may be higher.
+    Sender,
+    /// The top of the search itself passed: the path carries at least this.
+    Top,
+}
 
 /// One goal's search: the highest passing and the lowest failing rate seen.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -16,13 +51,19 @@ pub struct Bounds {
     pub loss_pct: f64,
     pub pass: Option<f64>,
     pub fail: Option<f64>,
-    /// The rate a full-length trial confirmed, once one has.
+    /// The rate a full-length trial confirmed, once one has: the rate that
+    /// trial delivered (never more than it was offered).
     pub confirmed: Option<f64>,
+    /// What bounded the confirmed result from above.
+    pub bounded_by: Option<Bound>,
+    /// Confirmations that failed, and of them those the sender fell short on.
+    pub failed_confirms: u32,
+    pub short_confirms: u32,
 }
 
 impl Bounds {
     fn new(loss_pct: f64) -> Bounds {
-        Bounds { loss_pct, pass: None, fail: None, confirmed: None }
+        Bounds { loss_pct, pass: None, fail: None, confirmed: None, bounded_by: None, failed_confirms: 0, short_confirms: 0 }
     }
 
     fn record(&mut self, rate: f64, passed: bool) {
@@ -70,6 +111,22 @@ pub struct Next {
     pub full_length: bool,
 }
 
+/// How the search counted one trial.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Counted {
+    /// The sender delivered less than the offered rate beyond
+    /// [`DELIVERY_TOLERANCE`]: the trial is no pass at the offered rate.
+    pub sender_short: bool,
+    /// The delivered rate as a share of the offered one (1.0: all of it).
+    pub delivered_share: f64,
+    /// The rate the trial's loss result counted at: the offered rate, or
+    /// the delivered one when the sender fell short. None: the trial carried
+    /// less than the search's floor and counted for nothing but the cap.
+    pub at: Option<f64>,
+    /// For a confirmation: whether it confirmed its goal.
+    pub confirmed: Option<bool>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SearchConfig {
     /// The highest rate to try (frames/s): the sender's unpaced rate, or --rate.
@@ -89,20 +146,22 @@ pub struct Search {
     cfg: SearchConfig,
     pub ndr: Bounds,
     pub pdr: Bounds,
-    confirm_failures: [u32; 2],
+    /// The lowest offered rate the sender could not deliver: it bounds both
+    /// goals from above like a fail.
+    sender_cap: Option<f64>,
 }
 
 impl Search {
     fn long(&self, g: Goal) -> bool {
-        self.confirm_failures[g as usize] > 0
+        self.bounds(g).failed_confirms > 0
     }
 
     pub fn new(cfg: SearchConfig) -> Search {
         assert!(cfg.max_rate > 0.0 && cfg.min_rate > 0.0 && cfg.precision > 0.0);
-        Search { cfg, ndr: Bounds::new(cfg.ndr_loss_pct), pdr: Bounds::new(cfg.pdr_loss_pct), confirm_failures: [0; 2] }
+        Search { cfg, ndr: Bounds::new(cfg.ndr_loss_pct), pdr: Bounds::new(cfg.pdr_loss_pct), sender_cap: None }
     }
 
-    fn bounds(&self, g: Goal) -> &Bounds {
+    pub fn bounds(&self, g: Goal) -> &Bounds {
         match g {
             Goal::Ndr => &self.ndr,
             Goal::Pdr => &self.pdr,
@@ -116,16 +175,47 @@ impl Search {
         }
     }
 
+    /// The lowest offered rate the sender fell short of, if any.
+    pub fn sender_cap(&self) -> Option<f64> {
+        self.sender_cap
+    }
+
+    /// The lowest rate known not to pass: a fail, or the sender's cap.
+    fn upper(&self, b: &Bounds) -> Option<f64> {
+        match (b.fail, self.sender_cap) {
+            (Some(f), Some(c)) => Some(f.min(c)),
+            (f, c) => f.or(c),
+        }
+    }
+
+    /// What bounds `b` from above now.
+    /// What bounds a result at `rate` from above: a fail within the
+    /// precision of it locates the path's knee whatever the sender's cap.
+    fn bound_of(&self, b: &Bounds, rate: f64) -> Bound {
+        match (b.fail, self.sender_cap) {
+            (Some(f), _) if (f - rate) / f <= self.cfg.precision => Bound::Path,
+            (None, None) => Bound::Top,
+            (Some(f), Some(c)) if c <= f => Bound::Sender,
+            (None, Some(_)) => Bound::Sender,
+            _ => Bound::Path,
+        }
+    }
+
     fn narrowed(&self, b: &Bounds) -> bool {
-        match (b.pass, b.fail) {
+        match (b.pass, self.upper(b)) {
             (_, None) => b.pass.is_some(), // passed at the maximum
-            (Some(p), Some(f)) => (f - p) / f <= self.cfg.precision,
-            (None, Some(f)) => f <= self.cfg.min_rate,
+            (Some(p), Some(u)) => (u - p) / u <= self.cfg.precision,
+            (None, Some(u)) => u <= self.cfg.min_rate,
         }
     }
 
     fn given_up(&self, g: Goal) -> bool {
-        self.confirm_failures[g as usize] > self.cfg.max_confirm_failures
+        self.bounds(g).failed_confirms > self.cfg.max_confirm_failures
+    }
+
+    /// Whether the goal's result was given up after too many failed confirmations.
+    pub fn gave_up(&self, g: Goal) -> bool {
+        self.given_up(g)
     }
 
     /// The next trial, or None when both goals are settled. PDR first: its
@@ -138,13 +228,13 @@ impl Search {
                 continue;
             }
             if !self.narrowed(b) {
-                let rate = match (b.pass, b.fail) {
+                let rate = match (b.pass, self.upper(b)) {
                     (None, None) => self.cfg.max_rate,
-                    (Some(p), Some(f)) => (p + f) / 2.0,
+                    (Some(p), Some(u)) => (p + u) / 2.0,
                     // Nothing passed yet: halve towards the floor; after a
                     // failed confirmation, step down from it more gently.
-                    (None, Some(f)) if self.long(g) => (f * 0.9).max(self.cfg.min_rate),
-                    (None, Some(f)) => (f / 2.0).max(self.cfg.min_rate),
+                    (None, Some(u)) if self.long(g) => (u * 0.9).max(self.cfg.min_rate),
+                    (None, Some(u)) => (u / 2.0).max(self.cfg.min_rate),
                     (Some(_), None) => unreachable!("narrowed"),
                 };
                 return Some(Next { rate, kind: TrialKind::Search, goal: None, full_length: self.long(g) });
@@ -157,49 +247,104 @@ impl Search {
         None
     }
 
-    /// Records a trial at `rate` with `loss_pct` (and whether the latency
-    /// limit held, true when there is none).
-    pub fn record(&mut self, next: &Next, rate: f64, loss_pct: f64, latency_ok: bool) {
+    /// Records a trial offered at `offered` frames/s whose sender delivered
+    /// `delivered` frames/s, with `loss_pct` (and whether the latency limit
+    /// held, true when there is none). A trial the sender fell short on
+    /// counts at the delivered rate and caps the search at the offered one.
+    pub fn record(&mut self, next: &Next, offered: f64, delivered: f64, loss_pct: f64, latency_ok: bool) -> Counted {
+        let delivered = if delivered.is_finite() { delivered.max(0.0) } else { 0.0 };
+        let short = sender_short(offered, delivered);
+        let carried = offered.min(delivered);
+        // Within the tolerance the trial carried the offered load; beyond
+        // it, only what it delivered.
+        let at = if short { carried } else { offered };
+        // A trial that carried less than the floor says nothing about the
+        // path within the search's range.
+        let at = (at >= self.cfg.min_rate).then_some(at);
+        if short && !self.sender_cap.is_some_and(|c| c <= offered) {
+            self.sender_cap = Some(offered);
+        }
         let ndr_pass = loss_pct <= self.cfg.ndr_loss_pct && latency_ok;
         let pdr_pass = loss_pct <= self.cfg.pdr_loss_pct && latency_ok;
+        let mut confirmed = None;
         match (next.kind, next.goal) {
             (TrialKind::Confirm, Some(g)) => {
                 let passed = if g == Goal::Ndr { ndr_pass } else { pdr_pass };
-                if passed {
-                    self.bounds_mut(g).confirmed = Some(rate);
-                } else {
-                    self.confirm_failures[g as usize] += 1;
+                if passed && !short && at.is_some() {
+                    let bound = self.bound_of(self.bounds(g), offered);
                     let b = self.bounds_mut(g);
+                    b.confirmed = Some(carried);
+                    b.bounded_by = Some(bound);
+                    confirmed = Some(true);
+                } else {
+                    let b = self.bounds_mut(g);
+                    b.failed_confirms += 1;
+                    b.short_confirms += u32::from(short);
                     b.pass = None;
-                    b.record(rate, false);
+                    if let Some(at) = at {
+                        b.record(at, passed);
+                    }
+                    confirmed = Some(false);
                 }
                 // The other goal learns from it as from a short trial.
                 let (o, op) = if g == Goal::Ndr { (Goal::Pdr, pdr_pass) } else { (Goal::Ndr, ndr_pass) };
-                if self.bounds(o).confirmed.is_none() {
-                    self.bounds_mut(o).record(rate, op);
+                if let (None, Some(at)) = (self.bounds(o).confirmed, at) {
+                    self.bounds_mut(o).record(at, op);
                 }
             }
             _ => {
-                self.ndr.record(rate, ndr_pass);
-                self.pdr.record(rate, pdr_pass);
+                if let Some(at) = at {
+                    self.ndr.record(at, ndr_pass);
+                    self.pdr.record(at, pdr_pass);
+                }
             }
         }
-        // NDR <= PDR always: a PDR fail is an NDR fail.
+        // NDR <= PDR always. Two confirmations at one offered rate deliver
+        // slightly different rates: the NDR claims no more than the PDR (less
+        // than its own trial delivered, never more).
+        if let (Some(n), Some(p)) = (self.ndr.confirmed, self.pdr.confirmed) {
+            if n > p {
+                self.ndr.confirmed = Some(p);
+            }
+        }
+        // A PDR fail is an NDR fail.
         if let Some(f) = self.pdr.fail {
             if self.ndr.confirmed.is_none() && !self.ndr.fail.is_some_and(|nf| f >= nf) {
                 self.ndr.record(f, false);
             }
         }
+        // A pass at or above the sender's cap is not one the sender can
+        // repeat (only a confirmation can put the cap below a pass).
+        if let Some(c) = self.sender_cap {
+            for b in [&mut self.ndr, &mut self.pdr] {
+                if b.confirmed.is_none() && b.pass.is_some_and(|p| p >= c) {
+                    b.pass = None;
+                }
+            }
+        }
+        Counted { sender_short: short, delivered_share: if offered > 0.0 { delivered / offered } else { 0.0 }, at, confirmed }
     }
 
-    /// The confirmed result per goal (None: nothing passed, or confirmations kept failing).
+    /// The confirmed result per goal (None: nothing passed, or confirmations
+    /// kept failing): a rate its confirming trial delivered.
     pub fn result(&self, g: Goal) -> Option<f64> {
         self.bounds(g).confirmed
     }
 
-    /// Whether the sender's maximum itself passed: the path was not the limit.
+    /// What bounds the goal's confirmed result (None until one is confirmed).
+    pub fn bounded_by(&self, g: Goal) -> Option<Bound> {
+        self.bounds(g).bounded_by
+    }
+
+    /// Whether the goal's confirmed result is a lower bound on the path's
+    /// knee: the sender delivered no more, or the top of the search passed.
+    pub fn sender_limited(&self, g: Goal) -> bool {
+        matches!(self.bounded_by(g), Some(Bound::Sender | Bound::Top))
+    }
+
+    /// Whether the top of the search itself passed: the path was not the limit.
     pub fn passed_at_max(&self, g: Goal) -> bool {
-        self.bounds(g).confirmed.is_some_and(|r| r >= self.cfg.max_rate)
+        self.bounded_by(g) == Some(Bound::Top)
     }
 }
 
@@ -233,9 +378,20 @@ impl Qualifiers {
 
 /// One committable sentence: "P99.9 < 41.2 us at 1.250 Mpps, loss <= 0.5%,
 /// 64 B frames, MTU 1500, even arrivals, 8 queues, 16 flows (receiver-side)".
+/// `latency` is None when no percentile was measured (no samples): the
+/// sentence then quotes none.
 pub fn sentence(q: &Qualifiers, mpps: f64, loss_pct: f64, latency: Option<(&str, f64)>) -> String {
     let lat = latency.map(|(p, us)| format!("{} < {us:.1} us at ", pretty_percentile(p))).unwrap_or_default();
     format!("{lat}{mpps:.3} Mpps, loss <= {}%, {} (receiver-side)", trim_float(loss_pct), q.text())
+}
+
+/// The sentence for a result that is a lower bound on the path's knee (the
+/// sender delivered no more, or the top of the search passed): it claims
+/// the rate a confirming trial delivered, and says the knee is at least that.
+pub fn sentence_at_least(q: &Qualifiers, mpps: f64, loss_pct: f64, latency: Option<(&str, f64)>) -> String {
+    let s = sentence(q, mpps, loss_pct, latency);
+    let s = s.strip_suffix(" (receiver-side)").unwrap_or(&s);
+    format!("{s} (receiver-side; sender-limited: the path's knee is at least {mpps:.3} Mpps)")
 }
 
 fn pretty_percentile(p: &str) -> String {
@@ -278,7 +434,7 @@ mod tests {
     fn run(s: &mut Search, loss: impl Fn(f64) -> f64) -> Vec<Next> {
         let mut trials = Vec::new();
         while let Some(n) = s.next() {
-            s.record(&n, n.rate, loss(n.rate), true);
+            s.record(&n, n.rate, n.rate, loss(n.rate), true);
             trials.push(n);
             assert!(trials.len() < 100, "the search converges");
         }
@@ -304,6 +460,8 @@ mod tests {
         let trials = run(&mut s, |_| 0.0);
         assert_eq!(trials.len(), 3, "one search trial, then a confirmation per goal");
         assert!(s.passed_at_max(Goal::Ndr) && s.passed_at_max(Goal::Pdr));
+        assert!(s.sender_limited(Goal::Ndr) && s.sender_limited(Goal::Pdr));
+        assert_eq!(s.result(Goal::Pdr), Some(1_000_000.0));
     }
 
     #[test]
@@ -317,7 +475,7 @@ mod tests {
             n_confirm += usize::from(full);
             let limit = if full { 450_000.0 } else { 500_000.0 };
             let loss = if n.rate <= limit { 0.0 } else { 5.0 };
-            s.record(&n, n.rate, loss, true);
+            s.record(&n, n.rate, n.rate, loss, true);
         }
         let _ = full;
         let ndr = s.result(Goal::Ndr).unwrap();
@@ -338,10 +496,236 @@ mod tests {
         let mut s = Search::new(cfg());
         while let Some(n) = s.next() {
             // No loss anywhere, but the tail breaks the limit above 300k.
-            s.record(&n, n.rate, 0.0, n.rate <= 300_000.0);
+            s.record(&n, n.rate, n.rate, 0.0, n.rate <= 300_000.0);
         }
         let pdr = s.result(Goal::Pdr).unwrap();
         assert!(pdr <= 300_000.0 && pdr > 297_000.0, "{pdr}");
+    }
+
+    /// One trial as run: what was offered, what the sender delivered, how it counted.
+    struct Ran {
+        next: Next,
+        delivered: f64,
+        counted: Counted,
+    }
+
+    /// Runs the search against a sender that delivers `sender(offered,
+    /// next)` and a path whose loss depends on the rate it carries.
+    fn run_with(s: &mut Search, loss: impl Fn(f64) -> f64, mut sender: impl FnMut(f64, &Next) -> f64) -> Vec<Ran> {
+        let mut trials = Vec::new();
+        while let Some(n) = s.next() {
+            let delivered = sender(n.rate, &n);
+            let counted = s.record(&n, n.rate, delivered, loss(n.rate.min(delivered)), true);
+            trials.push(Ran { next: n, delivered, counted });
+            assert!(trials.len() < 100, "the search converges");
+        }
+        trials
+    }
+
+    /// Every confirmed figure is a rate its confirming trial delivered.
+    fn assert_results_were_delivered(s: &Search, trials: &[Ran]) {
+        for g in [Goal::Ndr, Goal::Pdr] {
+            if let Some(r) = s.result(g) {
+                let by =
+                    trials.iter().rev().find(|t| t.next.goal == Some(g) && t.counted.confirmed == Some(true)).expect("a confirming trial");
+                assert!(!by.counted.sender_short);
+                assert!(
+                    r <= by.delivered && r <= by.next.rate,
+                    "{g:?} {r} from a trial offered {} that delivered {}",
+                    by.next.rate,
+                    by.delivered
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_short_search_trial_counts_at_the_delivered_rate_and_caps_the_search() {
+        let mut s = Search::new(cfg());
+        let n = s.next().unwrap();
+        assert_eq!(n.rate, 1_000_000.0);
+        let c = s.record(&n, n.rate, 600_000.0, 0.0, true);
+        assert!(c.sender_short);
+        assert_eq!(c.at, Some(600_000.0), "the loss result counts at the delivered rate");
+        assert!((c.delivered_share - 0.6).abs() < 1e-9);
+        assert_eq!(s.ndr.pass, Some(600_000.0), "a pass at what was delivered, not at what was offered");
+        assert_eq!(s.pdr.pass, Some(600_000.0));
+        assert_eq!(s.sender_cap(), Some(1_000_000.0));
+        let n = s.next().unwrap();
+        assert_eq!((n.kind, n.rate), (TrialKind::Search, 800_000.0), "the cap bounds the search like a fail");
+
+        // Loss at the delivered rate is a fail there, and the cap stays.
+        let c = s.record(&n, n.rate, 700_000.0, 2.0, true);
+        assert_eq!(c.at, Some(700_000.0));
+        assert_eq!(s.ndr.fail, Some(700_000.0));
+        assert_eq!(s.pdr.fail, Some(700_000.0));
+        assert_eq!(s.sender_cap(), Some(800_000.0));
+
+        // Within the tolerance the offered rate counts.
+        let mut s = Search::new(cfg());
+        let n = s.next().unwrap();
+        let c = s.record(&n, n.rate, n.rate * (1.0 - DELIVERY_TOLERANCE / 2.0), 0.0, true);
+        assert!(!c.sender_short);
+        assert_eq!(c.at, Some(1_000_000.0));
+        assert_eq!(s.sender_cap(), None);
+    }
+
+    #[test]
+    fn a_short_confirmation_is_a_failed_confirmation() {
+        let mut s = Search::new(cfg());
+        // A perfect path; the sender keeps up in short trials but falls 5%
+        // short on the first confirmation of each goal.
+        let mut shorted = [false; 2];
+        let trials = run_with(
+            &mut s,
+            |_| 0.0,
+            |r, n| match n.goal {
+                Some(g) if !shorted[g as usize] => {
+                    shorted[g as usize] = true;
+                    r * 0.95
+                }
+                _ => r,
+            },
+        );
+        let first = trials.iter().find(|t| t.next.kind == TrialKind::Confirm).unwrap();
+        assert_eq!(first.counted.confirmed, Some(false), "a short confirmation does not confirm");
+        assert!(first.counted.sender_short);
+        assert_eq!(s.pdr.short_confirms, 1);
+        assert_eq!(s.pdr.failed_confirms, 1);
+        let pdr = s.result(Goal::Pdr).expect("confirmed below what the sender fell short of");
+        assert!(pdr < first.next.rate, "below the rate the sender fell short of: {pdr}");
+        assert!(s.sender_cap().is_some_and(|c| c <= first.next.rate));
+        assert!(s.sender_limited(Goal::Pdr), "bounded by the sender's cap, not by loss");
+        assert_eq!((s.ndr.short_confirms, s.ndr.failed_confirms), (1, 1));
+        assert!(s.result(Goal::Ndr).is_some_and(|n| n <= pdr));
+        assert_results_were_delivered(&s, &trials);
+    }
+
+    #[test]
+    fn a_sender_that_cannot_reach_the_knee_gives_an_at_least_result() {
+        let mut s = Search::new(cfg());
+        // The path loses nothing; the sender delivers at most 600k.
+        let trials = run_with(&mut s, |_| 0.0, |r, _| r.min(600_000.0));
+        for g in [Goal::Ndr, Goal::Pdr] {
+            let r = s.result(g).unwrap();
+            assert!((600_000.0 * 0.99..=600_000.0).contains(&r), "{g:?} {r}");
+            assert_eq!(s.bounded_by(g), Some(Bound::Sender));
+            assert!(s.sender_limited(g) && !s.passed_at_max(g));
+        }
+        assert!(trials.iter().filter(|t| t.counted.sender_short).all(|t| t.counted.at == Some(t.delivered)));
+        assert_results_were_delivered(&s, &trials);
+        assert!(trials.len() < 30, "{} trials", trials.len());
+    }
+
+    #[test]
+    fn a_knee_below_the_sender_cap_is_found_as_before() {
+        let mut s = Search::new(cfg());
+        // The sender tops out at 800k; the path's NDR is 400k and PDR 600k.
+        let trials = run_with(&mut s, path(400_000.0, 600_000.0), |r, _| r.min(800_000.0));
+        let ndr = s.result(Goal::Ndr).unwrap();
+        let pdr = s.result(Goal::Pdr).unwrap();
+        assert!((400_000.0 * 0.99..=400_000.0).contains(&ndr), "{ndr}");
+        assert!((600_000.0 * 0.99..=600_000.0).contains(&pdr), "{pdr}");
+        assert_eq!(s.bounded_by(Goal::Ndr), Some(Bound::Path));
+        assert_eq!(s.bounded_by(Goal::Pdr), Some(Bound::Path));
+        assert!(!s.sender_limited(Goal::Pdr) && !s.sender_limited(Goal::Ndr));
+        assert_eq!(s.sender_cap(), Some(1_000_000.0), "only the first trial fell short");
+        assert_results_were_delivered(&s, &trials);
+    }
+
+    #[test]
+    fn a_confirmed_figure_is_what_its_trial_delivered() {
+        let mut s = Search::new(cfg());
+        // Within the tolerance everywhere: 0.5% short.
+        let trials = run_with(&mut s, |_| 0.0, |r, _| r * 0.995);
+        assert!(trials.iter().all(|t| !t.counted.sender_short));
+        let pdr = s.result(Goal::Pdr).unwrap();
+        assert_eq!(pdr, 1_000_000.0 * 0.995, "min(offered, delivered), not the offered rate");
+        assert!(s.passed_at_max(Goal::Pdr) && s.sender_limited(Goal::Pdr));
+        assert_results_were_delivered(&s, &trials);
+    }
+
+    #[test]
+    fn a_sender_that_keeps_falling_short_confirms_nothing_and_the_search_ends() {
+        let mut s = Search::new(cfg());
+        let trials = run_with(&mut s, |_| 0.0, |r, _| r * 0.95);
+        assert_eq!(s.result(Goal::Ndr), None);
+        assert_eq!(s.result(Goal::Pdr), None);
+        for g in [Goal::Ndr, Goal::Pdr] {
+            assert!(s.gave_up(g));
+            assert_eq!(s.bounds(g).short_confirms, s.bounds(g).failed_confirms, "every confirmation fell short");
+        }
+        assert!(trials.len() < 60, "{} trials", trials.len());
+    }
+
+    #[test]
+    fn an_erratic_sender_still_converges_and_never_confirms_more_than_it_delivered() {
+        for seed in 1..50u64 {
+            let mut x = seed;
+            let mut s = Search::new(cfg());
+            // Delivers 50 to 100% of the offered rate, at random; the path
+            // holds 700k without loss and loses above.
+            let trials = run_with(
+                &mut s,
+                |r| if r <= 700_000.0 { 0.0 } else { 1.0 },
+                |r, _| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let f = 0.5 + (x % 1000) as f64 / 2000.0;
+                    r * if x % 3 == 0 { 1.0 } else { f }
+                },
+            );
+            assert_results_were_delivered(&s, &trials);
+            for g in [Goal::Ndr, Goal::Pdr] {
+                if let Some(r) = s.result(g) {
+                    assert!(r <= 700_000.0, "seed {seed}: {g:?} {r} above the path's knee");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_ndr_never_exceeds_the_pdr_when_confirmations_deliver_differently() {
+        let mut s = Search::new(cfg());
+        // The path's NDR and PDR coincide; the NDR's confirmation happens to
+        // deliver a little more than the PDR's (both within the tolerance).
+        let trials = run_with(&mut s, path(500_000.0, 500_001.0), |r, n| match n.goal {
+            Some(Goal::Pdr) => r * 0.996,
+            _ => r * 0.999,
+        });
+        let (ndr, pdr) = (s.result(Goal::Ndr).unwrap(), s.result(Goal::Pdr).unwrap());
+        assert!(ndr <= pdr, "NDR {ndr} <= PDR {pdr}");
+        assert_results_were_delivered(&s, &trials);
+    }
+
+    #[test]
+    fn a_fail_within_the_precision_locates_the_knee_whatever_the_cap() {
+        let mut s = Search::new(cfg());
+        let search = |rate| Next { rate, kind: TrialKind::Search, goal: None, full_length: false };
+        // The path loses at 500k; the sender falls short at 499k; 496k passes.
+        s.record(&search(500_000.0), 500_000.0, 500_000.0, 5.0, true);
+        s.record(&search(499_000.0), 499_000.0, 450_000.0, 0.0, true);
+        s.record(&search(496_000.0), 496_000.0, 496_000.0, 0.0, true);
+        assert_eq!(s.sender_cap(), Some(499_000.0));
+        let n = s.next().unwrap();
+        assert_eq!((n.kind, n.goal, n.rate), (TrialKind::Confirm, Some(Goal::Pdr), 496_000.0));
+        let c = s.record(&n, n.rate, n.rate, 0.0, true);
+        assert_eq!(c.confirmed, Some(true));
+        assert_eq!(s.bounded_by(Goal::Pdr), Some(Bound::Path), "a fail within 1% above it: the path's knee, not a lower bound");
+        assert!(!s.sender_limited(Goal::Pdr));
+    }
+
+    #[test]
+    fn a_trial_that_delivered_nothing_only_caps_the_search() {
+        let mut s = Search::new(cfg());
+        let n = s.next().unwrap();
+        let c = s.record(&n, n.rate, 0.0, 0.0, true);
+        assert!(c.sender_short);
+        assert_eq!(c.at, None);
+        assert_eq!((s.ndr.pass, s.ndr.fail), (None, None));
+        assert_eq!(s.sender_cap(), Some(1_000_000.0));
+        assert_eq!(s.next().unwrap().rate, 500_000.0);
     }
 
     #[test]
@@ -355,6 +739,10 @@ mod tests {
         assert_eq!(
             sentence(&q1, 0.5, 0.0, None),
             "0.500 Mpps, loss <= 0%, 64 B frames, MTU 1500, even arrivals, 1 queue, 1 flow (receiver-side)"
+        );
+        assert_eq!(
+            sentence_at_least(&q1, 6.55, 0.5, None),
+            "6.550 Mpps, loss <= 0.5%, 64 B frames, MTU 1500, even arrivals, 1 queue, 1 flow (receiver-side; sender-limited: the path's knee is at least 6.550 Mpps)"
         );
     }
 }

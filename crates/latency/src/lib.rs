@@ -71,13 +71,9 @@ impl LatencyHistogram {
         }
     }
 
-    /// The value (microseconds) at percentile `q` (0 to 100).
-    pub fn percentile_us(&self, q: f64) -> f64 {
-        if self.count() == 0 {
-            0.0
-        } else {
-            self.h.value_at_percentile(q) as f64 / 1000.0
-        }
+    /// The value (microseconds) at percentile `q` (0 to 100); None with no samples.
+    pub fn percentile_us(&self, q: f64) -> Option<f64> {
+        (self.count() > 0).then(|| self.h.value_at_percentile(q) as f64 / 1000.0)
     }
 
     /// The whole histogram as (upper bound in ns, count) for every
@@ -113,9 +109,19 @@ pub struct LatencySummary {
     pub max_us: f64,
 }
 
+/// Whether `name` is a percentile a summary carries ("p50" to "p99.99", or "max").
+pub fn is_percentile(name: &str) -> bool {
+    matches!(name.to_ascii_lowercase().as_str(), "p50" | "p90" | "p99" | "p99.9" | "p99.99" | "max")
+}
+
 impl LatencySummary {
-    /// The value at a named percentile ("p99.9"), or "max".
+    /// The value at a named percentile ("p99.9"), or "max"; None for an
+    /// unknown name, and None with no samples (nothing was measured: the
+    /// summary's zeros are not figures).
     pub fn at(&self, name: &str) -> Option<f64> {
+        if self.count == 0 {
+            return None;
+        }
         Some(match name.to_ascii_lowercase().as_str() {
             "p50" => self.p50_us,
             "p90" => self.p90_us,
@@ -127,8 +133,12 @@ impl LatencySummary {
         })
     }
 
-    /// "P50 12.3 us, P90 ..., Max 80.1 us (n = 1000)".
+    /// "P50 12.3 us, P90 ..., Max 80.1 us (n = 1000)", or "no samples"
+    /// when nothing was timed.
     pub fn line(&self) -> String {
+        if self.count == 0 {
+            return "no samples".into();
+        }
         format!(
             "P50 {:.1} us, P90 {:.1} us, P99 {:.1} us, P99.9 {:.1} us, P99.99 {:.1} us, Max {:.1} us (n = {})",
             self.p50_us, self.p90_us, self.p99_us, self.p99_9_us, self.p99_99_us, self.max_us, self.count
@@ -151,7 +161,7 @@ impl std::str::FromStr for Sla {
         };
         let (p, v) = s.split_once("<=").ok_or_else(bad)?;
         let percentile = p.trim().to_ascii_lowercase();
-        if LatencySummary::default().at(&percentile).is_none() {
+        if !is_percentile(&percentile) {
             return Err(bad());
         }
         let v = v.trim();
@@ -228,6 +238,28 @@ mod tests {
         h.record_ns(u64::MAX);
         assert_eq!(h.count(), 2);
         assert!(h.summary().max_us >= 9.99e6);
+    }
+
+    #[test]
+    fn no_samples_give_no_figures() {
+        let h = LatencyHistogram::new();
+        let s = h.summary();
+        assert_eq!(s.count, 0);
+        assert_eq!(s.line(), "no samples");
+        for name in ["p50", "p90", "p99", "p99.9", "p99.99", "max", "Max", "P99.9"] {
+            assert_eq!(s.at(name), None, "{name}: nothing measured");
+        }
+        assert_eq!(h.percentile_us(99.9), None);
+        assert_eq!(LatencySummary::default().line(), "no samples");
+
+        let mut h = LatencyHistogram::new();
+        h.record_ns(12_000);
+        let s = h.summary();
+        assert!(s.at("P99.9").is_some_and(|v| (v - 12.0).abs() < 0.02), "{s:?}");
+        assert_eq!(s.at("p97"), None, "not a percentile a summary carries");
+        assert!(h.percentile_us(50.0).is_some_and(|v| (v - 12.0).abs() < 0.02));
+        assert_eq!(s.line(), "P50 12.0 us, P90 12.0 us, P99 12.0 us, P99.9 12.0 us, P99.99 12.0 us, Max 12.0 us (n = 1)");
+        assert!(is_percentile("Max") && is_percentile("P99.99") && !is_percentile("p97"));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use blastdrop::report;
 use blastdrop::sender::{Sender, StepParams};
 use blastdrop::session::Started;
 use blastdrop::signals;
-use knee::{Goal, Next, Qualifiers, Search, SearchConfig, TrialKind, COMMIT_SHARE};
+use knee::{Bound, Counted, Goal, Next, Qualifiers, Search, SearchConfig, TrialKind, COMMIT_SHARE, DELIVERY_TOLERANCE};
 use ladder::StepRecord;
 
 use crate::args::Args;
@@ -22,9 +22,21 @@ struct Trial {
     kind: TrialKind,
     /// For a confirmation, the goal it confirms.
     goal: Option<Goal>,
-    /// Whether the trial kept the NDR and PDR limits (loss, and the SLA when given).
+    /// Whether the trial kept the NDR and PDR limits (loss, and the SLA when
+    /// given), at the rate it counted at (`counted_at_mpps`).
     ndr_pass: bool,
     pdr_pass: bool,
+    /// The sender delivered less than the offered rate beyond the tolerance
+    /// (`result.delivery_tolerance_pct`): no pass at the offered rate.
+    sender_short: bool,
+    /// What the sender delivered, percent of the offered rate.
+    delivered_pct: f64,
+    /// The rate the trial's result counted at: the offered one, or what the
+    /// sender delivered when it fell short; null when it delivered less than
+    /// the search's floor (then it only capped the search).
+    counted_at_mpps: Option<f64>,
+    /// For a confirmation: whether it confirmed its goal.
+    confirmed: Option<bool>,
     #[serde(flatten)]
     step: StepRecord,
 }
@@ -38,13 +50,33 @@ struct LoadPoint {
 
 #[derive(Serialize)]
 struct KneeResult {
+    /// Confirmed results: each the rate its confirming trial delivered.
     ndr_mpps: Option<f64>,
     pdr_mpps: Option<f64>,
     /// The knee: the PDR, which with --sla also kept the latency limit.
     knee_mpps: Option<f64>,
     committable_mpps: Option<f64>,
-    /// The sender's maximum passed: the knee is beyond what this sender offers.
+    /// What bounds each result: "path" (a trial above it failed: the knee),
+    /// "sender" (the sender delivered no more) or "top" (the top of the
+    /// search passed); the last two make the result "at least".
+    ndr_bounded_by: Option<Bound>,
+    pdr_bounded_by: Option<Bound>,
+    ndr_sender_limited: bool,
+    pdr_sender_limited: bool,
+    /// The knee (PDR) is a lower bound: the sender delivered no more, or its
+    /// maximum passed. The path's knee is at least knee_mpps.
     sender_limited: bool,
+    /// Each result as printed: "6.550 Mpps", "at least 6.550 Mpps: the
+    /// sender delivered no more", "none found", "none confirmed: ...".
+    ndr: String,
+    pdr: String,
+    /// The trial (1-based, in `trials`) that confirmed each result.
+    ndr_confirmed_by: Option<usize>,
+    pdr_confirmed_by: Option<usize>,
+    /// The lowest offered rate the sender fell short of, if any.
+    sender_cap_mpps: Option<f64>,
+    /// How far short of the offered rate a trial may fall and still count at it, percent.
+    delivery_tolerance_pct: f64,
     /// The verdict of the first trial above the knee that failed: what stops the path there.
     limit_above: Option<String>,
     sentence: Option<String>,
@@ -74,7 +106,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     let (mut peer, peer_info) = peer::connect(args)?;
     let info = peer_info.as_ref().expect("--find-knee is checked to have --peer");
     let rx = args.rx_queues.unwrap_or(queues);
-    peer::check_receiver(info, rx, size, "the knee search")?;
+    peer::check_receiver(info, rx, size, args.reflect, "the knee search")?;
     peer::check_port_pairing(info, sender.sides().len());
     let p = peer.as_mut().expect("connected");
     p.prepare(rx, size).map_err(Failure::runtime)?;
@@ -114,7 +146,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     };
     let qualifiers = Qualifiers { queues, size, flows, mtu: sender.mtu(), shape: shape.to_string() };
     println!(
-        "blast: knee search from {:.3} Mpps down, {}: NDR loss <= {}%, PDR loss <= {}%{}; {:.1?} search trials, {:.1?} confirmations, {:.1?} warm-up each; receiver: drop on {} ({}); receiver-side figures",
+        "blast: knee search from {:.3} Mpps down, {}: NDR loss <= {}%, PDR loss <= {}%{}; {:.1?} search trials, {:.1?} confirmations, {:.1?} warm-up each; receiver: drop on {} ({}); receiver-side figures; a trial the sender falls more than {}% short on counts at the rate it delivered",
         max_rate / 1e6,
         qualifiers.text(),
         args.loss,
@@ -124,7 +156,8 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         duration,
         args.warmup,
         info.hostname,
-        info.driver
+        info.driver,
+        DELIVERY_TOLERANCE * 100.0
     );
     let mut search = Search::new(SearchConfig {
         max_rate,
@@ -155,28 +188,42 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
             (Some(sla), Some(l)) => sla.holds(l),
             (Some(_), None) => false,
         };
-        search.record(&next, next.rate, loss, latency_ok);
+        // The trial counts at the load it carried: what the sender delivered.
+        let delivered = rec.sent.mpps * 1e6;
+        let counted = search.record(&next, next.rate, delivered, loss, latency_ok);
         let trial = Trial {
             kind: next.kind,
             goal: next.goal,
             ndr_pass: loss <= args.loss && latency_ok,
             pdr_pass: loss <= args.pdr_loss && latency_ok,
+            sender_short: counted.sender_short,
+            delivered_pct: counted.delivered_share * 100.0,
+            counted_at_mpps: counted.at.map(|r| r / 1e6),
+            confirmed: counted.confirmed,
             step: rec,
         };
-        print_trial(&trial, &next, trials.len() + 1, args);
+        print_trial(&trial, &next, &counted, trials.len() + 1, args);
         trials.push(trial);
     }
 
     let ndr = search.result(Goal::Ndr);
     let pdr = search.result(Goal::Pdr);
     let knee = pdr;
-    let limit_above = knee.and_then(|k| {
-        trials
+    // The trial that confirmed each result (the last of its goal's to confirm).
+    let confirmed_by =
+        |g: Goal| search.result(g).and_then(|_| trials.iter().rposition(|t| t.goal == Some(g) && t.confirmed == Some(true))).map(|i| i + 1);
+    let (ndr_by, pdr_by) = (confirmed_by(Goal::Ndr), confirmed_by(Goal::Pdr));
+    let limit_above = match (knee, search.bounded_by(Goal::Pdr)) {
+        // The sender delivered no more: it is the limit above the figure.
+        (Some(_), Some(Bound::Sender)) => Some("sender".to_string()),
+        (Some(_), Some(Bound::Top)) | (None, _) => None,
+        // The first trial counted above the knee that failed: what stops the path there.
+        (Some(k), _) => trials
             .iter()
-            .filter(|t| !t.pdr_pass && t.step.offered_mpps.is_some_and(|r| r * 1e6 > k))
-            .min_by(|a, b| a.step.offered_mpps.partial_cmp(&b.step.offered_mpps).unwrap_or(std::cmp::Ordering::Equal))
-    });
-    let limit_above = limit_above.map(|t| t.step.limit.clone());
+            .filter(|t| !t.pdr_pass && t.counted_at_mpps.is_some_and(|r| r * 1e6 > k))
+            .min_by(|a, b| a.counted_at_mpps.partial_cmp(&b.counted_at_mpps).unwrap_or(std::cmp::Ordering::Equal))
+            .map(|t| t.step.limit.clone()),
+    };
 
     // Latency under load, below the knee.
     let mut under_load = Vec::new();
@@ -199,33 +246,56 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     }
 
     println!();
-    let fmt = |r: Option<f64>| r.map_or("none found".to_string(), |r| format!("{:.3} Mpps", r / 1e6));
+    let (ndr_text, pdr_text) = (result_text(&search, Goal::Ndr), result_text(&search, Goal::Pdr));
     println!(
         "NDR (loss <= {}%): {}; PDR (loss <= {}%): {}  [{}; receiver-side]",
         args.loss,
-        fmt(ndr),
+        ndr_text,
         args.pdr_loss,
-        fmt(pdr),
+        pdr_text,
         qualifiers.text()
     );
-    let sender_limited = search.passed_at_max(Goal::Pdr);
+    let sender_limited = search.sender_limited(Goal::Pdr);
     let sentence = knee.map(|k| {
-        let at_knee = trials.iter().rev().find(|t| t.kind == TrialKind::Confirm && t.goal == Some(Goal::Pdr) && t.pdr_pass);
+        // The latency the confirming trial measured; none quoted without samples.
+        let at_knee = pdr_by.map(|i| &trials[i - 1]);
         let pct = args.sla.as_ref().map_or("p99.9", |s| s.percentile.as_str());
         let lat = at_knee.and_then(|t| t.step.latency.as_ref()).and_then(|l| l.at(pct)).map(|v| (pct, v));
-        knee::sentence(&qualifiers, k / 1e6, args.pdr_loss, lat)
+        if sender_limited {
+            knee::sentence_at_least(&qualifiers, k / 1e6, args.pdr_loss, lat)
+        } else {
+            knee::sentence(&qualifiers, k / 1e6, args.pdr_loss, lat)
+        }
     });
     match knee {
         Some(k) => {
             println!(
-                "ceiling for this traffic: {:.3} Mpps{}, committable at {:.0}% of it: {:.3} Mpps  [{}{}]",
+                "ceiling for this traffic: {}{:.3} Mpps{}, committable at {:.0}% of it: {:.3} Mpps  [{}{}]",
+                if sender_limited { "at least " } else { "" },
                 k / 1e6,
-                if sender_limited { " (the sender's maximum passed: the path's knee is higher)" } else { "" },
+                match search.bounded_by(Goal::Pdr) {
+                    Some(Bound::Sender) => " (the sender delivered no more: the path's knee is at or above it)",
+                    Some(Bound::Top) => " (the top of the search passed: the path's knee is at or above it)",
+                    _ => "",
+                },
                 COMMIT_SHARE * 100.0,
                 k * COMMIT_SHARE / 1e6,
                 qualifiers.text(),
                 limit_above.as_ref().map_or(String::new(), |l| format!("; limit above it: {l}"))
             );
+        }
+        None if search.bounds(Goal::Pdr).short_confirms > 0 => {
+            let b = search.bounds(Goal::Pdr);
+            println!(
+                "no knee confirmed: the sender fell more than {}% short of the offered rate in {} of {} confirmations, so they could not count; lower --rate or give the sender more CPU{}",
+                DELIVERY_TOLERANCE * 100.0,
+                b.short_confirms,
+                b.failed_confirms,
+                ndr.map_or(String::new(), |r| format!(" (the NDR's confirmation carried {:.3} Mpps within the PDR limit too)", r / 1e6))
+            );
+        }
+        None if search.gave_up(Goal::Pdr) => {
+            println!("no knee confirmed: {} full-length confirmations failed", search.bounds(Goal::Pdr).failed_confirms)
         }
         None => println!("no rate down to {:.3} Mpps kept loss within {}%: no knee", max_rate / 1000.0 / 1e6, args.pdr_loss),
     }
@@ -260,7 +330,17 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
                 pdr_mpps: pdr.map(|r| r / 1e6),
                 knee_mpps: knee.map(|r| r / 1e6),
                 committable_mpps: knee.map(|r| r * COMMIT_SHARE / 1e6),
+                ndr_bounded_by: search.bounded_by(Goal::Ndr),
+                pdr_bounded_by: search.bounded_by(Goal::Pdr),
+                ndr_sender_limited: search.sender_limited(Goal::Ndr),
+                pdr_sender_limited: search.sender_limited(Goal::Pdr),
                 sender_limited,
+                ndr: ndr_text,
+                pdr: pdr_text,
+                ndr_confirmed_by: ndr_by,
+                pdr_confirmed_by: pdr_by,
+                sender_cap_mpps: search.sender_cap().map(|r| r / 1e6),
+                delivery_tolerance_pct: DELIVERY_TOLERANCE * 100.0,
                 limit_above,
                 sentence,
             },
@@ -276,14 +356,54 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     Ok(())
 }
 
-fn print_trial(t: &Trial, next: &Next, i: usize, args: &Args) {
+/// One goal's result as printed: "6.550 Mpps", "at least 6.550 Mpps: the
+/// sender delivered no more", or why there is none.
+fn result_text(search: &Search, g: Goal) -> String {
+    let b = search.bounds(g);
+    match (search.result(g), search.bounded_by(g)) {
+        (Some(r), Some(Bound::Sender)) => format!("at least {:.3} Mpps: the sender delivered no more", r / 1e6),
+        (Some(r), Some(Bound::Top)) => format!("at least {:.3} Mpps: the top of the search passed", r / 1e6),
+        (Some(r), _) => format!("{:.3} Mpps", r / 1e6),
+        (None, _) if b.short_confirms > 0 => format!(
+            "none confirmed: the sender fell short of the offered rate in {} of {} confirmations",
+            b.short_confirms, b.failed_confirms
+        ),
+        (None, _) if search.gave_up(g) => format!("none confirmed: {} confirmations failed", b.failed_confirms),
+        (None, _) => "none found".to_string(),
+    }
+}
+
+fn print_trial(t: &Trial, next: &Next, counted: &Counted, i: usize, args: &Args) {
     let r = &t.step;
     let lat = r.latency.as_ref().map_or(String::new(), |l| {
         let pct = args.sla.as_ref().map_or("p99.9", |s| s.percentile.as_str());
-        format!(", {} {:.1} us", pct.to_uppercase(), l.at(pct).unwrap_or(0.0))
+        match l.at(pct) {
+            Some(v) => format!(", {} {v:.1} us", pct.to_uppercase()),
+            None => format!(", {} no samples", pct.to_uppercase()),
+        }
     });
+    let verdicts = format!("NDR {}, PDR {}", if t.ndr_pass { "pass" } else { "fail" }, if t.pdr_pass { "pass" } else { "fail" });
+    let outcome = match (counted.sender_short, counted.at) {
+        (false, _) => format!(" -> {verdicts}"),
+        (true, Some(at)) => format!(
+            "; sender short: delivered {:.1}% of offered: not a pass at {:.3} Mpps -> at {:.3} Mpps delivered: {verdicts}",
+            counted.delivered_share * 100.0,
+            next.rate / 1e6,
+            at / 1e6
+        ),
+        (true, None) => format!(
+            "; sender short: delivered {:.1}% of offered: not a pass at {:.3} Mpps, and too little to count",
+            counted.delivered_share * 100.0,
+            next.rate / 1e6
+        ),
+    };
+    let confirmation = match counted.confirmed {
+        Some(false) if counted.sender_short => "; not confirmed (the sender fell short)",
+        Some(false) => "; not confirmed",
+        _ => "",
+    };
     println!(
-        "  trial {i} ({}{}): offered {:.3} Mpps, sent {:.3}, received {:.3}, loss {:.3}%{lat}; limit: {} -> NDR {}, PDR {}",
+        "  trial {i} ({}{}): offered {:.3} Mpps, sent {:.3}, received {:.3}, loss {:.3}%{lat}; limit: {}{outcome}{confirmation}",
         match (next.kind, next.full_length) {
             (TrialKind::Confirm, _) => "confirm",
             (_, true) => "search, full length",
@@ -295,7 +415,5 @@ fn print_trial(t: &Trial, next: &Next, i: usize, args: &Args) {
         r.headline_mpps(),
         r.loss_pct.unwrap_or(100.0),
         r.limit,
-        if t.ndr_pass { "pass" } else { "fail" },
-        if t.pdr_pass { "pass" } else { "fail" },
     );
 }

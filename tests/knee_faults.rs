@@ -1,0 +1,177 @@
+//! The knee search when the sender, not the path, is what falls short:
+//! over memif a receiver that spends 2000 cycles a frame pushes back, so
+//! blast cannot deliver the rates it is asked for. Such trials must count
+//! at the rate they delivered, never at the offered one, and no NDR or PDR
+//! may be more than its confirming trial delivered. And --reflect against a
+//! drop that does not reflect is refused before the first trial.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+/// drop --listen on the memif server side, with `extra` flags; returns it,
+/// the memif socket and the control address.
+fn memif_drop_listening(dir: &std::path::Path, extra: &[&str]) -> (Running, String, String) {
+    let sock = dir.join("memif.sock").display().to_string();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut d = strings(&["--port", "net_memif0", "--listen", &addr, "--duration", "120"]);
+    d.extend(strings(extra));
+    d.push("--".into());
+    d.extend(eal_base());
+    d.extend([format!("--vdev=net_memif0,role=server,socket={sock},socket-abstract=no"), "--lcores=0@1,1@1".into()]);
+    let mut p = spawn(DROP, &d);
+    p.wait_for_line("control on", Duration::from_secs(30));
+    (p, sock, addr)
+}
+
+fn memif_blast(sock: &str, addr: &str, args: &[&str], timeout: Duration) -> Output {
+    let mut b = strings(&["--port", "net_memif0", "--peer", addr]);
+    b.extend(strings(args));
+    b.push("--".into());
+    b.extend(eal_base());
+    b.extend([format!("--vdev=net_memif0,role=client,socket={sock},socket-abstract=no"), "--lcores=0@0,1@0".into()]);
+    run(BLAST, &b, timeout)
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn a_sender_that_cannot_deliver_the_offered_rate_never_passes_at_it() {
+    let _g = heavy();
+    let dir = scratch("knee-short-sender");
+    let json = dir.join("k.json");
+    let j = json.display().to_string();
+    let (drop, sock, addr) = memif_drop_listening(&dir, &["--rx-cost", "2000"]);
+    let out = memif_blast(
+        &sock,
+        &addr,
+        &[
+            "--find-knee",
+            "--rate",
+            "20M",
+            "--shape",
+            "burst:32",
+            "--search-duration",
+            "0.3",
+            "--duration",
+            "0.5",
+            "--warmup",
+            "0.2",
+            "--knee-precision",
+            "10",
+            "--sentence",
+            "--json",
+            &j,
+        ],
+        Duration::from_secs(120),
+    );
+    sigint(&drop);
+    let _ = drop.finish(Duration::from_secs(30));
+    // A search that ran to its end exits 0, whether or not a knee was confirmed.
+    assert!(out.status.success(), "blast --find-knee: {}\n{}", out.stdout, out.stderr);
+
+    let v = read_json(&json);
+    let r = &v["result"];
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(f(&r["delivery_tolerance_pct"]), 1.0);
+
+    // The first trial, at 20 Mpps, is far beyond what the receiver takes:
+    // the sender falls short, and the trial counts at what it delivered.
+    let first = &trials[0];
+    assert_eq!(f(&first["offered_mpps"]), 20.0);
+    assert_eq!(first["sender_short"], true, "{first}");
+    assert!(f(&first["sent"]["mpps"]) < 20.0 * 0.99, "{first}");
+    assert!(out.stdout.contains("sender short: delivered"), "{}", out.stdout);
+    assert!(out.stdout.contains("not a pass at 20.000 Mpps"), "{}", out.stdout);
+    assert!(r["sender_cap_mpps"].as_f64().is_some_and(|c| c <= 20.0), "{r}");
+    for t in trials {
+        let offered = f(&t["offered_mpps"]);
+        let sent = f(&t["sent"]["mpps"]);
+        let short = t["sender_short"].as_bool().unwrap();
+        assert_eq!(short, sent < offered * 0.99, "sender_short as the tolerance defines it: {t}");
+        if short {
+            assert_ne!(t["confirmed"], true, "a confirmation the sender fell short on confirms nothing: {t}");
+            if let Some(at) = t["counted_at_mpps"].as_f64() {
+                assert!((at - sent).abs() <= sent * 0.001 + 1e-6, "a short trial counts at the delivered rate: {t}");
+            }
+        }
+    }
+
+    // Every confirmed figure is a rate its confirming trial delivered.
+    for (goal, key) in [("ndr", "ndr_mpps"), ("pdr", "pdr_mpps")] {
+        match r[key].as_f64() {
+            Some(x) => {
+                let i = r[format!("{goal}_confirmed_by")].as_u64().expect("the confirming trial is named") as usize;
+                let t = &trials[i - 1];
+                assert_eq!(t["kind"], "confirm", "{t}");
+                assert_eq!(t["goal"], goal, "{t}");
+                assert_eq!(t["confirmed"], true, "{t}");
+                assert_eq!(t["sender_short"], false, "{t}");
+                let sent = f(&t["sent"]["mpps"]);
+                assert!(x <= sent * 1.001, "{goal} {x} Mpps is more than its confirming trial delivered ({sent} Mpps)");
+                assert!(x <= f(&t["offered_mpps"]) * 1.001, "{goal} {x} Mpps above what was offered: {t}");
+            }
+            None => {
+                let text = r[goal].as_str().unwrap();
+                assert!(text.starts_with("none"), "{goal}: {text}");
+            }
+        }
+    }
+    match r["knee_mpps"].as_f64() {
+        Some(k) => {
+            // Either the result says it is bounded by the sender ("at least"),
+            // or the path's knee lies under a trial that carried more and
+            // lost; either way it is below every rate the sender fell short
+            // of before it was confirmed.
+            let by = r["pdr_confirmed_by"].as_u64().unwrap() as usize;
+            for t in trials[..by - 1].iter().filter(|t| t["sender_short"] == true) {
+                assert!(k < f(&t["offered_mpps"]), "knee {k} Mpps at or above a rate the sender could not deliver: {t}");
+            }
+            if r["sender_limited"] == true {
+                assert_eq!(r["pdr_bounded_by"], "sender", "{r}");
+                assert!(r["pdr"].as_str().unwrap().starts_with("at least"), "{r}");
+                assert!(out.stdout.contains("PDR (loss <= 0.5%): at least"), "{}", out.stdout);
+                assert!(out.stdout.contains("ceiling for this traffic: at least"), "{}", out.stdout);
+                let s = r["sentence"].as_str().unwrap();
+                assert!(s.contains("sender-limited: the path's knee is at least"), "{s}");
+            } else {
+                assert_eq!(r["pdr_bounded_by"], "path", "{r}");
+                assert!(
+                    trials.iter().any(|t| t["pdr_pass"] == false && t["counted_at_mpps"].as_f64().is_some_and(|a| a > k)),
+                    "a knee bounded by the path has a trial above it that carried more and lost"
+                );
+            }
+            let s = r["sentence"].as_str().unwrap();
+            assert!(s.contains(&format!("{k:.3} Mpps")), "the sentence claims the confirmed rate: {s}");
+            assert!(!s.contains(" us at "), "no latency was measured: the sentence quotes none: {s}");
+        }
+        None => {
+            // The sender kept falling short: say so, not "none found".
+            assert!(out.stdout.contains("no knee confirmed"), "{}", out.stdout);
+            assert!(r["sentence"].is_null());
+        }
+    }
+}
+
+#[test]
+fn reflect_against_a_drop_that_does_not_reflect_is_refused_before_any_trial() {
+    let _g = heavy();
+    let dir = scratch("knee-no-reflect");
+    let (drop, sock, addr) = memif_drop_listening(&dir, &[]);
+    let out = memif_blast(
+        &sock,
+        &addr,
+        &["--find-knee", "--reflect", "--rate", "100k", "--shape", "even", "--search-duration", "0.3", "--duration", "0.5"],
+        Duration::from_secs(60),
+    );
+    sigint(&drop);
+    let _ = drop.finish(Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2), "refused as bad input: {}\n{}", out.stdout, out.stderr);
+    let errors: Vec<&str> = out.our_stderr().into_iter().filter(|l| l.starts_with("blast: error:")).collect();
+    assert_eq!(errors.len(), 1, "one line: {:?}", out.stderr);
+    assert!(errors[0].contains("--reflect"), "{}", errors[0]);
+    assert!(!out.stdout.contains("trial 1"), "refused before the first trial: {}", out.stdout);
+    assert!(!out.stdout.contains("P50 0.0 us"), "{}", out.stdout);
+}
