@@ -129,6 +129,8 @@ impl TxLane {
         let mut back: [*mut Mbuf; MAX_BURST] = [std::ptr::null_mut(); MAX_BURST];
         let (mut reflected, mut unprobed) = (0u64, 0u64);
         let mut clock = self.clock;
+        // When the last burst was built, and its frames (paced runs' end).
+        let mut last_send: Option<(u64, u32)> = None;
 
         while !stop.load(Relaxed) {
             if head == tail {
@@ -163,6 +165,7 @@ impl TxLane {
                 let tsc = dpdk::rdtsc();
                 tally.busy_cycles += tsc - last;
                 last = tsc;
+                last_send = Some((tsc, n as u32));
                 let stamp = clock.ns(tsc);
                 if schedule.is_some() {
                     shape.record(tsc, n as u32);
@@ -229,8 +232,17 @@ impl TxLane {
             }
         }
         // The phase's end: the linger below is not sending time.
-        let end_tsc = dpdk::rdtsc();
-        tally.busy_cycles += end_tsc - last;
+        let now = dpdk::rdtsc();
+        tally.busy_cycles += now - last;
+        // Paced, a lane descheduled just before the stop sent nothing for
+        // its last moments: that stall is not sending time (counted, it reads
+        // as a sender short of its pace). The phase ends one send interval
+        // after the last send. A lane too slow for its pace sends all the
+        // time, so its shortfall still shows.
+        let end_tsc = match (self.rate, last_send) {
+            (Some(r), Some((at, n))) if r > 0.0 => now.min(at + (self.tsc_hz as f64 * f64::from(n) / r) as u64),
+            _ => now,
+        };
         if let Some(r) = reflect.as_mut() {
             // Reflections still on their way back.
             let until = dpdk::rdtsc() + r.linger_cycles;

@@ -90,7 +90,26 @@ pub fn render_table(records: &[StepRecord]) -> String {
             "step", "run", "queues", "size", "shape", "offered", "P50", "P90", "P99", "P99.9", "P99.99", "Max", "samples"
         );
         for r in records.iter().filter(|r| r.error.is_none()) {
-            if let Some(l) = &r.latency {
+            if let Some(l) = r.latency.as_ref().filter(|l| l.count == 0) {
+                // No probe came back: no percentile to print.
+                let _ = writeln!(
+                    s,
+                    "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+                    r.step + 1,
+                    r.run,
+                    r.queues,
+                    r.size,
+                    r.shape,
+                    opt(r.offered_mpps, 3),
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "no samples"
+                );
+            } else if let Some(l) = &r.latency {
                 let _ = writeln!(
                     s,
                     "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10}",
@@ -163,12 +182,12 @@ pub fn render_csv(records: &[StepRecord]) -> String {
             num(r.achieved_shape.map(|a| a.frames_per_send)),
             num(r.achieved_shape.map(|a| a.gap_spread)),
             int(r.latency.map(|l| l.count)),
-            num(r.latency.map(|l| l.p50_us)),
-            num(r.latency.map(|l| l.p90_us)),
-            num(r.latency.map(|l| l.p99_us)),
-            num(r.latency.map(|l| l.p99_9_us)),
-            num(r.latency.map(|l| l.p99_99_us)),
-            num(r.latency.map(|l| l.max_us)),
+            num(r.latency.filter(|l| l.count > 0).map(|l| l.p50_us)),
+            num(r.latency.filter(|l| l.count > 0).map(|l| l.p90_us)),
+            num(r.latency.filter(|l| l.count > 0).map(|l| l.p99_us)),
+            num(r.latency.filter(|l| l.count > 0).map(|l| l.p99_9_us)),
+            num(r.latency.filter(|l| l.count > 0).map(|l| l.p99_99_us)),
+            num(r.latency.filter(|l| l.count > 0).map(|l| l.max_us)),
             "all".into(),
             r.error.as_deref().map(quoted).unwrap_or_default(),
         ];
