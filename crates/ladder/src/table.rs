@@ -90,7 +90,7 @@ pub fn render_table(records: &[StepRecord]) -> String {
             "step", "run", "queues", "size", "shape", "offered", "P50", "P90", "P99", "P99.9", "P99.99", "Max", "samples"
         );
         for r in records.iter().filter(|r| r.error.is_none()) {
-            if let Some(l) = r.latency.as_ref().filter(|l| l.count == 0) {
+            if r.latency.as_ref().is_some_and(|l| l.count == 0) {
                 // No probe came back: no percentile to print.
                 let _ = writeln!(
                     s,
