@@ -612,7 +612,7 @@ impl Sender {
         let faults: u64 = lanes.iter().map(|l| l.outcome.tally.faults).sum();
         if faults > 0 && failure.is_none() {
             failure = Some(format!(
-                "the receiver is gone: {faults} queue(s) of a memif port lost their ring under a burst (its peer left; the fault was caught, that burst is not counted)"
+                "the receiver is gone (drop exited or was killed?): {faults} queue(s) of a memif port lost their ring under a burst (its peer left; the fault was caught, that burst is not counted)"
             ));
         }
         if faults > 0 {
@@ -715,11 +715,11 @@ impl Sender {
     fn link_gone(&self, at: Duration) -> Option<String> {
         let side = self.sides.iter().find(|s| s.link.up && !s.port.link().up)?;
         Some(format!(
-            "the receiver is gone: the link of port {} ({}) went down {:.1} s into the phase{}; stopped sending",
+            "the receiver is gone (drop exited or was killed?): the link of port {} ({}) went down {:.1} s into the phase{}; stopped sending",
             side.port.id(),
             side.info.name,
             at.as_secs_f64(),
-            if side.port.peer_managed() { " (the memif peer exited or was killed)" } else { "" }
+            if side.port.peer_managed() { " (its memif peer left)" } else { "" }
         ))
     }
 

@@ -66,7 +66,11 @@ struct Args {
     /// management network's, never the port under test); runs until Ctrl-C or --duration
     #[arg(long, value_name = "ADDR:PORT")]
     listen: Option<String>,
-    /// Shared secret every control message must carry
+    /// File whose first line is the shared secret blast must prove (never sent on the wire); or set
+    /// BLASTDROP_TOKEN. Required when --listen is reachable from other hosts (not loopback)
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// The shared secret on the command line (visible in ps: prefer --token-file or BLASTDROP_TOKEN)
     #[arg(long)]
     #[serde(skip)]
     token: Option<String>,
@@ -228,8 +232,10 @@ struct Record<'a> {
     config: &'a Args,
     environment: Environment,
     summary: Summary,
-    /// With --listen: each measured window served, as sent to blast.
-    windows: Vec<WindowFigures>,
+    /// With --listen: the measured windows served (the last 1000), as sent
+    /// to blast, and the sessions (the last 100); counts of what was not kept.
+    #[serde(flatten)]
+    history: &'a History,
 }
 
 fn main() -> ExitCode {
@@ -257,8 +263,55 @@ struct DropBackend {
     rx: Arc<Mutex<Receiver>>,
     info: PeerInfo,
     baseline: Option<Snapshot>,
-    /// Every window served, for the JSON record.
-    windows: Arc<Mutex<Vec<WindowFigures>>>,
+    /// The sessions and windows served, for the JSON record.
+    history: Arc<Mutex<History>>,
+}
+
+/// What drop served, bounded: a client that loops windows forever cannot
+/// grow drop's memory or its JSON without limit.
+#[derive(Default, Serialize)]
+struct History {
+    /// The last MAX_WINDOWS windows served, of every session.
+    windows: std::collections::VecDeque<WindowFigures>,
+    /// Windows served in all, and those no longer kept above.
+    windows_served: u64,
+    windows_not_kept: u64,
+    /// The last MAX_SESSIONS sessions, and those no longer kept.
+    sessions: std::collections::VecDeque<SessionRecord>,
+    sessions_not_kept: u64,
+}
+
+#[derive(Serialize)]
+struct SessionRecord {
+    client: String,
+    /// Seconds since the Unix epoch.
+    started: u64,
+    ended: Option<u64>,
+    why_ended: Option<String>,
+    windows: u64,
+    incomplete_windows: u64,
+}
+
+const MAX_WINDOWS: usize = 1000;
+const MAX_SESSIONS: usize = 100;
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+impl History {
+    fn push(&mut self, f: WindowFigures) {
+        if let Some(s) = self.sessions.back_mut() {
+            s.windows += 1;
+            s.incomplete_windows += u64::from(f.incomplete.is_some());
+        }
+        self.windows_served += 1;
+        self.windows.push_back(f);
+        if self.windows.len() > MAX_WINDOWS {
+            self.windows.pop_front();
+            self.windows_not_kept += 1;
+        }
+    }
 }
 
 impl Backend for DropBackend {
@@ -323,7 +376,7 @@ impl Backend for DropBackend {
             f.rx_nombuf,
             f.probe.lost
         );
-        self.windows.lock().unwrap_or_else(|e| e.into_inner()).push(f.clone());
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).push(f.clone());
         Ok(f)
     }
 
@@ -338,7 +391,33 @@ impl Backend for DropBackend {
         f.window = window;
         f.incomplete = Some(format!("{why}{}", f.incomplete.as_ref().map_or(String::new(), |e| format!("; {e}"))));
         println!("drop: window {window} incomplete ({why}): {} frames until then; not a measurement", f.packets);
-        self.windows.lock().unwrap_or_else(|e| e.into_inner()).push(f);
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).push(f);
+    }
+
+    fn session_started(&mut self, client: &str) {
+        let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        h.sessions.push_back(SessionRecord {
+            client: client.to_string(),
+            started: unix_now(),
+            ended: None,
+            why_ended: None,
+            windows: 0,
+            incomplete_windows: 0,
+        });
+        if h.sessions.len() > MAX_SESSIONS {
+            h.sessions.pop_front();
+            h.sessions_not_kept += 1;
+        }
+        self.baseline = None;
+    }
+
+    fn session_ended(&mut self, _client: &str, why: &str) {
+        let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = h.sessions.back_mut() {
+            s.ended = Some(unix_now());
+            s.why_ended = Some(why.to_string());
+        }
+        self.baseline = None;
     }
 
     fn client_leaving(&mut self) {
@@ -361,15 +440,21 @@ fn run(args: Args) -> Result<(), Failure> {
         return Err(Failure::usage("--streams must be from 1 to 65536"));
     }
     session::check_outputs(&[("--json", args.json.as_deref())])?;
+    let secret = control::Secret::load(args.token_file.as_deref(), std::env::var(control::SECRET_ENV).ok(), args.token.as_deref())
+        .map_err(Failure::usage)?;
+    if let Some((_, control::SecretSource::CommandLine)) = &secret {
+        tracing::warn!("--token shows in ps and /proc/PID/cmdline: prefer --token-file FILE or BLASTDROP_TOKEN");
+    }
     let listener = match &args.listen {
         Some(addr) => {
-            if addr.starts_with("0.0.0.0") || addr.starts_with("[::]") || addr.starts_with(':') {
+            let addrs = control::listen_addrs(addr).map_err(Failure::usage)?;
+            if secret.is_none() && !control::all_loopback(&addrs) {
                 return Err(Failure::usage(format!(
-                    "--listen {addr} listens on every address: give the management interface's own address (e.g. 10.0.0.2:7700)"
+                    "--listen {addr} is reachable from other hosts: give a shared secret (--token-file FILE or BLASTDROP_TOKEN), or listen on 127.0.0.1"
                 )));
             }
             Some(
-                TcpListener::bind(addr)
+                TcpListener::bind(&addrs[..])
                     .map_err(|e| Failure::usage(format!("cannot listen on {addr}: {e}; give ADDR:PORT of this host")))?,
             )
         }
@@ -446,15 +531,13 @@ fn run(args: Args) -> Result<(), Failure> {
     );
 
     let rx = Arc::new(Mutex::new(receiver));
-    let windows: Arc<Mutex<Vec<WindowFigures>>> = Arc::default();
+    let history: Arc<Mutex<History>> = Arc::default();
     let server = listener.map(|l| {
-        let backend_rx = rx.clone();
-        let windows = windows.clone();
-        let info = peer_info.clone();
-        let cfg = ServerConfig { token: args.token.clone(), ..Default::default() };
+        let backend = DropBackend { rx: rx.clone(), info: peer_info.clone(), baseline: None, history: history.clone() };
+        let backend: Arc<Mutex<dyn Backend>> = Arc::new(Mutex::new(backend));
+        let cfg = ServerConfig { secret: secret.map(|(s, _)| s), ..Default::default() };
         std::thread::spawn(move || {
-            let mut backend = DropBackend { rx: backend_rx, info, baseline: None, windows };
-            if let Err(e) = control::serve(&l, &mut backend, &cfg, signals::stop_flag()) {
+            if let Err(e) = control::serve(l, backend, cfg, signals::stop_flag()) {
                 tracing::error!("control server stopped: {e}");
             }
         })
@@ -558,8 +641,8 @@ fn run(args: Args) -> Result<(), Failure> {
                 .collect(),
             mempools: receiver.mempools.clone(),
         };
-        let windows = windows.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let record = Record { tool: "drop", version: env!("CARGO_PKG_VERSION"), config: &args, environment, summary, windows };
+        let history = history.lock().unwrap_or_else(|e| e.into_inner());
+        let record = Record { tool: "drop", version: env!("CARGO_PKG_VERSION"), config: &args, environment, summary, history: &history };
         report::write_json(path, &record).map_err(Failure::runtime)?;
     }
     Ok(())

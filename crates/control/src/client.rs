@@ -3,7 +3,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use crate::message::{Envelope, Request, Response, MAX_LINE, VERSION};
+use crate::auth::Secret;
+use crate::message::{Envelope, PeerInfo, Request, Response, MAX_LINE, VERSION};
 
 #[derive(Debug)]
 pub enum ClientError {
@@ -34,12 +35,11 @@ impl std::error::Error for ClientError {}
 pub struct Client {
     reader: BufReader<TcpStream>,
     writer: TcpStream,
-    token: Option<String>,
     next_id: u64,
 }
 
 impl Client {
-    pub fn connect(addr: &str, token: Option<String>, timeout: Duration) -> Result<Client, ClientError> {
+    pub fn connect(addr: &str, timeout: Duration) -> Result<Client, ClientError> {
         let addrs: Vec<_> = addr.to_socket_addrs().map_err(|e| ClientError::Connect(format!("{addr}: {e}")))?.collect();
         let mut last = String::from("no address");
         for a in addrs {
@@ -47,12 +47,34 @@ impl Client {
                 Ok(s) => {
                     let _ = s.set_nodelay(true);
                     let writer = s.try_clone().map_err(|e| ClientError::Connect(e.to_string()))?;
-                    return Ok(Client { reader: BufReader::new(s), writer, token, next_id: 1 });
+                    return Ok(Client { reader: BufReader::new(s), writer, next_id: 1 });
                 }
                 Err(e) => last = format!("{a}: {e}"),
             }
         }
         Err(ClientError::Connect(last))
+    }
+
+    /// The handshake: hello, then the answer to drop's challenge (proving
+    /// the secret without sending it). Returns drop's description.
+    pub fn handshake(&mut self, secret: Option<&Secret>, timeout: Duration) -> Result<PeerInfo, ClientError> {
+        let (nonce, auth) = match self.call(Request::Hello, timeout)? {
+            Response::Challenge { nonce, auth } => (nonce, auth),
+            other => return Err(ClientError::Protocol(format!("expected a challenge, got {other:?}"))),
+        };
+        let proof = match (auth, secret) {
+            (false, _) => String::new(),
+            (true, Some(s)) => s.proof(&nonce),
+            (true, None) => {
+                return Err(ClientError::Remote(
+                    "it asks for the shared secret: give blast --token-file FILE or set BLASTDROP_TOKEN".into(),
+                ))
+            }
+        };
+        match self.call(Request::Auth { proof }, timeout)? {
+            Response::Hello { info } => Ok(info),
+            other => Err(ClientError::Protocol(format!("expected hello after auth, got {other:?}"))),
+        }
     }
 
     /// Whether the server closed the connection (or it broke), without
@@ -78,7 +100,7 @@ impl Client {
     pub fn call(&mut self, req: Request, timeout: Duration) -> Result<Response, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
-        let env = Envelope { v: VERSION, id, token: self.token.clone(), body: req };
+        let env = Envelope { v: VERSION, id, body: req };
         let mut line = serde_json::to_string(&env).map_err(|e| ClientError::Protocol(e.to_string()))?;
         line.push('\n');
         self.writer.write_all(line.as_bytes()).map_err(|e| ClientError::Io(e.to_string()))?;
@@ -95,7 +117,15 @@ impl Client {
         let env: Envelope<Response> =
             serde_json::from_str(answer.trim_end()).map_err(|e| ClientError::Protocol(format!("{e}: {:.200}", answer.trim_end())))?;
         if env.v != VERSION {
-            return Err(ClientError::Protocol(format!("drop speaks protocol version {}, this blast {VERSION}", env.v)));
+            return Err(ClientError::Protocol(format!(
+                "drop speaks protocol version {}, this blast {VERSION}: run blast and drop of the same release",
+                env.v
+            )));
+        }
+        // An error with id 0 is drop's own word before reading anything
+        // (busy, or a deadline): it answers whatever was asked.
+        if let (0, Response::Error { error }) = (env.id, &env.body) {
+            return Err(ClientError::Remote(error.clone()));
         }
         if env.id != id {
             return Err(ClientError::Protocol(format!("answer to request {} while waiting for {id}", env.id)));

@@ -3,17 +3,22 @@
 //! test. See docs/protocol.md for the message set.
 //!
 //! Every message is one line holding one JSON object with the protocol
-//! version `v`, a request `id` the reply repeats, the shared `token` when
-//! the server has one, and a `type`. The server answers every line, an
-//! error included, and keeps serving; only a wrong token closes the
-//! connection.
+//! version `v`, a request `id` the reply repeats, and a `type`. A session
+//! opens with a handshake (hello, challenge, auth) that proves the shared
+//! secret without sending it; after it the server answers every line, an
+//! error included, and keeps serving.
 
+mod addr;
+mod auth;
 mod client;
 mod message;
 mod server;
 
+pub use addr::{all_loopback, listen_addrs, unspecified};
+pub use auth::{nonce, Secret, SecretSource, SECRET_ENV};
 pub use client::{Client, ClientError};
 pub use message::{
-    parse_request, reply_line, Envelope, PeerInfo, Prepared, ProtoError, QueueFigures, Request, Response, WindowFigures, MAX_LINE, VERSION,
+    parse_request, reply_line, Envelope, PeerInfo, Prepared, ProtoError, QueueFigures, Request, Response, WindowFigures, MAX_LINE,
+    MIN_FRAME_SIZE, VERSION,
 };
-pub use server::{serve, serve_connection, Backend, ServerConfig};
+pub use server::{serve, Backend, Handshake, HandshakeStep, ServerConfig};

@@ -3,8 +3,11 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// The protocol version this build speaks.
-pub const VERSION: u32 = 1;
+/// The protocol version this build speaks. 2: a challenge-response
+/// handshake (hello, challenge, auth) instead of a token in every message.
+pub const VERSION: u32 = 2;
+/// The smallest frame either end takes, FCS included.
+pub const MIN_FRAME_SIZE: u32 = 64;
 /// The longest line either side accepts, newline excluded.
 pub const MAX_LINE: usize = 64 * 1024;
 
@@ -12,8 +15,12 @@ pub const MAX_LINE: usize = 64 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
-    /// Who are you? Answered with [`PeerInfo`].
+    /// Opens the handshake; answered with a challenge (a nonce).
     Hello,
+    /// Answers the challenge: HMAC-SHA256 of the nonce under the shared
+    /// secret, in hex (empty when drop has no secret). Answered with drop's
+    /// [`PeerInfo`], and the session is the client's.
+    Auth { proof: String },
     /// Get ready for a step: use this many RX queues (restarting the port if
     /// the count changes) and frames up to `max_size` bytes.
     Prepare { rx_queues: u16, max_size: u32 },
@@ -119,12 +126,23 @@ pub struct WindowFigures {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Response {
-    Hello { info: PeerInfo },
+    /// The nonce to prove the secret on, and whether drop checks the proof.
+    Challenge {
+        nonce: String,
+        auth: bool,
+    },
+    Hello {
+        info: PeerInfo,
+    },
     Prepared(Prepared),
-    WindowStarted { window: u64 },
+    WindowStarted {
+        window: u64,
+    },
     WindowFigures(WindowFigures),
     Bye,
-    Error { error: String },
+    Error {
+        error: String,
+    },
 }
 
 /// A request with its envelope.
@@ -132,8 +150,6 @@ pub enum Response {
 pub struct Envelope<T> {
     pub v: u32,
     pub id: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
     #[serde(flatten)]
     pub body: T,
 }
@@ -144,16 +160,8 @@ pub enum ProtoError {
     TooLong,
     Malformed(String),
     WrongVersion(u64),
-    WrongToken,
     Unknown(String),
     BadFields(String),
-}
-
-impl ProtoError {
-    /// The connection ends after this error (the peer is not trusted).
-    pub fn closes(&self) -> bool {
-        matches!(self, ProtoError::WrongToken)
-    }
 }
 
 impl fmt::Display for ProtoError {
@@ -161,18 +169,18 @@ impl fmt::Display for ProtoError {
         match self {
             ProtoError::TooLong => write!(f, "message longer than {MAX_LINE} bytes"),
             ProtoError::Malformed(e) => write!(f, "not a JSON object: {e}"),
-            ProtoError::WrongVersion(v) => write!(f, "protocol version {v} is not spoken here (this side speaks {VERSION})"),
-            ProtoError::WrongToken => write!(f, "wrong or missing token"),
+            ProtoError::WrongVersion(v) => {
+                write!(f, "protocol version {v} is not spoken here (this side speaks {VERSION}): run blast and drop of the same release")
+            }
             ProtoError::Unknown(t) => write!(f, "unknown message type {t:?}"),
             ProtoError::BadFields(e) => write!(f, "bad fields: {e}"),
         }
     }
 }
 
-/// Parses one request line. `token` is the server's, when it has one.
-/// Returns the request id (when one could be read) with the error, so the
-/// reply can repeat it.
-pub fn parse_request(line: &[u8], token: Option<&str>) -> Result<Envelope<Request>, (u64, ProtoError)> {
+/// Parses one request line. Returns the request id (when one could be read)
+/// with the error, so the reply can repeat it.
+pub fn parse_request(line: &[u8]) -> Result<Envelope<Request>, (u64, ProtoError)> {
     if line.len() > MAX_LINE {
         return Err((0, ProtoError::TooLong));
     }
@@ -184,16 +192,11 @@ pub fn parse_request(line: &[u8], token: Option<&str>) -> Result<Envelope<Reques
         Some(v) => return Err((id, ProtoError::WrongVersion(v))),
         None => return Err((id, ProtoError::Malformed("no protocol version \"v\"".into()))),
     }
-    if let Some(want) = token {
-        if obj.get("token").and_then(|t| t.as_str()) != Some(want) {
-            return Err((id, ProtoError::WrongToken));
-        }
-    }
     let kind = match obj.get("type").and_then(|t| t.as_str()) {
         Some(k) => k.to_owned(),
         None => return Err((id, ProtoError::Malformed("no message \"type\"".into()))),
     };
-    if !matches!(kind.as_str(), "hello" | "prepare" | "start_window" | "end_window" | "bye") {
+    if !matches!(kind.as_str(), "hello" | "auth" | "prepare" | "start_window" | "end_window" | "bye") {
         return Err((id, ProtoError::Unknown(kind)));
     }
     serde_json::from_value::<Envelope<Request>>(value).map_err(|e| (id, ProtoError::BadFields(e.to_string())))
@@ -201,7 +204,7 @@ pub fn parse_request(line: &[u8], token: Option<&str>) -> Result<Envelope<Reques
 
 /// Encodes a reply as one line, newline included.
 pub fn reply_line(id: u64, body: &Response) -> String {
-    let env = Envelope { v: VERSION, id, token: None, body };
+    let env = Envelope { v: VERSION, id, body };
     let mut s = serde_json::to_string(&env).expect("responses always encode");
     s.push('\n');
     s
@@ -212,29 +215,32 @@ mod tests {
     use super::*;
 
     fn parse(s: &str) -> Result<Envelope<Request>, (u64, ProtoError)> {
-        parse_request(s.as_bytes(), None)
+        parse_request(s.as_bytes())
     }
 
     #[test]
     fn requests_round_trip() {
         for body in [
             Request::Hello,
+            Request::Auth { proof: "ab01".into() },
             Request::Prepare { rx_queues: 4, max_size: 1518 },
             Request::StartWindow,
             Request::EndWindow { window: 7 },
             Request::Bye,
         ] {
-            let env = Envelope { v: VERSION, id: 3, token: Some("t".into()), body: body.clone() };
+            let env = Envelope { v: VERSION, id: 3, body: body.clone() };
             let line = serde_json::to_string(&env).unwrap();
-            let back = parse_request(line.as_bytes(), Some("t")).unwrap();
+            let back = parse(&line).unwrap();
             assert_eq!(back, env, "{line}");
         }
     }
 
     #[test]
     fn wire_form_is_flat_json() {
-        let env = Envelope { v: 1, id: 9, token: None, body: Request::EndWindow { window: 2 } };
-        assert_eq!(serde_json::to_string(&env).unwrap(), r#"{"v":1,"id":9,"type":"end_window","window":2}"#);
+        let env = Envelope { v: 2, id: 9, body: Request::EndWindow { window: 2 } };
+        assert_eq!(serde_json::to_string(&env).unwrap(), r#"{"v":2,"id":9,"type":"end_window","window":2}"#);
+        let c = reply_line(1, &Response::Challenge { nonce: "00ff".into(), auth: true });
+        assert_eq!(c, "{\"v\":2,\"id\":1,\"type\":\"challenge\",\"nonce\":\"00ff\",\"auth\":true}\n");
     }
 
     #[test]
@@ -242,23 +248,15 @@ mod tests {
         assert!(matches!(parse("{nope"), Err((0, ProtoError::Malformed(_)))));
         assert!(matches!(parse("[1,2]"), Err((0, ProtoError::Malformed(_)))));
         assert!(matches!(parse(r#"{"id":4,"type":"hello"}"#), Err((4, ProtoError::Malformed(_)))));
-        assert_eq!(parse(r#"{"v":2,"id":5,"type":"hello"}"#).unwrap_err(), (5, ProtoError::WrongVersion(2)));
-        assert_eq!(parse(r#"{"v":1,"id":6,"type":"reboot"}"#).unwrap_err(), (6, ProtoError::Unknown("reboot".into())));
-        assert!(matches!(parse(r#"{"v":1,"id":7,"type":"prepare","rx_queues":"many"}"#), Err((7, ProtoError::BadFields(_)))));
+        assert_eq!(parse(r#"{"v":1,"id":5,"type":"hello","token":"t"}"#).unwrap_err(), (5, ProtoError::WrongVersion(1)));
+        assert!(ProtoError::WrongVersion(1).to_string().contains("same release"));
+        assert_eq!(parse(r#"{"v":2,"id":6,"type":"reboot"}"#).unwrap_err(), (6, ProtoError::Unknown("reboot".into())));
+        assert!(matches!(parse(r#"{"v":2,"id":7,"type":"prepare","rx_queues":"many"}"#), Err((7, ProtoError::BadFields(_)))));
+        assert!(matches!(parse(r#"{"v":2,"id":7,"type":"auth"}"#), Err((7, ProtoError::BadFields(_)))));
         // Fields a later minor revision may add are ignored, not refused.
-        assert!(parse(r#"{"v":1,"id":8,"type":"hello","extra":1}"#).is_ok());
-        let long = format!(r#"{{"v":1,"id":1,"type":"hello","pad":"{}"}}"#, "x".repeat(MAX_LINE));
+        assert!(parse(r#"{"v":2,"id":8,"type":"hello","extra":1}"#).is_ok());
+        let long = format!(r#"{{"v":2,"id":1,"type":"hello","pad":"{}"}}"#, "x".repeat(MAX_LINE));
         assert_eq!(parse(&long).unwrap_err(), (0, ProtoError::TooLong));
-    }
-
-    #[test]
-    fn token_is_checked_when_the_server_has_one() {
-        let line = br#"{"v":1,"id":1,"type":"hello","token":"abc"}"#;
-        assert!(parse_request(line, Some("abc")).is_ok());
-        assert_eq!(parse_request(line, Some("abd")).unwrap_err(), (1, ProtoError::WrongToken));
-        assert_eq!(parse_request(br#"{"v":1,"id":1,"type":"hello"}"#, Some("abc")).unwrap_err(), (1, ProtoError::WrongToken));
-        assert!(ProtoError::WrongToken.closes());
-        assert!(parse_request(line, None).is_ok(), "a server without a token ignores one");
     }
 
     #[test]

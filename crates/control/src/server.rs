@@ -1,12 +1,21 @@
-use std::io::{BufRead, BufReader, ErrorKind, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+//! drop's end of the control channel. Built for a shared management
+//! network: nobody holds the door (every connection has its own thread and
+//! deadlines, and one that has not authenticated in time is closed), one
+//! client's session at a time (others are told who holds it and since
+//! when), requests assembled into lines across any number of reads, and
+//! every count bounded (connections, line length, what is buffered).
 
-use crate::message::{parse_request, reply_line, PeerInfo, Prepared, Request, Response, WindowFigures, MAX_LINE};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::auth::{nonce, Secret};
+use crate::message::{parse_request, reply_line, PeerInfo, Prepared, Request, Response, WindowFigures, MAX_LINE, MIN_FRAME_SIZE};
 
 /// What the server drives: drop's receiver, or a stand-in in tests.
-pub trait Backend {
+pub trait Backend: Send {
     fn info(&mut self) -> PeerInfo;
     fn prepare(&mut self, rx_queues: u16, max_size: u32) -> Result<Prepared, String>;
     /// Baselines every counter; the window starts now.
@@ -19,210 +28,569 @@ pub trait Backend {
     /// The client said bye; called before the reply goes out, so whatever
     /// must be quiet before the client's process exits can be made so.
     fn client_leaving(&mut self) {}
+    /// A session begins (the client authenticated) or ends.
+    fn session_started(&mut self, _client: &str) {}
+    fn session_ended(&mut self, _client: &str, _why: &str) {}
 }
 
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    pub token: Option<String>,
-    /// How long a connection may stay silent with no window open.
+    /// The shared secret clients must prove; None: any client (loopback only).
+    pub secret: Option<Secret>,
+    /// How long a session may stay silent with no window open.
     pub idle_timeout: Duration,
-    /// How long a connection may stay silent with a window open (a step's
+    /// How long a session may stay silent with a window open (a step's
     /// warm-up and duration must fit).
     pub window_timeout: Duration,
+    /// From accept to the first complete line.
+    pub first_line_deadline: Duration,
+    /// From accept to a verified proof.
+    pub auth_deadline: Duration,
+    /// Connections not yet authenticated, at most; more are refused at once.
+    pub max_pending: usize,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        ServerConfig { token: None, idle_timeout: Duration::from_secs(60), window_timeout: Duration::from_secs(3600) }
+        ServerConfig {
+            secret: None,
+            idle_timeout: Duration::from_secs(60),
+            window_timeout: Duration::from_secs(3600),
+            first_line_deadline: Duration::from_secs(3),
+            auth_deadline: Duration::from_secs(5),
+            max_pending: 16,
+        }
     }
 }
 
+/// One line, or why there is none.
+#[derive(Debug)]
 enum Line {
     Text(Vec<u8>),
     TooLong,
     Eof,
+    /// The deadline passed first (what had arrived of a line is kept).
+    Timeout,
+    Stopped,
 }
 
-/// Reads one line of at most MAX_LINE bytes; a longer one is consumed to
-/// its end and reported as too long, so the stream stays in step.
-fn read_line<R: BufRead>(r: &mut R) -> std::io::Result<Line> {
-    let mut line = Vec::new();
-    let mut too_long = false;
-    loop {
-        let buf = match r.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+/// Assembles lines from any number of reads, keeping a partial line across
+/// reads and read timeouts. Holds at most MAX_LINE bytes of a line; a
+/// longer one is consumed to its newline and reported as too long.
+struct LineReader {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    /// Bytes read past the last newline handed out.
+    pending: Vec<u8>,
+    too_long: bool,
+}
+
+impl LineReader {
+    fn new(stream: TcpStream) -> LineReader {
+        LineReader { stream, buf: Vec::new(), pending: Vec::new(), too_long: false }
+    }
+
+    /// Takes the next line out of what has arrived, if a whole one has.
+    fn take_line(&mut self) -> Option<Line> {
+        let i = self.pending.iter().position(|&b| b == b'\n')?;
+        let rest = self.pending.split_off(i + 1);
+        let mut chunk = std::mem::replace(&mut self.pending, rest);
+        chunk.pop();
+        let line = if self.too_long || self.buf.len() + chunk.len() > MAX_LINE {
+            Line::TooLong
+        } else {
+            self.buf.extend_from_slice(&chunk);
+            Line::Text(std::mem::take(&mut self.buf))
         };
-        if buf.is_empty() {
-            return Ok(if line.is_empty() && !too_long {
-                Line::Eof
-            } else if too_long {
-                Line::TooLong
-            } else {
-                Line::Text(line)
-            });
-        }
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..i], Some(i + 1)),
-            None => (buf, None),
-        };
-        if !too_long {
-            if line.len() + chunk.len() > MAX_LINE {
-                too_long = true;
-                line.clear();
-            } else {
-                line.extend_from_slice(chunk);
+        self.buf.clear();
+        self.too_long = false;
+        Some(line)
+    }
+
+    /// The next line, by `deadline` (None: no limit) unless `stop` is set.
+    fn read_line(&mut self, deadline: Option<Instant>, stop: &AtomicBool) -> std::io::Result<Line> {
+        let mut chunk = [0u8; 4096];
+        loop {
+            if let Some(l) = self.take_line() {
+                return Ok(l);
             }
-        }
-        let used = done.unwrap_or(buf.len());
-        r.consume(used);
-        if done.is_some() {
-            return Ok(if too_long { Line::TooLong } else { Line::Text(line) });
+            // No newline in what is pending: it all belongs to the line.
+            if !self.too_long {
+                if self.buf.len() + self.pending.len() > MAX_LINE {
+                    self.too_long = true;
+                    self.buf.clear();
+                } else {
+                    self.buf.append(&mut self.pending);
+                }
+            }
+            self.pending.clear();
+            if stop.load(Ordering::Relaxed) {
+                return Ok(Line::Stopped);
+            }
+            let wait = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => left.min(TICK),
+                    _ => return Ok(Line::Timeout),
+                },
+                None => TICK,
+            };
+            self.stream.set_read_timeout(Some(wait))?;
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return Ok(Line::Eof),
+                Ok(n) => self.pending.extend_from_slice(&chunk[..n]),
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {
+                    if deadline.is_none() {
+                        return Ok(Line::Timeout);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
 }
 
-/// Serves one connection until it closes, errs, times out or `stop` is set.
-/// A window left open is abandoned. Returns why the connection ended.
-pub fn serve_connection(stream: TcpStream, backend: &mut dyn Backend, cfg: &ServerConfig, stop: &AtomicBool) -> String {
-    let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into());
+/// How often a waiting read looks at the stop flag.
+const TICK: Duration = Duration::from_millis(100);
+
+/// Who holds the session, and since when.
+struct Holder {
+    client: String,
+    since: SystemTime,
+}
+
+struct Shared {
+    backend: Arc<Mutex<dyn Backend>>,
+    cfg: ServerConfig,
+    session: Mutex<Option<Holder>>,
+    pending: AtomicUsize,
+    stop: &'static AtomicBool,
+}
+
+impl Shared {
+    fn backend(&self) -> MutexGuard<'_, dyn Backend + 'static> {
+        self.backend.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn holder(&self) -> MutexGuard<'_, Option<Holder>> {
+        self.session.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn busy_text(&self) -> Option<String> {
+        self.holder().as_ref().map(|h| format!("busy: serving {} since {} UTC; try again when its run ends", h.client, utc(h.since)))
+    }
+}
+
+/// "2026-11-30 17:20:01" for a time.
+fn utc(t: SystemTime) -> String {
+    let secs = t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Writes one reply; a client that does not read within a second is gone.
+fn send(stream: &mut TcpStream, id: u64, reply: &Response) -> std::io::Result<()> {
+    stream.set_write_timeout(Some(Duration::from_secs(1)))?;
+    stream.write_all(reply_line(id, reply).as_bytes())
+}
+
+fn error(e: impl Into<String>) -> Response {
+    Response::Error { error: e.into() }
+}
+
+/// Accepts connections until `stop` is set, each on its own thread: the
+/// accept loop never waits on a peer.
+pub fn serve(listener: TcpListener, backend: Arc<Mutex<dyn Backend>>, cfg: ServerConfig, stop: &'static AtomicBool) -> std::io::Result<()> {
+    listener.set_nonblocking(true)?;
+    let shared = Arc::new(Shared { backend, cfg, session: Mutex::new(None), pending: AtomicUsize::new(0), stop });
+    let mut threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        threads.retain(|t| !t.is_finished());
+        match listener.accept() {
+            Ok((mut stream, addr)) => {
+                let _ = stream.set_nonblocking(false);
+                let _ = stream.set_nodelay(true);
+                let peer = addr.to_string();
+                if let Some(busy) = shared.busy_text() {
+                    tracing::info!("control: {peer} refused ({busy})");
+                    let _ = send(&mut stream, 0, &error(busy));
+                    continue;
+                }
+                if shared.pending.load(Ordering::SeqCst) >= shared.cfg.max_pending {
+                    tracing::warn!("control: {peer} refused: {} connections are already waiting to authenticate", shared.cfg.max_pending);
+                    let _ = send(&mut stream, 0, &error("busy: too many connections waiting to authenticate; try again shortly"));
+                    continue;
+                }
+                shared.pending.fetch_add(1, Ordering::SeqCst);
+                let s = shared.clone();
+                match std::thread::Builder::new().name("bd-control".into()).spawn(move || connection(stream, peer, &s)) {
+                    Ok(t) => threads.push(t),
+                    Err(e) => {
+                        shared.pending.fetch_sub(1, Ordering::SeqCst);
+                        tracing::warn!("control: cannot start a thread for a connection: {e}");
+                    }
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => {
+                tracing::warn!("control: accept failed: {e}");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    Ok(())
+}
+
+/// Counts a connection as pending until it authenticates or ends.
+struct PendingGuard<'a>(&'a AtomicUsize, bool);
+
+impl PendingGuard<'_> {
+    fn done(&mut self) {
+        if !self.1 {
+            self.1 = true;
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        self.done();
+    }
+}
+
+/// One connection: the handshake within its deadlines, then the session.
+fn connection(stream: TcpStream, peer: String, shared: &Shared) {
+    let mut pending = PendingGuard(&shared.pending, false);
+    let accepted = Instant::now();
     let mut writer = match stream.try_clone() {
         Ok(w) => w,
-        Err(e) => return format!("{peer}: {e}"),
+        Err(e) => {
+            tracing::warn!("control: {peer}: {e}");
+            return;
+        }
     };
-    let mut reader = BufReader::new(stream);
+    let mut reader = LineReader::new(stream);
+    match handshake(&mut reader, &mut writer, &peer, shared, accepted) {
+        Ok(()) => {}
+        Err(why) => {
+            tracing::info!("control: {peer} not served ({why})");
+            return;
+        }
+    }
+    pending.done();
+    // The session is this client's, unless another got there first.
+    {
+        let mut holder = shared.holder();
+        if let Some(h) = holder.as_ref() {
+            let busy = format!("busy: serving {} since {} UTC; try again when its run ends", h.client, utc(h.since));
+            drop(holder);
+            let _ = send(&mut writer, 0, &error(busy));
+            return;
+        }
+        *holder = Some(Holder { client: peer.clone(), since: SystemTime::now() });
+    }
+    shared.backend().session_started(&peer);
+    tracing::info!("control: {peer} authenticated; session started");
+    let why = session(&mut reader, &mut writer, &peer, shared);
+    shared.backend().session_ended(&peer, &why);
+    *shared.holder() = None;
+    tracing::info!("control: {peer} done ({why})");
+}
+
+/// The handshake's logic, apart from any socket: hello, then auth with a
+/// proof of the secret. Fuzzed (fuzz/fuzz_targets/control_message.rs).
+pub struct Handshake {
+    nonce: String,
+    secret: Option<Secret>,
+    said_hello: bool,
+}
+
+/// What one line of the handshake leads to.
+#[derive(Debug, PartialEq)]
+pub enum HandshakeStep {
+    /// Answer this and read the next line (the challenge).
+    Reply(u64, Response),
+    /// The proof holds: the session may start (answer with drop's info).
+    Authenticated(u64),
+    /// Answer this and close the connection.
+    Refuse(u64, Response, String),
+}
+
+impl Handshake {
+    pub fn new(secret: Option<Secret>, nonce: String) -> Handshake {
+        Handshake { nonce, secret, said_hello: false }
+    }
+
+    /// Whether hello came (the auth deadline applies from then).
+    pub fn said_hello(&self) -> bool {
+        self.said_hello
+    }
+
+    pub fn step(&mut self, line: &[u8]) -> HandshakeStep {
+        let env = match parse_request(line) {
+            Ok(env) => env,
+            Err((id, e)) => return HandshakeStep::Refuse(id, error(e.to_string()), format!("refused before authenticating: {e}")),
+        };
+        match (env.body, self.said_hello) {
+            (Request::Hello, false) => {
+                self.said_hello = true;
+                HandshakeStep::Reply(env.id, Response::Challenge { nonce: self.nonce.clone(), auth: self.secret.is_some() })
+            }
+            (Request::Auth { proof }, true) => match &self.secret {
+                Some(s) if !s.verify(&self.nonce, &proof) => HandshakeStep::Refuse(
+                    env.id,
+                    error("wrong secret: give blast the secret drop was started with (--token-file or BLASTDROP_TOKEN)"),
+                    "wrong secret".into(),
+                ),
+                _ => HandshakeStep::Authenticated(env.id),
+            },
+            (other, said_hello) => {
+                let expected = if said_hello { "auth" } else { "hello" };
+                HandshakeStep::Refuse(
+                    env.id,
+                    error(format!("{} before authenticating: send {expected} first", kind(&other))),
+                    format!("{} before authenticating", kind(&other)),
+                )
+            }
+        }
+    }
+}
+
+/// hello, challenge, auth: by the deadlines, or the connection closes.
+/// Nothing before a verified proof extends a deadline, and any error
+/// before it ends the connection.
+fn handshake(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared: &Shared, accepted: Instant) -> Result<(), String> {
+    let cfg = &shared.cfg;
+    let first = accepted + cfg.first_line_deadline;
+    let auth_by = accepted + cfg.auth_deadline;
+    let mut hs = Handshake::new(cfg.secret.clone(), nonce());
+    loop {
+        let deadline = if hs.said_hello() { auth_by } else { first.min(auth_by) };
+        let line = reader.read_line(Some(deadline), shared.stop).map_err(|e| format!("read failed: {e}"))?;
+        let text = match line {
+            Line::Text(t) => t,
+            Line::TooLong => {
+                let _ = send(writer, 0, &error(format!("message longer than {MAX_LINE} bytes")));
+                return Err("line too long before authenticating".into());
+            }
+            Line::Eof => return Err("closed before authenticating".into()),
+            Line::Stopped => return Err("server stopping".into()),
+            Line::Timeout => {
+                let (what, limit) = if hs.said_hello() {
+                    ("did not authenticate", cfg.auth_deadline)
+                } else {
+                    ("sent no complete line", cfg.first_line_deadline)
+                };
+                let _ = send(writer, 0, &error(format!("{what} within {limit:?}: closing")));
+                return Err(format!("{what} within {limit:?}"));
+            }
+        };
+        match hs.step(&text) {
+            HandshakeStep::Reply(id, r) => send(writer, id, &r).map_err(|e| format!("write failed: {e}"))?,
+            HandshakeStep::Refuse(id, r, why) => {
+                let _ = send(writer, id, &r);
+                if why == "wrong secret" {
+                    tracing::warn!("control: {peer} gave a wrong secret");
+                }
+                return Err(why);
+            }
+            HandshakeStep::Authenticated(id) => {
+                if let Some(busy) = shared.busy_text() {
+                    let _ = send(writer, id, &error(busy));
+                    return Err("busy".into());
+                }
+                let info = shared.backend().info();
+                send(writer, id, &Response::Hello { info }).map_err(|e| format!("write failed: {e}"))?;
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn kind(r: &Request) -> &'static str {
+    match r {
+        Request::Hello => "hello",
+        Request::Auth { .. } => "auth",
+        Request::Prepare { .. } => "prepare",
+        Request::StartWindow => "start_window",
+        Request::EndWindow { .. } => "end_window",
+        Request::Bye => "bye",
+    }
+}
+
+/// Serves an authenticated session until it ends. Returns why it ended.
+fn session(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared: &Shared) -> String {
+    let cfg = &shared.cfg;
+    let info = shared.backend().info();
     let mut window: Option<u64> = None;
     let mut next_window = 1u64;
-    // Short reads so a stop request is seen promptly; silence is summed.
-    let tick = Duration::from_millis(200);
-    let _ = reader.get_ref().set_read_timeout(Some(tick));
-    let mut silent = Duration::ZERO;
+    let mut last_heard = Instant::now();
     let why = loop {
-        if stop.load(Ordering::Relaxed) {
-            break "server stopping".to_string();
-        }
-        let line = match read_line(&mut reader) {
-            Ok(Line::Eof) => break "client closed the connection".into(),
+        let limit = if window.is_some() { cfg.window_timeout } else { cfg.idle_timeout };
+        let line = match reader.read_line(Some(last_heard + limit), shared.stop) {
+            Ok(Line::Eof) => break "client closed the connection".to_string(),
+            Ok(Line::Stopped) => break "server stopping".into(),
+            Ok(Line::Timeout) => break format!("client silent for {limit:?}"),
             Ok(l) => {
-                silent = Duration::ZERO;
+                last_heard = Instant::now();
                 l
-            }
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                silent += tick;
-                let limit = if window.is_some() { cfg.window_timeout } else { cfg.idle_timeout };
-                if silent >= limit {
-                    break format!("client silent for {limit:?}");
-                }
-                continue;
             }
             Err(e) => break format!("read failed: {e}"),
         };
-        let (id, reply, close) = match line {
-            Line::TooLong => (0, Response::Error { error: format!("message longer than {MAX_LINE} bytes") }, false),
-            Line::Eof => unreachable!(),
-            Line::Text(text) => match parse_request(&text, cfg.token.as_deref()) {
-                Err((id, e)) => (id, Response::Error { error: e.to_string() }, e.closes()),
-                Ok(env) => {
-                    let reply = match env.body {
-                        Request::Hello => Response::Hello { info: backend.info() },
-                        Request::Prepare { rx_queues, max_size } => {
-                            if let Some(w) = window.take() {
-                                backend.abandon_window(w, "the client prepared the next step with this window open");
-                            }
-                            match backend.prepare(rx_queues, max_size) {
-                                Ok(p) => Response::Prepared(p),
-                                Err(e) => Response::Error { error: e },
-                            }
-                        }
-                        Request::StartWindow => {
-                            if window.is_some() {
-                                Response::Error { error: "a window is already open: end it first".into() }
-                            } else {
-                                match backend.start_window() {
-                                    Ok(()) => {
-                                        window = Some(next_window);
-                                        next_window += 1;
-                                        Response::WindowStarted { window: window.unwrap() }
-                                    }
-                                    Err(e) => Response::Error { error: e },
-                                }
-                            }
-                        }
-                        Request::EndWindow { window: w } => match window {
-                            Some(open) if open == w => {
-                                window = None;
-                                match backend.end_window(w) {
-                                    Ok(mut f) => {
-                                        f.window = w;
-                                        Response::WindowFigures(f)
-                                    }
-                                    Err(e) => Response::Error { error: e },
-                                }
-                            }
-                            Some(open) => Response::Error { error: format!("window {w} is not open (window {open} is)") },
-                            None => Response::Error { error: format!("window {w} is not open (none is)") },
-                        },
-                        Request::Bye => {
-                            backend.client_leaving();
-                            Response::Bye
-                        }
-                    };
-                    let bye = matches!(reply, Response::Bye);
-                    (env.id, reply, bye)
-                }
+        let (id, reply) = match line {
+            Line::Text(text) => match parse_request(&text) {
+                Err((id, e)) => (id, error(e.to_string())),
+                Ok(env) => (env.id, request(env.body, &info, &mut window, &mut next_window, shared)),
             },
+            _ => (0, error(format!("message longer than {MAX_LINE} bytes"))),
         };
-        if let Err(e) = writer.write_all(reply_line(id, &reply).as_bytes()) {
+        if let Err(e) = send(writer, id, &reply) {
             break format!("write failed: {e}");
         }
-        if close {
-            break match reply {
-                Response::Bye => "client said bye".into(),
-                _ => "refused: wrong token".into(),
-            };
+        if matches!(reply, Response::Bye) {
+            break "client said bye".into();
         }
     };
     if let Some(w) = window {
-        backend.abandon_window(w, &why);
+        shared.backend().abandon_window(w, &why);
         tracing::warn!("control: {peer} went away with measured window {w} open ({why}): it is recorded as incomplete");
     }
     why
 }
 
-/// Accepts connections one at a time until `stop` is set.
-pub fn serve(listener: &TcpListener, backend: &mut dyn Backend, cfg: &ServerConfig, stop: &AtomicBool) -> std::io::Result<()> {
-    listener.set_nonblocking(true)?;
-    while !stop.load(Ordering::Relaxed) {
-        match listener.accept() {
-            Ok((stream, addr)) => {
-                stream.set_nonblocking(false)?;
-                let _ = stream.set_nodelay(true);
-                tracing::info!("control: {addr} connected");
-                let why = serve_connection(stream, backend, cfg, stop);
-                tracing::info!("control: {addr} done ({why})");
+/// One request of an authenticated session.
+fn request(req: Request, info: &PeerInfo, window: &mut Option<u64>, next_window: &mut u64, shared: &Shared) -> Response {
+    match req {
+        Request::Hello | Request::Auth { .. } => error("already authenticated: this session is open"),
+        Request::Prepare { rx_queues, max_size } => {
+            if rx_queues == 0 || rx_queues > info.max_rx_queues {
+                return error(format!("rx_queues {rx_queues} is out of range: drop takes 1 to {}", info.max_rx_queues));
             }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            if max_size < MIN_FRAME_SIZE || max_size > info.max_size {
+                return error(format!(
+                    "max_size {max_size} is out of range: drop takes frames of {MIN_FRAME_SIZE} to {} bytes",
+                    info.max_size
+                ));
+            }
+            let mut b = shared.backend();
+            if let Some(w) = window.take() {
+                b.abandon_window(w, "the client prepared the next step with this window open");
+            }
+            match b.prepare(rx_queues, max_size) {
+                Ok(p) => Response::Prepared(p),
+                Err(e) => error(e),
+            }
+        }
+        Request::StartWindow => {
+            if window.is_some() {
+                return error("a window is already open: end it first");
+            }
+            match shared.backend().start_window() {
+                Ok(()) => {
+                    *window = Some(*next_window);
+                    *next_window += 1;
+                    Response::WindowStarted { window: window.unwrap_or_default() }
+                }
+                Err(e) => error(e),
+            }
+        }
+        Request::EndWindow { window: w } => match *window {
+            Some(open) if open == w => {
+                *window = None;
+                match shared.backend().end_window(w) {
+                    Ok(mut f) => {
+                        f.window = w;
+                        Response::WindowFigures(f)
+                    }
+                    Err(e) => error(e),
+                }
+            }
+            Some(open) => error(format!("window {w} is not open (window {open} is)")),
+            None => error(format!("window {w} is not open (none is)")),
+        },
+        Request::Bye => {
+            shared.backend().client_leaving();
+            Response::Bye
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::TcpListener;
+
+    fn pair() -> (TcpStream, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (b, _) = l.accept().unwrap();
+        (a, b)
+    }
+
+    static NO_STOP: AtomicBool = AtomicBool::new(false);
 
     #[test]
-    fn lines_are_split_and_bounded() {
-        let big = "y".repeat(MAX_LINE + 10);
-        let input = format!("one\n{big}\ntwo\nlast");
-        let mut r = BufReader::with_capacity(1000, input.as_bytes());
-        assert!(matches!(read_line(&mut r).unwrap(), Line::Text(t) if t == b"one"));
-        assert!(matches!(read_line(&mut r).unwrap(), Line::TooLong));
-        assert!(matches!(read_line(&mut r).unwrap(), Line::Text(t) if t == b"two"));
-        assert!(matches!(read_line(&mut r).unwrap(), Line::Text(t) if t == b"last"));
-        assert!(matches!(read_line(&mut r).unwrap(), Line::Eof));
+    fn lines_are_assembled_across_reads_and_pauses() {
+        let (mut a, b) = pair();
+        let mut r = LineReader::new(b);
+        let t = std::thread::spawn(move || {
+            for part in [&b"{\"v\":2,"[..], b"\"id\":1", b",\"type\":\"hello\"}\nsecond\n", b"thi", b"rd\n"] {
+                a.write_all(part).unwrap();
+                std::thread::sleep(Duration::from_millis(150));
+            }
+            a
+        });
+        let deadline = Some(Instant::now() + Duration::from_secs(5));
+        assert!(matches!(r.read_line(deadline, &NO_STOP).unwrap(), Line::Text(t) if t == br#"{"v":2,"id":1,"type":"hello"}"#));
+        assert!(matches!(r.read_line(deadline, &NO_STOP).unwrap(), Line::Text(t) if t == b"second"));
+        assert!(matches!(r.read_line(deadline, &NO_STOP).unwrap(), Line::Text(t) if t == b"third"));
+        drop(t.join().unwrap());
+        assert!(matches!(r.read_line(deadline, &NO_STOP).unwrap(), Line::Eof));
+    }
+
+    #[test]
+    fn long_lines_are_bounded_and_the_stream_stays_in_step() {
+        let (mut a, b) = pair();
+        let mut r = LineReader::new(b);
+        let t = std::thread::spawn(move || {
+            a.write_all(&vec![b'y'; MAX_LINE + 10]).unwrap();
+            a.write_all(b"\nok\n").unwrap();
+            a
+        });
+        let deadline = Some(Instant::now() + Duration::from_secs(5));
+        assert!(matches!(r.read_line(deadline, &NO_STOP).unwrap(), Line::TooLong));
+        assert!(matches!(r.read_line(deadline, &NO_STOP).unwrap(), Line::Text(t) if t == b"ok"));
+        assert!(r.buf.capacity() <= 2 * MAX_LINE + 8192, "what is held stays bounded");
+        drop(t.join().unwrap());
+    }
+
+    #[test]
+    fn a_deadline_ends_a_partial_line() {
+        let (mut a, b) = pair();
+        let mut r = LineReader::new(b);
+        a.write_all(b"{\"v\":2").unwrap();
+        let t0 = Instant::now();
+        assert!(matches!(r.read_line(Some(t0 + Duration::from_millis(300)), &NO_STOP).unwrap(), Line::Timeout));
+        assert!(t0.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn utc_is_a_civil_date() {
+        assert_eq!(utc(SystemTime::UNIX_EPOCH), "1970-01-01 00:00:00");
+        assert_eq!(utc(SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_055_201)), "2026-11-30 16:13:21");
     }
 }

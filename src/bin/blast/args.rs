@@ -125,7 +125,11 @@ pub struct Args {
     /// drop's control address (drop --listen), on the management network, never the port under test
     #[arg(long, value_name = "ADDR:PORT")]
     pub peer: Option<String>,
-    /// Shared secret drop was started with (--token)
+    /// File whose first line is the shared secret drop was started with (proved to drop, never sent);
+    /// or set BLASTDROP_TOKEN
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// The shared secret on the command line (visible in ps: prefer --token-file or BLASTDROP_TOKEN)
     #[arg(long)]
     #[serde(skip)]
     pub token: Option<String>,

@@ -47,15 +47,17 @@ impl Peer {
 /// Connects to --peer (when given) and says hello.
 pub fn connect(args: &Args) -> Result<(Option<Peer>, Option<PeerInfo>), Failure> {
     let Some(addr) = &args.peer else { return Ok((None, None)) };
+    let secret = control::Secret::load(args.token_file.as_deref(), std::env::var(control::SECRET_ENV).ok(), args.token.as_deref())
+        .map_err(Failure::usage)?;
+    if let Some((_, control::SecretSource::CommandLine)) = &secret {
+        tracing::warn!("--token shows in ps and /proc/PID/cmdline: prefer --token-file FILE or BLASTDROP_TOKEN");
+    }
     let mut p = Peer {
-        client: Client::connect(addr, args.token.clone(), args.control_timeout)
+        client: Client::connect(addr, args.control_timeout)
             .map_err(|e| Failure::runtime(format!("{e}: is drop running with --listen {addr}?")))?,
         timeout: args.control_timeout,
     };
-    let info = match p.call(Request::Hello).map_err(Failure::runtime)? {
-        Response::Hello { info } => info,
-        other => return Err(Failure::runtime(format!("drop answered {other:?} to hello"))),
-    };
+    let info = p.client.handshake(secret.as_ref().map(|(s, _)| s), args.control_timeout).map_err(|e| Failure::runtime(e.to_string()))?;
     Ok((Some(p), Some(info)))
 }
 

@@ -1,0 +1,80 @@
+//! The address drop listens on, parsed and resolved rather than matched as
+//! text: "0:7700", "0x0:7700", "[::0]:7700" and "[::ffff:0.0.0.0]:7700" all
+//! mean every interface, and each is refused by what it resolves to.
+
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+
+/// The addresses `spec` (ADDR:PORT) names, or why drop must not listen there.
+pub fn listen_addrs(spec: &str) -> Result<Vec<SocketAddr>, String> {
+    let addrs: Vec<SocketAddr> = spec
+        .to_socket_addrs()
+        .map_err(|e| format!("--listen {spec} is not ADDR:PORT ({e}): give the management interface's own address, e.g. 10.0.0.2:7700"))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(format!("--listen {spec} resolves to no address: give the management interface's own address, e.g. 10.0.0.2:7700"));
+    }
+    if let Some(a) = addrs.iter().find(|a| unspecified(a.ip())) {
+        return Err(format!(
+            "--listen {spec} means {} (every interface): give the management interface's own address, e.g. 10.0.0.2:7700",
+            a.ip()
+        ));
+    }
+    Ok(addrs)
+}
+
+/// Every interface, in any spelling (IPv4-mapped IPv6 included).
+pub fn unspecified(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_unspecified(),
+        IpAddr::V6(v6) => v6.is_unspecified() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_unspecified()),
+    }
+}
+
+/// Loopback only: nobody off this host can reach it.
+pub fn all_loopback(addrs: &[SocketAddr]) -> bool {
+    addrs.iter().all(|a| match a.ip() {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spelling_of_every_interface_is_refused() {
+        for spec in [
+            "0.0.0.0:7700",
+            "0:7700",
+            "0x0:7700",
+            "0.0:7700",
+            "[::]:7700",
+            "[::0]:7700",
+            "[0:0:0:0:0:0:0:0]:7700",
+            "[::ffff:0.0.0.0]:7700",
+            "[::ffff:0:0]:7700",
+        ] {
+            let e = listen_addrs(spec).expect_err(spec);
+            assert!(e.contains("every interface") && e.contains("management interface"), "{spec}: {e}");
+        }
+    }
+
+    #[test]
+    fn explicit_addresses_pass_and_loopback_is_told_apart() {
+        let a = listen_addrs("127.0.0.1:7700").unwrap();
+        assert!(all_loopback(&a));
+        assert!(all_loopback(&listen_addrs("[::1]:7700").unwrap()));
+        assert!(all_loopback(&listen_addrs("[::ffff:127.0.0.1]:7700").unwrap()));
+        let a = listen_addrs("10.0.0.2:7700").unwrap();
+        assert!(!all_loopback(&a));
+    }
+
+    #[test]
+    fn nonsense_says_what_to_give() {
+        for spec in ["7700", "nohost.invalid.:7700", "1.2.3.4"] {
+            let e = listen_addrs(spec).expect_err(spec);
+            assert!(e.contains("ADDR:PORT") || e.contains("no address"), "{spec}: {e}");
+        }
+    }
+}
