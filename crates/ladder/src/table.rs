@@ -90,44 +90,26 @@ pub fn render_table(records: &[StepRecord]) -> String {
             "step", "run", "queues", "size", "shape", "offered", "P50", "P90", "P99", "P99.9", "P99.99", "Max", "samples"
         );
         for r in records.iter().filter(|r| r.error.is_none()) {
-            if r.latency.as_ref().is_some_and(|l| l.count == 0) {
-                // No probe came back: no percentile to print.
-                let _ = writeln!(
-                    s,
-                    "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
-                    r.step + 1,
-                    r.run,
-                    r.queues,
-                    r.size,
-                    r.shape,
-                    opt(r.offered_mpps, 3),
-                    "-",
-                    "-",
-                    "-",
-                    "-",
-                    "-",
-                    "-",
-                    "no samples"
-                );
-            } else if let Some(l) = &r.latency {
-                let _ = writeln!(
-                    s,
-                    "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10}",
-                    r.step + 1,
-                    r.run,
-                    r.queues,
-                    r.size,
-                    r.shape,
-                    opt(r.offered_mpps, 3),
-                    l.p50_us,
-                    l.p90_us,
-                    l.p99_us,
-                    l.p99_9_us,
-                    l.p99_99_us,
-                    l.max_us,
-                    l.count
-                );
-            }
+            let Some(l) = &r.latency else { continue };
+            // No probe came back: no percentile to print.
+            let us = |v: f64| if l.count == 0 { "-".to_string() } else { format!("{v:.1}") };
+            let _ = writeln!(
+                s,
+                "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+                r.step + 1,
+                r.run,
+                r.queues,
+                r.size,
+                r.shape,
+                opt(r.offered_mpps, 3),
+                us(l.p50_us),
+                us(l.p90_us),
+                us(l.p99_us),
+                us(l.p99_9_us),
+                us(l.p99_99_us),
+                us(l.max_us),
+                if l.count == 0 { "no samples".to_string() } else { l.count.to_string() }
+            );
         }
     }
     s
