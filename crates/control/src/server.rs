@@ -158,6 +158,12 @@ struct Holder {
     since: SystemTime,
 }
 
+impl Holder {
+    fn busy(&self) -> String {
+        format!("busy: serving {} since {} UTC; try again when its run ends", self.client, utc(self.since))
+    }
+}
+
 struct Shared {
     backend: Arc<Mutex<dyn Backend>>,
     cfg: ServerConfig,
@@ -176,7 +182,7 @@ impl Shared {
     }
 
     fn busy_text(&self) -> Option<String> {
-        self.holder().as_ref().map(|h| format!("busy: serving {} since {} UTC; try again when its run ends", h.client, utc(h.since)))
+        self.holder().as_ref().map(Holder::busy)
     }
 }
 
@@ -240,7 +246,7 @@ pub fn serve(listener: TcpListener, backend: Arc<Mutex<dyn Backend>>, cfg: Serve
                     }
                 }
             }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => wait_readable(&listener, TICK),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) => {
                 tracing::warn!("control: accept failed: {e}");
@@ -252,6 +258,16 @@ pub fn serve(listener: TcpListener, backend: Arc<Mutex<dyn Backend>>, cfg: Serve
         let _ = t.join();
     }
     Ok(())
+}
+
+/// Waits until a connection is waiting to be accepted, or `timeout`: a
+/// burst of connects is taken as it comes (a sleep would let the kernel's
+/// accept queue overflow, and a refused connect waits a second to retry).
+fn wait_readable(listener: &TcpListener, timeout: Duration) {
+    use std::os::fd::AsRawFd;
+    let mut fds = [libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
+    // SAFETY: one valid pollfd, for the call's duration.
+    unsafe { libc::poll(fds.as_mut_ptr(), 1, timeout.as_millis() as libc::c_int) };
 }
 
 /// Counts a connection as pending until it authenticates or ends.
@@ -292,17 +308,6 @@ fn connection(stream: TcpStream, peer: String, shared: &Shared) {
         }
     }
     pending.done();
-    // The session is this client's, unless another got there first.
-    {
-        let mut holder = shared.holder();
-        if let Some(h) = holder.as_ref() {
-            let busy = format!("busy: serving {} since {} UTC; try again when its run ends", h.client, utc(h.since));
-            drop(holder);
-            let _ = send(&mut writer, 0, &error(busy));
-            return;
-        }
-        *holder = Some(Holder { client: peer.clone(), since: SystemTime::now() });
-    }
     shared.backend().session_started(&peer);
     tracing::info!("control: {peer} authenticated; session started");
     let why = session(&mut reader, &mut writer, &peer, shared);
@@ -409,12 +414,22 @@ fn handshake(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared
                 return Err(why);
             }
             HandshakeStep::Authenticated(id) => {
-                if let Some(busy) = shared.busy_text() {
-                    let _ = send(writer, id, &error(busy));
-                    return Err("busy".into());
+                // The session is this client's from before it hears so,
+                // unless another got there first.
+                {
+                    let mut holder = shared.holder();
+                    if let Some(busy) = holder.as_ref().map(Holder::busy) {
+                        drop(holder);
+                        let _ = send(writer, id, &error(busy));
+                        return Err("busy".into());
+                    }
+                    *holder = Some(Holder { client: peer.to_string(), since: SystemTime::now() });
                 }
                 let info = shared.backend().info();
-                send(writer, id, &Response::Hello { info }).map_err(|e| format!("write failed: {e}"))?;
+                if let Err(e) = send(writer, id, &Response::Hello { info }) {
+                    *shared.holder() = None;
+                    return Err(format!("write failed: {e}"));
+                }
                 return Ok(());
             }
         }
