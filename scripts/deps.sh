@@ -21,6 +21,8 @@ blastdrop_deps() {
     # "test": the test command, which also lints the shell scripts; "run": the rest.
     if [ "${1:-}" = test ]; then
         command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
+        # DPDK 24.11 comes from a Debian 13 root (scripts/debian13).
+        command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
     fi
     if [ "${#need[@]}" -gt 0 ]; then
         echo "blastdrop: installing ${need[*]}" >&2

@@ -24,6 +24,19 @@ void bd_mbuf_layout(struct bd_mbuf_layout *out)
 	out->headroom = RTE_PKTMBUF_HEADROOM;
 }
 
+int bd_link_get(uint16_t port, struct bd_link *out)
+{
+	struct rte_eth_link l;
+	int rc;
+
+	memset(&l, 0, sizeof(l));
+	rc = rte_eth_link_get_nowait(port, &l);
+	out->speed_mbps = l.link_speed;
+	out->up = l.link_status == RTE_ETH_LINK_UP;
+	out->full_duplex = l.link_duplex == RTE_ETH_LINK_FULL_DUPLEX;
+	return rc;
+}
+
 uint16_t bd_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
 {
 	return rte_eth_rx_burst(port, queue, pkts, n);

@@ -88,6 +88,16 @@ uint16_t bd_tx_burst_guarded(uint16_t port, uint16_t queue, struct rte_mbuf **pk
  * Returns 0 when it ran there, 1 when it ran on the calling thread. */
 int bd_run_on_intr_thread(void (*fn)(void *), void *arg, unsigned int timeout_ms);
 
+/* The link's state without waiting. 24.11 moved struct rte_eth_link's
+ * fields into an anonymous union (with a 64-bit view for atomic reads):
+ * reading them here keeps Rust off the layout. Returns rte_eth_link_get_nowait's. */
+struct bd_link {
+	uint32_t speed_mbps;
+	uint8_t up;
+	uint8_t full_duplex;
+};
+int bd_link_get(uint16_t port, struct bd_link *out);
+
 unsigned int bd_lcore_id(void);
 int bd_errno(void);
 uint64_t bd_rdtsc(void);

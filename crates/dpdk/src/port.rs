@@ -566,9 +566,10 @@ impl Port {
     }
 
     pub fn link(&self) -> Link {
-        let mut l = ffi::rte_eth_link::default();
-        unsafe { ffi::rte_eth_link_get_nowait(self.id, &mut l) };
-        Link { up: l.link_status() == 1, speed_mbps: l.link_speed, full_duplex: l.link_duplex() == 1 }
+        let mut l = ffi::bd_link::default();
+        // SAFETY: a valid port id and an out-struct the shim fills.
+        unsafe { ffi::bd_link_get(self.id, &mut l) };
+        Link { up: l.up == 1, speed_mbps: l.speed_mbps, full_duplex: l.full_duplex == 1 }
     }
 
     /// Waits up to `timeout` for the link to come up.
