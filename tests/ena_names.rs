@@ -79,7 +79,10 @@ fn the_ena_counter_names_are_the_pmds_own() {
     let known: Vec<&str> = limits::ENA_ALLOWANCES.iter().chain(limits::ENA_LEVELS).copied().collect();
     let theirs: Vec<&String> = names
         .iter()
-        .filter(|s| s.chars().all(|c| c.is_ascii_lowercase() || c == '_') && (s.ends_with("_allowance_exceeded") || s.ends_with("_allowance_available")))
+        .filter(|s| {
+            s.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                && (s.ends_with("_allowance_exceeded") || s.ends_with("_allowance_available"))
+        })
         .collect();
     assert!(!theirs.is_empty());
     for n in theirs {
