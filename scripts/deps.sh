@@ -45,10 +45,30 @@ blastdrop_deps() {
         echo "blastdrop: installing the Rust toolchain with rustup (https://rustup.rs)" >&2
         command -v curl >/dev/null 2>&1 || { ${sudo:-} apt-get install -y -qq curl >/dev/null || return 1; }
         curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal || {
-            echo "blastdrop: error: no cargo, and rustup could not be fetched; install Rust 1.80 or later" >&2
+            echo "blastdrop: error: no cargo, and rustup could not be fetched; install Rust (rustup.rs)" >&2
             return 1
         }
         export PATH="$HOME/.cargo/bin:$PATH"
+    fi
+    # The toolchain the lock needs (Cargo.toml's rust-version), and for the
+    # test command the lint gates' components.
+    local want have
+    want=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+    have=$(rustc --version | awk '{print $2}')
+    if [ -n "$want" ] && [ "$(printf '%s\n%s\n' "$want" "$have" | sort -V | head -n 1)" != "$want" ]; then
+        echo "blastdrop: error: Rust $have is older than the $want this build needs (Cargo.toml rust-version): run rustup update" >&2
+        return 1
+    fi
+    if [ "${1:-}" = test ]; then
+        for component in clippy rustfmt; do
+            if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+                echo "blastdrop: installing the Rust $component component" >&2
+                rustup component add "$component" >/dev/null || {
+                    echo "blastdrop: error: no cargo ${component/rustfmt/fmt}, and rustup could not add it: rustup component add $component" >&2
+                    return 1
+                }
+            fi
+        done
     fi
     local version
     version=$(pkg-config --modversion libdpdk)
