@@ -1,0 +1,113 @@
+//! drop's flags.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use serde::Serialize;
+
+use blastdrop::session::parse;
+
+/// Receive on N RX queues (one worker lcore each, RSS across them) and count
+/// what arrived: rates, per-queue figures, and per-stream loss, reordering
+/// and duplicates from blast's probe headers. All figures are receiver-side.
+#[derive(Parser, Debug, Serialize)]
+#[command(
+    name = "drop",
+    version,
+    allow_negative_numbers = true,
+    after_help = "DPDK EAL arguments go after --, passed through unchanged, for example:\n  \
+                  drop --queues 4 -- -l 0-4 -a 0000:00:07.0\n  \
+                  drop --listen 10.0.0.2:7700 --queues 32 -- -l 0-32 -a 0000:00:07.0   (serves blast --peer ladders)\n  \
+                  drop --port net_memif0 -- --vdev=net_memif0,role=server,socket=/tmp/bd.sock,socket-abstract=no --no-huge -m 512 --no-pci --no-shconf\n\
+                  Without -l/--lcores, lcores are placed from the machine's topology (sysfs): the NIC's NUMA node first,\n\
+                  one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed."
+)]
+pub(crate) struct Args {
+    /// Port to receive on: a port id (0), a PCI address (0000:00:07.0) or a device name (net_memif0).
+    /// Repeat it to receive on several ports (blast's port i pairs with drop's port i); queues are
+    /// spread over them round robin
+    #[arg(long, default_value = "0")]
+    pub(crate) port: Vec<String>,
+    /// RX queues, each polled by its own worker lcore; RSS spreads flows over them where the device has it.
+    /// With --listen: the most a ladder may ask for (it starts with 1)
+    #[arg(long, default_value = "1", value_parser = parse::queues)]
+    pub(crate) queues: u16,
+    /// Largest frame to receive, in bytes including FCS: sets the MTU and the mbuf size
+    #[arg(long, default_value = "1518", value_parser = parse::frame_size, value_name = "BYTES")]
+    pub(crate) max_size: u32,
+    /// How long to receive (10, 2.5s, 1m) [default: until Ctrl-C, --count or --idle-timeout]
+    #[arg(long, value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_opt_secs")]
+    pub(crate) duration: Option<Duration>,
+    /// Stop once this many frames have arrived (1000, 10M)
+    #[arg(long, value_parser = parse::count)]
+    pub(crate) count: Option<u64>,
+    /// Stop when nothing has arrived for this long after the first frame (2s, 500ms)
+    #[arg(long, value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_opt_secs")]
+    pub(crate) idle_timeout: Option<Duration>,
+    /// Serve blast's control connection on this address (ADDR:PORT, an explicit address: the
+    /// management network's, never the port under test); runs until Ctrl-C or --duration
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub(crate) listen: Option<String>,
+    /// File whose first line is the shared secret blast must prove (never sent on the wire); or set
+    /// BLASTDROP_TOKEN. Required when --listen is reachable from other hosts (not loopback)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// The shared secret on the command line (visible in ps: prefer --token-file or BLASTDROP_TOKEN)
+    #[arg(long)]
+    #[serde(skip)]
+    pub(crate) token: Option<String>,
+    /// Frames per rx_burst call
+    #[arg(long, default_value = "32", value_parser = parse::burst)]
+    pub(crate) burst: usize,
+    /// RX ring size per queue, in descriptors
+    #[arg(long, default_value = "1024", value_parser = parse::ring)]
+    pub(crate) rx_ring: u16,
+    /// Busy work per frame, in CPU cycles, as an application behind drop would spend: shows
+    /// where a receiver with that cost per packet stops keeping up
+    #[arg(long, default_value_t = 0, value_name = "CYCLES", value_parser = parse::cycles)]
+    pub(crate) rx_cost: u64,
+    /// Count frames and bytes only, without parsing the probe header: the cheapest receive
+    /// loop (no loss, reorder or duplicate figures; every frame counts as no-probe)
+    #[arg(long)]
+    pub(crate) count_only: bool,
+    /// Send every frame back on the queue it came in on, source and destination swapped (MAC,
+    /// IPv4, UDP ports), so blast can time the round trip of its probes
+    #[arg(long)]
+    pub(crate) reflect: bool,
+    /// Count arrivals per interval of this many microseconds, for the peak-to-mean ratio of
+    /// micro-bursts (0: off; off with --count-only; a TSC read per poll that brings frames)
+    #[arg(long, default_value_t = 100, value_name = "US", value_parser = parse::micros)]
+    pub(crate) arrival_interval_us: u64,
+    /// Time every probe one way: this host's wall clock at arrival against the sender's at
+    /// sending (CLOCK_REALTIME on both; meaningful only when the two hosts' clocks are
+    /// synchronised, e.g. by PTP; the run states the kernel's sync status)
+    #[arg(long)]
+    pub(crate) one_way: bool,
+    /// Mbufs per RX pool, overriding the size derived from ring, burst and cache (docs/memory.md);
+    /// a pool too small starves the device (rx_nombuf), as an undersized receiver would
+    #[arg(long, value_name = "N", value_parser = parse::mbufs)]
+    pub(crate) rx_mbufs: Option<u32>,
+    /// Watch this extended stat too (repeatable): its movement joins the record and the verdict as
+    /// "other" (e.g. a mlx5 or ice drop counter). net_ena's allowance counters are always watched
+    #[arg(long = "watch-xstat", value_name = "NAME")]
+    pub(crate) watch_xstat: Vec<String>,
+    /// How often the watched counters are read for the live view (on ENA each read is an admin command)
+    #[arg(long, default_value = "1", value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    pub(crate) xstats_interval: Duration,
+    /// Streams sequence-checked per queue (stream ids at or above are counted as untracked)
+    #[arg(long, default_value_t = 4096, value_parser = parse::streams)]
+    pub(crate) streams: usize,
+    /// Write the summary with its configuration and environment as JSON to this file
+    #[arg(long, value_name = "FILE")]
+    pub(crate) json: Option<PathBuf>,
+    /// More log output (-v debug, -vv trace)
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+    /// DPDK EAL arguments, after --
+    #[arg(last = true, value_name = "EAL ARGS")]
+    pub(crate) eal: Vec<String>,
+}

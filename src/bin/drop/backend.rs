@@ -1,0 +1,191 @@
+//! The control server's view of the receiver, and the bounded history of
+//! what it served.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use blastdrop::receiver::{Receiver, Snapshot};
+use control::{Backend, PeerInfo, Prepared, WindowFigures};
+
+/// How long a window waits for a memif peer's link before refusing to open.
+pub(crate) const PEER_WAIT: Duration = Duration::from_secs(5);
+
+pub(crate) fn lock(rx: &Mutex<Receiver>) -> MutexGuard<'_, Receiver> {
+    rx.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The control server's view of the receiver.
+pub(crate) struct DropBackend {
+    pub(crate) rx: Arc<Mutex<Receiver>>,
+    pub(crate) info: PeerInfo,
+    pub(crate) baseline: Option<Snapshot>,
+    /// The sessions and windows served, for the JSON record.
+    pub(crate) history: Arc<Mutex<History>>,
+}
+
+/// What drop served, bounded: a client that loops windows forever cannot
+/// grow drop's memory or its JSON without limit.
+#[derive(Default, Serialize)]
+pub(crate) struct History {
+    /// The last MAX_WINDOWS windows served, of every session.
+    pub(crate) windows: std::collections::VecDeque<WindowFigures>,
+    /// Windows served in all, and those no longer kept above.
+    pub(crate) windows_served: u64,
+    pub(crate) windows_not_kept: u64,
+    /// The last MAX_SESSIONS sessions, and those no longer kept.
+    pub(crate) sessions: std::collections::VecDeque<SessionRecord>,
+    pub(crate) sessions_not_kept: u64,
+}
+
+#[derive(Serialize)]
+pub(crate) struct SessionRecord {
+    pub(crate) client: String,
+    /// Seconds since the Unix epoch.
+    pub(crate) started: u64,
+    pub(crate) ended: Option<u64>,
+    pub(crate) why_ended: Option<String>,
+    pub(crate) windows: u64,
+    pub(crate) incomplete_windows: u64,
+}
+
+pub(crate) const MAX_WINDOWS: usize = 1000;
+pub(crate) const MAX_SESSIONS: usize = 100;
+
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+impl History {
+    fn push(&mut self, f: WindowFigures) {
+        if let Some(s) = self.sessions.back_mut() {
+            s.windows += 1;
+            s.incomplete_windows += u64::from(f.incomplete.is_some());
+        }
+        self.windows_served += 1;
+        self.windows.push_back(f);
+        if self.windows.len() > MAX_WINDOWS {
+            self.windows.pop_front();
+            self.windows_not_kept += 1;
+        }
+    }
+}
+
+impl Backend for DropBackend {
+    fn info(&mut self) -> PeerInfo {
+        self.info.clone()
+    }
+
+    fn prepare(&mut self, rx_queues: u16, max_size: u32) -> Result<Prepared, String> {
+        self.baseline = None;
+        if max_size > self.info.max_size {
+            return Err(format!(
+                "frames of {max_size} B asked, drop takes up to {} B: restart drop with --max-size {max_size}",
+                self.info.max_size
+            ));
+        }
+        let mut rx = lock(&self.rx);
+        let restarted = rx.set_queues(rx_queues).map_err(|f| f.message)?;
+        if restarted {
+            tracing::info!("control: now receiving on {rx_queues} queue(s)");
+        }
+        Ok(Prepared { rx_queues, restarted, link_up: rx.links_up() })
+    }
+
+    fn start_window(&mut self) -> Result<(), String> {
+        // A memif port's lanes start once its peer is connected: a window
+        // opened before then would count what no lane polled.
+        let until = Instant::now() + PEER_WAIT;
+        loop {
+            {
+                let mut rx = lock(&self.rx);
+                if let Some(what) = rx.supervise().map_err(|f| f.message)? {
+                    println!("drop: {what}");
+                }
+                if rx.receiving() {
+                    self.baseline = Some(rx.snapshot());
+                    return Ok(());
+                }
+            }
+            if Instant::now() >= until {
+                return Err(format!(
+                    "drop is not receiving: the link of its port stayed down for {PEER_WAIT:?} (is blast's port connected?)"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn end_window(&mut self, window: u64) -> Result<WindowFigures, String> {
+        let a = self.baseline.take().ok_or("no window open")?;
+        let rx = lock(&self.rx);
+        let b = rx.snapshot();
+        let mut f = rx.window(&a, &b)?;
+        f.window = window;
+        println!(
+            "drop: window {window}: received {} frames, {} bytes in {:.3} s on {} queue(s) ({:.3} Mpps); imissed {} rx_nombuf {} lost {}",
+            f.packets,
+            f.bytes,
+            f.seconds,
+            f.queues.len(),
+            f.packets as f64 / f.seconds.max(1e-9) / 1e6,
+            f.imissed,
+            f.rx_nombuf,
+            f.probe.lost
+        );
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).push(f.clone());
+        Ok(f)
+    }
+
+    fn abandon_window(&mut self, window: u64, why: &str) {
+        let Some(a) = self.baseline.take() else { return };
+        let rx = lock(&self.rx);
+        let b = rx.snapshot();
+        let mut f = match rx.window(&a, &b) {
+            Ok(f) => f,
+            Err(e) => control::WindowFigures { incomplete: Some(e), ..Default::default() },
+        };
+        f.window = window;
+        f.incomplete = Some(format!("{why}{}", f.incomplete.as_ref().map_or(String::new(), |e| format!("; {e}"))));
+        println!("drop: window {window} incomplete ({why}): {} frames until then; not a measurement", f.packets);
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).push(f);
+    }
+
+    fn session_started(&mut self, client: &str) {
+        let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        h.sessions.push_back(SessionRecord {
+            client: client.to_string(),
+            started: unix_now(),
+            ended: None,
+            why_ended: None,
+            windows: 0,
+            incomplete_windows: 0,
+        });
+        if h.sessions.len() > MAX_SESSIONS {
+            h.sessions.pop_front();
+            h.sessions_not_kept += 1;
+        }
+        self.baseline = None;
+    }
+
+    fn session_ended(&mut self, _client: &str, why: &str) {
+        let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = h.sessions.back_mut() {
+            s.ended = Some(unix_now());
+            s.why_ended = Some(why.to_string());
+        }
+        self.baseline = None;
+    }
+
+    fn client_leaving(&mut self) {
+        // memif unmaps its rings on the interrupt thread when the peer
+        // leaves, under any lane still polling them: the lanes park before
+        // blast may exit, and start again when a peer connects.
+        match lock(&self.rx).hold_for_departure() {
+            Ok(true) => tracing::info!("control: client leaving; memif lanes parked until a peer connects again"),
+            Ok(false) => {}
+            Err(f) => tracing::error!("control: parking the lanes failed: {}", f.message),
+        }
+    }
+}
