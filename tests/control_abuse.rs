@@ -25,43 +25,6 @@ const SECRET_ENV: &str = "BLASTDROP_TOKEN";
 // ---------------------------------------------------------------------------
 // Processes
 
-/// drop --listen on memif (server), its lcores on CPU 1.
-fn listening_drop(dir: &Path, name: &str, queues: u16, extra: &[&str]) -> (Running, String, String) {
-    let sock = dir.join(format!("{name}.sock")).display().to_string();
-    let addr = format!("127.0.0.1:{}", free_port());
-    let mut d = strings(&["--port", "net_memif0", "--queues", &queues.to_string(), "--listen", &addr, "--duration", "300"]);
-    d.extend(strings(extra));
-    d.push("--".into());
-    d.extend(eal_base());
-    d.push(format!("--vdev=net_memif0,role=server,socket={sock},socket-abstract=no"));
-    d.push(lcores(queues, 1));
-    let mut p = spawn(DROP, &d);
-    p.wait_for_line("control on", Duration::from_secs(30));
-    (p, addr, sock)
-}
-
-/// `--lcores` with the main lcore and `workers` workers all on `cpu`.
-fn lcores(workers: u16, cpu: u32) -> String {
-    let map: Vec<String> = (0..=workers).map(|l| format!("{l}@{cpu}")).collect();
-    format!("--lcores={}", map.join(","))
-}
-
-/// blast (memif client) arguments, its lcores on CPU 0.
-fn blast_args(sock: &str, workers: u16, args: &[&str]) -> Vec<String> {
-    let mut b = strings(&["--port", "net_memif0"]);
-    b.extend(strings(args));
-    b.push("--".into());
-    b.extend(eal_base());
-    b.push(format!("--vdev=net_memif0,role=client,socket={sock},socket-abstract=no"));
-    b.push(lcores(workers, 0));
-    b
-}
-
-/// Data rows of a ladder table.
-fn table_rows(stdout: &str) -> Vec<&str> {
-    stdout.lines().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()) && l.split_whitespace().count() >= 15).collect()
-}
-
 /// `bin args` with BLASTDROP_TOKEN removed from the environment and `env`
 /// set instead (tests/common's spawn inherits the environment as it is).
 fn command(bin: &str, args: &[String], env: &[(&str, &str)]) -> Command {
@@ -149,7 +112,7 @@ impl Rig {
     }
 
     fn blast(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        run_env(BLAST, &blast_args(&self.sock, 1, args), env, Duration::from_secs(60))
+        run_env(BLAST, &memif_blast_args(&self.sock, 1, args), env, Duration::from_secs(60))
     }
 
     fn assert_alive(&mut self, after: &str) {
@@ -583,7 +546,7 @@ fn every_abuse_of_the_control_port_leaves_drop_serving_a_correct_run() {
     let id = c.request(json!({"type": "reboot"}));
     assert!(c.error("unknown type", id).starts_with("unknown message type"));
     // A window needs a memif peer: a plain sender (no --peer) brings the link up.
-    let sender = spawn(BLAST, &blast_args(&rig.sock, 1, &["--queues", "1", "--size", "64", "--rate", "10k", "--duration", "60"]));
+    let sender = spawn(BLAST, &memif_blast_args(&rig.sock, 1, &["--queues", "1", "--size", "64", "--rate", "10k", "--duration", "60"]));
     let id = c.request(json!({"type": "prepare", "rx_queues": 1, "max_size": 64}));
     let p = c.reply("prepare");
     assert_eq!((p["type"].as_str(), p["id"].as_u64(), p["restarted"].as_bool()), (Some("prepared"), Some(id), Some(false)), "{p}");
@@ -790,7 +753,7 @@ fn the_secret_never_crosses_the_wire_nor_shows_in_the_command_line() {
         } else {
             &[(SECRET_ENV, SECRET)]
         };
-        let child = command(BLAST, &blast_args(&rig.sock, 1, &args), env).spawn().unwrap();
+        let child = command(BLAST, &memif_blast_args(&rig.sock, 1, &args), env).spawn().unwrap();
         let line = cmdline(child.id());
         let out = finish_child(child, Duration::from_secs(60));
         assert!(line.contains("--peer"), "{line}");
@@ -806,7 +769,7 @@ fn the_secret_never_crosses_the_wire_nor_shows_in_the_command_line() {
     // blast says so), and the run still works.
     let args =
         ["--peer", &rig.addr, "--token", SECRET, "--queues", "1", "--size", "64", "--rate", "100k", "--warmup", "0.2", "--duration", "0.3"];
-    let child = command(BLAST, &blast_args(&rig.sock, 1, &args), &[]).spawn().unwrap();
+    let child = command(BLAST, &memif_blast_args(&rig.sock, 1, &args), &[]).spawn().unwrap();
     let line = cmdline(child.id());
     let out = finish_child(child, Duration::from_secs(60));
     assert!(line.contains(SECRET), "/proc/PID/cmdline read without the --token given: {line}");
@@ -842,7 +805,7 @@ fn assert_listen_refused(dir: &Path, spec: &str, extra: &[&str], want: &[&str]) 
     d.push("--".into());
     d.extend(eal_base());
     d.push(format!("--vdev=net_memif0,role=server,socket={},socket-abstract=no", sock.display()));
-    d.push(lcores(1, 1));
+    d.push(lcores_on(1, 1));
     let out = run_env(DROP, &d, &[], Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(2), "--listen {spec}: {:?}\n{}\n{}", out.status, out.stdout, out.stderr);
     let lines = out.our_stderr();

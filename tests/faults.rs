@@ -5,40 +5,7 @@
 
 mod common;
 use common::*;
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// drop --listen on memif (server), its lcores on CPU 1.
-fn listening_drop(dir: &Path, name: &str, queues: u16, extra: &[&str]) -> (Running, String, String) {
-    let sock = dir.join(format!("{name}.sock")).display().to_string();
-    let addr = format!("127.0.0.1:{}", free_port());
-    let mut d = strings(&["--port", "net_memif0", "--queues", &queues.to_string(), "--listen", &addr, "--duration", "300"]);
-    d.extend(strings(extra));
-    d.push("--".into());
-    d.extend(eal_base());
-    d.push(format!("--vdev=net_memif0,role=server,socket={sock},socket-abstract=no"));
-    d.push(lcores(queues, 1));
-    let mut p = spawn(DROP, &d);
-    p.wait_for_line("control on", Duration::from_secs(30));
-    (p, addr, sock)
-}
-
-/// `--lcores` with the main lcore and `workers` workers all on `cpu`.
-fn lcores(workers: u16, cpu: u32) -> String {
-    let map: Vec<String> = (0..=workers).map(|l| format!("{l}@{cpu}")).collect();
-    format!("--lcores={}", map.join(","))
-}
-
-/// blast (memif client) arguments, its lcores on CPU 0.
-fn blast_args(sock: &str, workers: u16, args: &[&str]) -> Vec<String> {
-    let mut b = strings(&["--port", "net_memif0"]);
-    b.extend(strings(args));
-    b.push("--".into());
-    b.extend(eal_base());
-    b.push(format!("--vdev=net_memif0,role=client,socket={sock},socket-abstract=no"));
-    b.push(lcores(workers, 0));
-    b
-}
 
 fn alive(p: &mut Running) -> bool {
     p.try_status().is_none()
@@ -52,11 +19,6 @@ fn kill9(p: &Running) {
 fn jitter(lo: u64, hi: u64) -> Duration {
     let ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64;
     Duration::from_millis(lo + ns % (hi - lo))
-}
-
-/// Data rows of a ladder table.
-fn table_rows(stdout: &str) -> Vec<&str> {
-    stdout.lines().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()) && l.split_whitespace().count() >= 15).collect()
 }
 
 #[test]
@@ -84,7 +46,7 @@ fn a_memif_ladder_that_changes_queue_count_completes_three_times() {
             "--json",
             json.to_str().unwrap(),
         ];
-        let out = run(BLAST, &blast_args(&sock, 7, &args), Duration::from_secs(180));
+        let out = run(BLAST, &memif_blast_args(&sock, 7, &args), Duration::from_secs(180));
         assert!(out.status.success(), "round {round}: blast: {}\n{}", out.stdout, out.stderr);
         assert_eq!(table_rows(&out.stdout).len(), 8, "round {round}: {}", out.stdout);
         let v = read_json(&json);
@@ -112,7 +74,7 @@ fn blast_killed_mid_step_ten_times_leaves_drop_serving_a_correct_next_run() {
     let (mut drop, addr, sock) = listening_drop(&dir, "m", 2, &[]);
     for i in 1..=10 {
         let args = ["--peer", &addr, "--queues", "2", "--size", "64", "--warmup", "0.2", "--duration", "2"];
-        let b = spawn(BLAST, &blast_args(&sock, 2, &args));
+        let b = spawn(BLAST, &memif_blast_args(&sock, 2, &args));
         std::thread::sleep(jitter(600, 2400));
         kill9(&b);
         let _ = b.finish(Duration::from_secs(10));
@@ -136,7 +98,7 @@ fn blast_killed_mid_step_ten_times_leaves_drop_serving_a_correct_next_run() {
         "--json",
         json.to_str().unwrap(),
     ];
-    let out = run(BLAST, &blast_args(&sock, 2, &args), Duration::from_secs(60));
+    let out = run(BLAST, &memif_blast_args(&sock, 2, &args), Duration::from_secs(60));
     assert!(out.status.success(), "the run after ten kills: {}\n{}", out.stdout, out.stderr);
     let v = read_json(&json);
     let s = &v["steps"][0];
@@ -175,7 +137,7 @@ fn drop_killed_mid_ladder_ten_times_blast_reports_and_keeps_what_it_measured() {
             "--json",
             json.to_str().unwrap(),
         ];
-        let b = spawn(BLAST, &blast_args(&sock, 2, &args));
+        let b = spawn(BLAST, &memif_blast_args(&sock, 2, &args));
         std::thread::sleep(jitter(1200, 3200));
         kill9(&drop);
         let _ = drop.finish(Duration::from_secs(10));
@@ -208,12 +170,12 @@ fn a_standalone_drop_serving_five_runs_counts_each_clean() {
     let mut d = strings(&["--port", "net_memif0", "--queues", "2", "--duration", "120", "--json", json.to_str().unwrap(), "--"]);
     d.extend(eal_base());
     d.push(format!("--vdev=net_memif0,role=server,socket={sock},socket-abstract=no"));
-    d.push(lcores(2, 1));
+    d.push(lcores_on(2, 1));
     let mut drop = spawn(DROP, &d);
     drop.wait_for_line("drop: port", Duration::from_secs(30));
     for i in 1..=5 {
         let args = ["--queues", "2", "--flows", "4", "--count", "20000", "--rate", "100k"];
-        let out = run(BLAST, &blast_args(&sock, 2, &args), Duration::from_secs(60));
+        let out = run(BLAST, &memif_blast_args(&sock, 2, &args), Duration::from_secs(60));
         assert!(out.status.success(), "run {i}: {}\n{}", out.stdout, out.stderr);
     }
     std::thread::sleep(Duration::from_millis(300));
@@ -279,10 +241,10 @@ fn standalone(name: &str, drop_extra: &[&str], count: &str, rate: &str) -> (serd
     d.push("--".into());
     d.extend(eal_base());
     d.push(format!("--vdev=net_memif0,role=server,socket={sock},socket-abstract=no"));
-    d.push(lcores(1, 1));
+    d.push(lcores_on(1, 1));
     let mut drop = spawn(DROP, &d);
     drop.wait_for_line("drop: port", Duration::from_secs(30));
-    let out = run(BLAST, &blast_args(&sock, 1, &["--count", count, "--rate", rate]), Duration::from_secs(60));
+    let out = run(BLAST, &memif_blast_args(&sock, 1, &["--count", count, "--rate", rate]), Duration::from_secs(60));
     assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
     let d = drop.finish(Duration::from_secs(60));
     assert!(d.status.success(), "{}\n{}", d.stdout, d.stderr);
@@ -317,10 +279,10 @@ fn blast_alone_notices_its_receiver_vanish() {
     let mut d = strings(&["--port", "net_memif0", "--duration", "60", "--"]);
     d.extend(eal_base());
     d.push(format!("--vdev=net_memif0,role=server,socket={sock},socket-abstract=no"));
-    d.push(lcores(1, 1));
+    d.push(lcores_on(1, 1));
     let mut drop = spawn(DROP, &d);
     drop.wait_for_line("drop: port", Duration::from_secs(30));
-    let mut b = spawn(BLAST, &blast_args(&sock, 1, &["--rate", "100k", "--duration", "20", "--json", json.to_str().unwrap()]));
+    let mut b = spawn(BLAST, &memif_blast_args(&sock, 1, &["--rate", "100k", "--duration", "20", "--json", json.to_str().unwrap()]));
     b.wait_for_line("sent", Duration::from_secs(30));
     kill9(&drop);
     let _ = drop.finish(Duration::from_secs(10));

@@ -285,3 +285,42 @@ pub fn netns_or_skip(test: &str, make: impl FnOnce(&str) -> Result<Netns, String
         }
     }
 }
+
+/// drop --listen 127.0.0.1:PORT on memif (server) at `dir/name.sock`, its
+/// lcores on CPU 1, with `extra` flags. Returns it, its control address and
+/// the socket path.
+pub fn listening_drop(dir: &std::path::Path, name: &str, queues: u16, extra: &[&str]) -> (Running, String, String) {
+    let sock = dir.join(format!("{name}.sock")).display().to_string();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut d = strings(&["--port", "net_memif0", "--queues", &queues.to_string(), "--listen", &addr, "--duration", "300"]);
+    d.extend(strings(extra));
+    d.push("--".into());
+    d.extend(eal_base());
+    d.push(format!("--vdev=net_memif0,role=server,socket={sock},socket-abstract=no"));
+    d.push(lcores_on(queues, 1));
+    let mut p = spawn(DROP, &d);
+    p.wait_for_line("control on", Duration::from_secs(30));
+    (p, addr, sock)
+}
+
+/// `--lcores` with the main lcore and `workers` workers all on `cpu`.
+pub fn lcores_on(workers: u16, cpu: u32) -> String {
+    let map: Vec<String> = (0..=workers).map(|l| format!("{l}@{cpu}")).collect();
+    format!("--lcores={}", map.join(","))
+}
+
+/// blast's arguments as the memif client of `sock`, its lcores on CPU 0.
+pub fn memif_blast_args(sock: &str, workers: u16, args: &[&str]) -> Vec<String> {
+    let mut b = strings(&["--port", "net_memif0"]);
+    b.extend(strings(args));
+    b.push("--".into());
+    b.extend(eal_base());
+    b.push(format!("--vdev=net_memif0,role=client,socket={sock},socket-abstract=no"));
+    b.push(lcores_on(workers, 0));
+    b
+}
+
+/// The data rows of a ladder table.
+pub fn table_rows(stdout: &str) -> Vec<&str> {
+    stdout.lines().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()) && l.split_whitespace().count() >= 15).collect()
+}
