@@ -23,6 +23,8 @@ blastdrop_deps() {
         command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
         # DPDK 24.11 comes from a Debian 13 root (scripts/debian13).
         command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+        # Debian's signing keys (on Ubuntu too), to check the root's packages.
+        [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
     fi
     if [ "${#need[@]}" -gt 0 ]; then
         echo "blastdrop: installing ${need[*]}" >&2
