@@ -148,7 +148,24 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
                 shape: args.arrival_shape(),
                 reflect: args.reflect,
             };
-            let (rec, step_failure, interrupted) = peer::measure(sender, peer.as_mut(), &params, i, run)?;
+            // A step that cannot run (a port that will not start, a link that
+            // stays down when the receiver is gone) ends the ladder, and the
+            // steps before it are still written.
+            let (rec, step_failure, interrupted) = match peer::measure(sender, peer.as_mut(), &params, i, run) {
+                Ok(measured) => measured,
+                Err(f) => {
+                    let rec = StepRecord {
+                        step: i,
+                        run,
+                        queues: step.queues,
+                        size: step.size,
+                        flows,
+                        error: Some(f.message.clone()),
+                        ..Default::default()
+                    };
+                    (rec, Some(f.message), signals::interrupted())
+                }
+            };
             if step_failure.is_some() {
                 failure = step_failure;
             }
