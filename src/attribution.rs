@@ -65,7 +65,7 @@ pub fn port_steps(
         .iter()
         .enumerate()
         .map(|(i, pw)| {
-            let share = ladder::ports::share(queues, nports, i as u16);
+            let share = layout::Spread::new(queues, nports).queues_on(i as u16);
             let port_rate = rate.map(|r| r * f64::from(share) / f64::from(queues.max(1)));
             let rx = paired.map(|f| &f.ports[i]);
             let (limit, verdict) = if share == 0 {

@@ -60,10 +60,18 @@ fn port_pci(spec: &str, pci: &[String]) -> Option<String> {
         .then(|| if spec.matches(':').count() == 1 { format!("0000:{spec}") } else { spec.to_string() })
 }
 
+/// The error in the user's terms: which flag fixes it.
+fn with_fix(e: &topology::TopologyError) -> String {
+    match e {
+        topology::TopologyError::TooManyWorkers { .. } => format!("{e}: lower --queues, or give -l/--lcores yourself"),
+        _ => e.to_string(),
+    }
+}
+
 /// Places the main lcore and `workers` workers from the machine's topology
 /// (sysfs), on the NIC's NUMA node when the user named a PCI device; with
 /// several `ports`, each worker on its own port's node.
-pub fn auto_lcores(user: &[String], workers: u16, ports: &[String]) -> Result<topology::Placement, String> {
+pub fn auto_lcores(user: &[String], workers: u16, ports: &[String]) -> Result<topology::Placement, topology::TopologyError> {
     let root = topology::sysfs_root();
     let topo = topology::Topology::from_sysfs(&root)?.restricted_to(&allowed_cpus());
     if ports.len() > 1 {
@@ -128,7 +136,7 @@ pub fn plan(user: &[String], workers: u16, ports: &[String]) -> EalPlan {
             Err(e) => {
                 // No topology to read (a container without /sys): in order.
                 let (lcores, note) = lcore_map(workers, &allowed_cpus());
-                plan.notes.push(format!("lcores placed in CPU order: {e}"));
+                plan.notes.push(format!("lcores placed in CPU order: {}", with_fix(&e)));
                 plan.args.push(lcores);
                 plan.notes.extend(note);
             }

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use dpdk::{DeviceInfo, Eal, LcoreJob, Mempool, PoolSizing, Port, PortConfig, PortStats, RxQueue, TxQueue};
+use layout::Spread;
 use seqtrack::SeqCounts;
 
 use crate::counters::{LaneCounters, Tally};
@@ -196,10 +197,11 @@ impl Receiver {
                 cfg.max_queues
             )));
         }
+        let spread = Spread::new(cfg.max_queues, nports);
         let mut sides: Vec<RxSide> = Vec::new();
         for (p, spec) in cfg.ports.iter().enumerate() {
             let port = session::open_port(spec)?;
-            let most = ladder::ports::share(cfg.max_queues, nports, p as u16);
+            let most = spread.queues_on(p as u16);
             port.check(&Self::port_config(&cfg, most)).map_err(|e| session::limit_failure(e, "--max-size"))?;
             let info = port.info().clone();
             let watch = Watch::new(&port, &cfg.watch_xstats)?;
@@ -207,12 +209,12 @@ impl Receiver {
             sides.push(RxSide { port, info, promiscuous: false, watch, ena });
         }
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
-        let layout = dpdk::MbufLayout::get();
+        let mbuf = dpdk::MbufLayout::get();
         let mut sizing = PoolSizing {
             ring: u32::from(cfg.rx_ring),
             burst: cfg.burst as u32,
             cache: 256,
-            data_room: (u32::from(layout.headroom) + cfg.max_size).max(dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE),
+            data_room: (u32::from(mbuf.headroom) + cfg.max_size).max(dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE),
         };
         if let Some(n) = cfg.mbufs {
             // A pool smaller than what can be in flight starves the PMD (rx_nombuf): on purpose.
@@ -221,7 +223,7 @@ impl Receiver {
         let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &sizing)];
         let pools = (0..cfg.max_queues)
             .map(|q| {
-                let (p, local) = ladder::ports::port_of(q, nports);
+                let (p, local) = spread.port_of(q);
                 let port = &sides[usize::from(p)].port;
                 Mempool::create(&format!("bd_rx_{}_{local}", port.id()), &sizing, port.socket())
             })
@@ -314,12 +316,11 @@ impl Receiver {
                 self.cfg.max_queues
             )));
         }
-        let nports = self.sides.len() as u16;
+        let spread = Spread::new(queues, self.sides.len() as u16);
         let mut per_side = Vec::new();
         for (p, side) in self.sides.iter_mut().enumerate() {
-            let n = ladder::ports::share(queues, nports, p as u16).max(1);
-            let refs: Vec<&Mempool> =
-                (0..n).map(|local| &self.pools[usize::from(ladder::ports::global_queue(p as u16, local, nports))]).collect();
+            let n = spread.queues_on(p as u16).max(1);
+            let refs: Vec<&Mempool> = (0..n).map(|local| &self.pools[usize::from(spread.global_queue(p as u16, local))]).collect();
             let (rxqs, txqs) =
                 side.port.configure(&Self::port_config(&self.cfg, n), &refs).map_err(|e| session::limit_failure(e, "--max-size"))?;
             side.port.start().map_err(|e| session::start_failure(&side.port, e))?;
@@ -333,7 +334,7 @@ impl Receiver {
         }
         self.idle.clear();
         for q in 0..queues {
-            let (p, local) = ladder::ports::port_of(q, nports);
+            let (p, local) = spread.port_of(q);
             let (rxqs, txqs) = &mut per_side[usize::from(p)];
             let rxq = rxqs[usize::from(local)].take().expect("each local queue is taken once");
             let txq = txqs[usize::from(local)].take();
@@ -349,13 +350,13 @@ impl Receiver {
 
     /// A lane on every idle queue of the configured ports.
     fn launch(&mut self) -> Result<(), Failure> {
-        let nports = self.sides.len() as u16;
+        let spread = Spread::new(self.queues, self.sides.len() as u16);
         self.stop = Arc::new(AtomicBool::new(false));
         self.generation += 1;
         for (q, (mut rxq, txq)) in std::mem::take(&mut self.idle).into_iter().enumerate() {
             let q = q as u16;
             rxq.rearm();
-            let (p, _) = ladder::ports::port_of(q, nports);
+            let (p, _) = spread.port_of(q);
             let lcore = self.lcores[usize::from(q)];
             let counters = Arc::new(LaneCounters::default());
             let lane = RxLane {
@@ -498,9 +499,9 @@ impl Receiver {
 
     /// Figures between two snapshots of the same generation: the sums, and
     /// with several ports each port's own.
-    pub fn window(&self, a: &Snapshot, b: &Snapshot) -> Result<control::WindowFigures, String> {
+    pub fn window(&self, a: &Snapshot, b: &Snapshot) -> Result<control::WindowFigures, control::BackendError> {
         if a.generation != b.generation {
-            return Err("drop's lanes stopped during the window (its port restarted, or the memif peer left): no figures for it".into());
+            return Err(control::BackendError::LanesStopped);
         }
         let seconds = b.tsc.saturating_sub(a.tsc) as f64 / self.hz as f64;
         let nports = self.sides.len();

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dpdk::{DeviceInfo, Eal, Link, Mempool, PoolSizing, Port, PortConfig, PortStats, RxQueue, TxQueue};
-use wire::{FlowPlan, FrameSpec, MacAddr};
+use layout::{Spread, StepLayout};
+use wire::{FrameSpec, MacAddr};
 
 use crate::counters::{self, LaneCounters, Tally};
 use crate::fail::Failure;
@@ -96,13 +97,29 @@ impl SenderWindow {
     }
 }
 
+/// Why a window hook failed; the step ends with this as its failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookError {
+    /// The control channel failed, or the receiver answered with an error.
+    #[error("{0}")]
+    Channel(String),
+    /// The receiver answered something other than what was asked for.
+    #[error("drop answered {answer} to {request}")]
+    Unexpected { answer: String, request: &'static str },
+    #[error("no window open at drop")]
+    NoWindow,
+    /// The receiver's end of the control connection is gone (how, in words).
+    #[error("{0}")]
+    Gone(String),
+}
+
 /// Called at the window's edges; an error ends the step.
 pub trait WindowHooks {
-    fn start(&mut self) -> Result<(), String>;
-    fn end(&mut self) -> Result<(), String>;
+    fn start(&mut self) -> Result<(), HookError>;
+    fn end(&mut self) -> Result<(), HookError>;
     /// Whether the receiver is still there (asked about once a second
     /// while sending): an error names how it went, and ends the step.
-    fn peer_alive(&mut self) -> Result<(), String> {
+    fn peer_alive(&mut self) -> Result<(), HookError> {
         Ok(())
     }
 }
@@ -111,10 +128,10 @@ pub trait WindowHooks {
 pub struct NoPeer;
 
 impl WindowHooks for NoPeer {
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), HookError> {
         Ok(())
     }
-    fn end(&mut self) -> Result<(), String> {
+    fn end(&mut self) -> Result<(), HookError> {
         Ok(())
     }
 }
@@ -242,18 +259,19 @@ impl Sender {
                 nports, cfg.max_queues
             )));
         }
-        let layout = dpdk::MbufLayout::get();
+        let mbuf = dpdk::MbufLayout::get();
+        let spread = Spread::new(cfg.max_queues, nports);
         // One pool per TX queue: each holds its queue's frame template, and
         // MBUF_FAST_FREE needs one pool per queue.
         let tx_sizing = PoolSizing {
             ring: u32::from(cfg.tx_ring),
             burst: cfg.burst as u32,
             cache: 256,
-            data_room: (u32::from(layout.headroom) + cfg.max_size - wire::FCS_LEN as u32).next_multiple_of(64),
+            data_room: (u32::from(mbuf.headroom) + cfg.max_size - wire::FCS_LEN as u32).next_multiple_of(64),
         };
         // Every port's RX pool is sized for the port with the most queues.
         let rx_sizing = PoolSizing {
-            ring: u32::from(cfg.tx_ring) * u32::from(ladder::ports::share(cfg.max_queues, nports, 0)),
+            ring: u32::from(cfg.tx_ring) * u32::from(spread.queues_on(0)),
             burst: cfg.burst as u32,
             cache: 0,
             data_room: dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE,
@@ -262,7 +280,7 @@ impl Sender {
         for (p, spec) in cfg.ports.iter().enumerate() {
             let port = session::open_port(spec)?;
             let info = port.info().clone();
-            let most = ladder::ports::share(cfg.max_queues, nports, p as u16);
+            let most = spread.queues_on(p as u16);
             port.check(&Self::port_config(&cfg, most)).map_err(|e| session::limit_failure(e, "--size"))?;
             let own_mac = MacAddr(port.mac()?);
             let addressing = cfg.addressing[p].clone();
@@ -277,7 +295,7 @@ impl Sender {
         let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &tx_sizing), MempoolRecord::new(u32::from(nports), &rx_sizing)];
         let pools = (0..cfg.max_queues)
             .map(|q| {
-                let (p, local) = ladder::ports::port_of(q, nports);
+                let (p, local) = spread.port_of(q);
                 let side = &sides[usize::from(p)];
                 Mempool::create(&format!("bd_tx_{}_{local}", side.port.id()), &tx_sizing, side.port.socket()).map(Arc::new)
             })
@@ -373,6 +391,7 @@ impl Sender {
     /// (`counters_between`) and its lanes' tallies; empty with one port.
     pub fn port_windows(&self, per_port: Vec<(PortStats, WindowXstats)>, lanes: &[LaneResult], seconds: f64) -> Vec<SenderWindow> {
         let nports = self.sides.len() as u16;
+        let spread = Spread::new(lanes.len() as u16, nports);
         if nports < 2 {
             return Vec::new();
         }
@@ -381,7 +400,7 @@ impl Sender {
             .enumerate()
             .map(|(i, (port, xstats))| {
                 let mut w = SenderWindow { seconds, port, xstats, ..Default::default() };
-                for l in lanes.iter().filter(|l| ladder::ports::port_of(l.queue, nports).0 == i as u16) {
+                for l in lanes.iter().filter(|l| spread.port_of(l.queue).0 == i as u16) {
                     w.total.add(&l.outcome.tally);
                     w.per_queue.push(l.outcome.tally);
                 }
@@ -408,13 +427,13 @@ impl Sender {
         if self.configured_queues == Some(queues) {
             return Ok(());
         }
-        let nports = self.sides.len() as u16;
+        let spread = Spread::new(queues, self.sides.len() as u16);
         self.txqs.clear();
         self.rxqs.clear();
         let mut per_side = Vec::new();
         for (p, side) in self.sides.iter_mut().enumerate() {
             side.port.stop();
-            let n = ladder::ports::share(queues, nports, p as u16).max(1);
+            let n = spread.queues_on(p as u16).max(1);
             let rx: Vec<&Mempool> = (0..n).map(|_| &side.rx_pool).collect();
             let (rxqs, txqs) =
                 side.port.configure(&Self::port_config(&self.cfg, n), &rx).map_err(|e| session::limit_failure(e, "--size"))?;
@@ -427,7 +446,7 @@ impl Sender {
             per_side.push((rxqs.into_iter().map(Some).collect::<Vec<_>>(), txqs.into_iter().map(Some).collect::<Vec<_>>()));
         }
         for q in 0..queues {
-            let (p, local) = ladder::ports::port_of(q, nports);
+            let (p, local) = spread.port_of(q);
             let (rxqs, txqs) = &mut per_side[usize::from(p)];
             self.txqs.push(txqs[usize::from(local)].take());
             self.rxqs.push(rxqs[usize::from(local)].take());
@@ -459,15 +478,14 @@ impl Sender {
         self.sides[0].port.configured().cloned().unwrap_or_default()
     }
 
-    fn write_templates(&mut self, plan: &FlowPlan, size: u32) -> Result<(), Failure> {
-        let key = (size, plan.flows, plan.queues);
+    fn write_templates(&mut self, layout: &StepLayout, size: u32) -> Result<(), Failure> {
+        let key = (size, layout.flows.flows, layout.queues());
         if self.templates == Some(key) {
             return Ok(());
         }
-        let nports = self.sides.len() as u16;
-        for q in 0..plan.queues {
-            let first = plan.streams_for_queue(q)[0];
-            let side = &self.sides[usize::from(ladder::ports::port_of(q, nports).0)];
+        for slot in layout.slots() {
+            let (q, first) = (slot.queue, slot.streams[0]);
+            let side = &self.sides[usize::from(slot.port)];
             let a = &side.addressing;
             let spec = FrameSpec {
                 src_mac: side.src_mac,
@@ -493,7 +511,7 @@ impl Sender {
     /// the trial is thus inside the receiver's window and nothing else is,
     /// so the two ends' counts compare exactly (RFC 2544's trial).
     pub fn run_step(&mut self, p: &StepParams, hooks: &mut dyn WindowHooks) -> Result<StepOutcome, Failure> {
-        let plan = FlowPlan::new(p.queues, p.flows, self.sides[0].addressing.src_port).map_err(Failure::usage)?;
+        let plan = self.layout(p)?;
         self.set_queues(p.queues)?;
         self.write_templates(&plan, p.size)?;
         if !p.window {
@@ -512,7 +530,7 @@ impl Sender {
             return Ok(StepOutcome {
                 lanes: Vec::new(),
                 window: None,
-                failure: Some(e),
+                failure: Some(e.to_string()),
                 interrupted: signals::interrupted(),
                 seconds: 0.0,
             });
@@ -540,25 +558,32 @@ impl Sender {
             window.per_queue.push(l.outcome.tally);
         }
         let closed = if trial.interrupted { Ok(()) } else { hooks.end() };
-        Ok(trial.into_outcome(Some(window), closed.err()))
+        Ok(trial.into_outcome(Some(window), closed.err().map(|e| e.to_string())))
+    }
+
+    /// The step's layout over this sender's ports.
+    pub fn layout(&self, p: &StepParams) -> Result<StepLayout, Failure> {
+        let base = self.sides[0].addressing.src_port;
+        let layout = StepLayout::new(p.queues, self.sides.len() as u16, p.flows, base).map_err(crate::session::layout_failure)?;
+        Ok(layout.with_rate(p.rate))
     }
 
     /// Sends on every queue of `plan` until `duration`, `count`, a stall or a signal.
     fn run_phase(
         &mut self,
-        plan: &FlowPlan,
+        plan: &StepLayout,
         p: &StepParams,
         duration: Option<Duration>,
         count: Option<u64>,
         hooks: &mut dyn WindowHooks,
     ) -> Result<Phase, Failure> {
         let frame_len = (p.size - wire::FCS_LEN as u32) as u16;
-        let per_queue_rate = p.rate.map(|r| pace::per_queue_rate(r, p.queues));
+        let plan = plan.clone().with_count(count);
         let stop = Arc::new(AtomicBool::new(false));
         let counters: Vec<Arc<LaneCounters>> = (0..p.queues).map(|_| Arc::new(LaneCounters::default())).collect();
         let mut jobs = Vec::new();
-        for q in 0..p.queues {
-            let streams = plan.streams_for_queue(q);
+        for slot in plan.slots() {
+            let (q, streams) = (slot.queue, slot.streams);
             let first_seqs = streams.iter().map(|s| self.seqs[usize::from(s.id)]).collect();
             let lane = TxLane {
                 queue: self.txqs[usize::from(q)].take().expect("queue handle is home between phases"),
@@ -567,8 +592,8 @@ impl Sender {
                 first_seqs,
                 frame_len,
                 burst: self.cfg.burst,
-                quota: count.map(|c| pace::per_queue_count(c, p.queues, q)),
-                rate: per_queue_rate,
+                quota: slot.quota,
+                rate: slot.rate,
                 shape: p.shape,
                 seed: 0x9e37_79b9_7f4a_7c15 ^ (u64::from(q) << 32) ^ dpdk::rdtsc(),
                 tsc_hz: self.hz,
@@ -620,7 +645,7 @@ impl Sender {
             self.configured_queues = None;
         }
         for l in &lanes {
-            for (s, next) in plan.streams_for_queue(l.queue).iter().zip(&l.outcome.next_seqs) {
+            for (s, next) in plan.streams(l.queue).iter().zip(&l.outcome.next_seqs) {
                 self.seqs[usize::from(s.id)] = *next;
             }
         }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use clap::Parser;
-use dpdk::{Eal, Port};
+use dpdk::{Eal, LimitKind, Port};
 
 use crate::eal_args;
 use crate::fail::Failure;
@@ -302,8 +302,8 @@ fn memif_probe(name: &str, abstract_ns: bool) -> Probe {
 pub fn open_port(spec: &str) -> Result<Port, Failure> {
     Port::open(spec).map_err(|e| match e {
         dpdk::Error::NoSuchPort { .. } => Failure::usage(format!("{e}; choose one with --port, or add a device with --vdev after --")),
-        dpdk::Error::Other(m) if m.contains("already open") => {
-            Failure::usage(format!("--port {spec}: {m}: a port given twice (by name and by id?) must be given once"))
+        dpdk::Error::AlreadyOpen { .. } => {
+            Failure::usage(format!("--port {spec}: {e}: a port given twice (by name and by id?) must be given once"))
         }
         other => other.into(),
     })
@@ -313,14 +313,25 @@ pub fn open_port(spec: &str) -> Result<Port, Failure> {
 /// `size_flag` is the binary's frame-size flag.
 pub fn limit_failure(e: dpdk::Error, size_flag: &str) -> Failure {
     let lower_size = format!("lower {size_flag}");
-    let flag = match &e {
-        dpdk::Error::Limit { what, .. } if what.contains("queues") => "lower --queues",
-        dpdk::Error::Limit { what, .. } if what.contains("frame") => &lower_size,
-        dpdk::Error::Limit { what, .. } if what.contains("RX ring") => "choose another --rx-ring",
-        dpdk::Error::Limit { what, .. } if what.contains("TX ring") => "choose another --tx-ring",
-        _ => return e.into(),
+    let dpdk::Error::Limit { what, .. } = &e else { return e.into() };
+    let flag = match what {
+        LimitKind::RxQueues | LimitKind::TxQueues => "lower --queues",
+        LimitKind::FrameSize => &lower_size,
+        LimitKind::RxRing => "choose another --rx-ring",
+        LimitKind::TxRing => "choose another --tx-ring",
     };
     Failure::usage(format!("{e}: {flag}"))
+}
+
+/// A step that cannot be laid out, in the flags' terms.
+pub fn layout_failure(e: layout::LayoutError) -> Failure {
+    Failure::usage(match e {
+        layout::LayoutError::NoQueues => e.to_string(),
+        layout::LayoutError::NoFlows => format!("--{e}"),
+        layout::LayoutError::PortsRunOut { flows, base_port } => {
+            format!("--flows {flows} from source port {base_port} runs past port 65535: lower --flows or --src-port")
+        }
+    })
 }
 
 /// Says which port would not start and what usually causes it.
@@ -352,6 +363,8 @@ pub fn worker_lcores(eal: &Eal, queues: u16) -> Result<Vec<u32>, Failure> {
 pub mod parse {
     use std::str::FromStr;
 
+    pub use crate::units::BadValue;
+
     /// True when `s` is a number with a minus sign ("-5", "-0.5", "-1..4" is not).
     fn negative(s: &str) -> bool {
         let t = s.trim();
@@ -360,21 +373,21 @@ pub mod parse {
 
     /// A whole number of type T, or a sentence: "{s} is negative: give {what}"
     /// or "{s} is not {what}".
-    fn whole<T: FromStr>(s: &str, what: &str) -> Result<T, String> {
+    fn whole<T: FromStr>(s: &str, what: &str) -> Result<T, BadValue> {
         if negative(s) {
-            return Err(format!("{} is negative: give {what}", s.trim()));
+            return Err(BadValue(format!("{} is negative: give {what}", s.trim())));
         }
-        s.trim().parse::<T>().map_err(|_| format!("{s:?} is not {what}"))
+        s.trim().parse::<T>().map_err(|_| BadValue(format!("{s:?} is not {what}")))
     }
 
     /// A decimal number, or the same sentences as [`whole`].
-    fn decimal(s: &str, what: &str) -> Result<f64, String> {
+    fn decimal(s: &str, what: &str) -> Result<f64, BadValue> {
         if negative(s) {
-            return Err(format!("{} is negative: give {what}", s.trim()));
+            return Err(BadValue(format!("{} is negative: give {what}", s.trim())));
         }
         match s.trim().parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(v),
-            _ => Err(format!("{s:?} is not {what}")),
+            _ => Err(BadValue(format!("{s:?} is not {what}"))),
         }
     }
 
@@ -382,10 +395,10 @@ pub mod parse {
         format!("{n} is below the Ethernet minimum of {} bytes (FCS included): give 64 or more, e.g. 64 or 1518", wire::MIN_FRAME)
     }
 
-    pub fn frame_size(s: &str) -> Result<u32, String> {
+    pub fn frame_size(s: &str) -> Result<u32, BadValue> {
         let n: u32 = whole(s, "a frame size in bytes: 64 (the Ethernet minimum, FCS included) or more, e.g. 1518")?;
         if (n as usize) < wire::MIN_FRAME {
-            return Err(below_minimum(u64::from(n)));
+            return Err(BadValue(below_minimum(u64::from(n))));
         }
         Ok(n)
     }
@@ -408,139 +421,139 @@ pub mod parse {
     }
 
     /// A queue count, a list of them or a doubling range.
-    pub fn queue_list(s: &str) -> Result<List<u16>, String> {
+    pub fn queue_list(s: &str) -> Result<List<u16>, BadValue> {
         if let Some(n) = list_items(s).find(|n| negative(n)) {
-            return Err(format!(
+            return Err(BadValue(format!(
                 "{n} is negative: a queue count is 1 to 65535: write a number, a list like 1,2,4 or a doubling range like 1..32"
-            ));
+            )));
         }
         Ok(List(ladder::parse_list(s, "queue count", u64::from(u16::MAX))?.into_iter().map(|v| v as u16).collect()))
     }
 
     /// A frame size, a list of them or a doubling range.
-    pub fn size_list(s: &str) -> Result<List<u32>, String> {
+    pub fn size_list(s: &str) -> Result<List<u32>, BadValue> {
         for n in list_items(s) {
             if negative(n) {
-                return Err(format!(
+                return Err(BadValue(format!(
                     "{n} is negative: a frame size is 64 bytes (FCS included) or more: write a number or a list like 64,1500"
-                ));
+                )));
             }
             // Said before the list parser's "at least 1" for 0.
             if let Ok(v) = n.parse::<u64>() {
                 if (v as usize) < wire::MIN_FRAME {
-                    return Err(below_minimum(v));
+                    return Err(BadValue(below_minimum(v)));
                 }
             }
         }
         let v = ladder::parse_list(s, "frame size", u64::from(u32::MAX))?;
         for &n in &v {
             if (n as usize) < wire::MIN_FRAME {
-                return Err(below_minimum(n));
+                return Err(BadValue(below_minimum(n)));
             }
         }
         Ok(List(v.into_iter().map(|n| n as u32).collect()))
     }
 
-    pub fn flows(s: &str) -> Result<u32, String> {
+    pub fn flows(s: &str) -> Result<u32, BadValue> {
         match whole::<u32>(s, "a number of flows, 1 to 65536")? {
-            0 => Err("there must be at least 1 flow".into()),
-            n if n > 65536 => Err(format!("{n} flows exceed the 65536 UDP source ports")),
+            0 => Err(BadValue("there must be at least 1 flow".into())),
+            n if n > 65536 => Err(BadValue(format!("{n} flows exceed the 65536 UDP source ports"))),
             n => Ok(n),
         }
     }
 
-    pub fn queues(s: &str) -> Result<u16, String> {
+    pub fn queues(s: &str) -> Result<u16, BadValue> {
         match whole::<u16>(s, "a queue count (1 to 65535)")? {
-            0 => Err("there must be at least 1 queue".into()),
+            0 => Err(BadValue("there must be at least 1 queue".into())),
             n => Ok(n),
         }
     }
 
-    pub fn burst(s: &str) -> Result<usize, String> {
+    pub fn burst(s: &str) -> Result<usize, BadValue> {
         let what = format!("a burst size from 1 to {}", crate::MAX_BURST);
         match whole::<usize>(s, &what) {
             Ok(n) if (1..=crate::MAX_BURST).contains(&n) => Ok(n),
             Err(e) if negative(s) => Err(e),
-            _ => Err(format!("{s:?} is not {what}")),
+            _ => Err(BadValue(format!("{s:?} is not {what}"))),
         }
     }
 
-    pub fn ring(s: &str) -> Result<u16, String> {
+    pub fn ring(s: &str) -> Result<u16, BadValue> {
         let what = "a ring size (descriptors, 1 to 65535)";
         match whole::<u16>(s, what) {
             Ok(n) if n > 0 => Ok(n),
             Err(e) if negative(s) => Err(e),
-            _ => Err(format!("{s:?} is not {what}")),
+            _ => Err(BadValue(format!("{s:?} is not {what}"))),
         }
     }
 
-    pub fn rate(s: &str) -> Result<f64, String> {
+    pub fn rate(s: &str) -> Result<f64, BadValue> {
         crate::units::parse_rate(s)
     }
 
-    pub fn duration(s: &str) -> Result<std::time::Duration, String> {
+    pub fn duration(s: &str) -> Result<std::time::Duration, BadValue> {
         crate::units::parse_duration(s)
     }
 
-    pub fn count(s: &str) -> Result<u64, String> {
+    pub fn count(s: &str) -> Result<u64, BadValue> {
         crate::units::parse_count(s)
     }
 
     /// A percentage from 0 to 100 (loss allowed, thresholds).
-    pub fn percent(s: &str) -> Result<f64, String> {
+    pub fn percent(s: &str) -> Result<f64, BadValue> {
         let what = "a percentage from 0 to 100, e.g. 0.5";
         match decimal(s, what)? {
             v if v <= 100.0 => Ok(v),
-            v => Err(format!("{v} is above 100: give {what}")),
+            v => Err(BadValue(format!("{v} is above 100: give {what}"))),
         }
     }
 
     /// A bandwidth in Gb/s, above 0.
-    pub fn gbps(s: &str) -> Result<f64, String> {
+    pub fn gbps(s: &str) -> Result<f64, BadValue> {
         match decimal(s, "a bandwidth in Gb/s above 0, e.g. 100")? {
             v if v > 0.0 => Ok(v),
-            _ => Err(format!("{s:?} is not a bandwidth in Gb/s above 0, e.g. 100")),
+            _ => Err(BadValue(format!("{s:?} is not a bandwidth in Gb/s above 0, e.g. 100"))),
         }
     }
 
     /// A UDP port, 0 to 65535.
-    pub fn udp_port(s: &str) -> Result<u16, String> {
+    pub fn udp_port(s: &str) -> Result<u16, BadValue> {
         whole(s, "a UDP port, 0 to 65535")
     }
 
     /// How many times to run each ladder step, 1 to 100.
-    pub fn repeat(s: &str) -> Result<u32, String> {
+    pub fn repeat(s: &str) -> Result<u32, BadValue> {
         match whole::<u32>(s, "a repeat count from 1 to 100") {
             Ok(n) if (1..=100).contains(&n) => Ok(n),
             Err(e) if negative(s) => Err(e),
-            _ => Err(format!("{s:?} is not a repeat count from 1 to 100")),
+            _ => Err(BadValue(format!("{s:?} is not a repeat count from 1 to 100"))),
         }
     }
 
     /// CPU cycles of busy work per frame, 0 (none) or more.
-    pub fn cycles(s: &str) -> Result<u64, String> {
+    pub fn cycles(s: &str) -> Result<u64, BadValue> {
         whole(s, "a number of CPU cycles per frame, 0 (none) or more, e.g. 20000")
     }
 
     /// An interval in microseconds, 0 (off) or more.
-    pub fn micros(s: &str) -> Result<u64, String> {
+    pub fn micros(s: &str) -> Result<u64, BadValue> {
         whole(s, "an interval in microseconds, 0 (off) or more, e.g. 100")
     }
 
     /// A number of mbufs, at least 1.
-    pub fn mbufs(s: &str) -> Result<u32, String> {
+    pub fn mbufs(s: &str) -> Result<u32, BadValue> {
         match whole::<u32>(s, "a number of mbufs, 1 or more, e.g. 4095")? {
-            0 => Err("a pool needs at least 1 mbuf: give 1 or more, e.g. 4095".into()),
+            0 => Err(BadValue("a pool needs at least 1 mbuf: give 1 or more, e.g. 4095".into())),
             n => Ok(n),
         }
     }
 
     /// Streams sequence-checked per queue, 1 to 65536.
-    pub fn streams(s: &str) -> Result<usize, String> {
+    pub fn streams(s: &str) -> Result<usize, BadValue> {
         match whole::<usize>(s, "a number of streams, 1 to 65536") {
             Ok(n) if (1..=65536).contains(&n) => Ok(n),
             Err(e) if negative(s) => Err(e),
-            _ => Err(format!("{s:?} is not a number of streams, 1 to 65536")),
+            _ => Err(BadValue(format!("{s:?} is not a number of streams, 1 to 65536"))),
         }
     }
 
@@ -550,39 +563,39 @@ pub mod parse {
 
         #[test]
         fn negative_numbers_say_so_and_what_fits() {
-            assert!(queue_list("-2").unwrap_err().starts_with("-2 is negative: a queue count"));
-            assert!(queue_list("1..-4").unwrap_err().starts_with("-4 is negative"));
-            assert!(size_list("-64").unwrap_err().starts_with("-64 is negative: a frame size"));
-            assert!(frame_size("-1").unwrap_err().starts_with("-1 is negative"));
-            assert!(flows("-1").unwrap_err().starts_with("-1 is negative"));
-            assert!(queues("-1").unwrap_err().starts_with("-1 is negative"));
-            assert!(burst("-32").unwrap_err().starts_with("-32 is negative"));
-            assert!(ring("-1").unwrap_err().starts_with("-1 is negative"));
-            assert!(percent("-0.5").unwrap_err().starts_with("-0.5 is negative: give a percentage"));
-            assert!(gbps("-100").unwrap_err().starts_with("-100 is negative"));
-            assert!(udp_port("-1").unwrap_err().starts_with("-1 is negative: give a UDP port"));
-            assert!(repeat("-3").unwrap_err().starts_with("-3 is negative"));
-            assert!(cycles("-5").unwrap_err().starts_with("-5 is negative: give a number of CPU cycles"));
-            assert!(micros("-1").unwrap_err().starts_with("-1 is negative"));
-            assert!(mbufs("-1").unwrap_err().starts_with("-1 is negative"));
-            assert!(streams("-1").unwrap_err().starts_with("-1 is negative"));
+            assert!(queue_list("-2").unwrap_err().to_string().starts_with("-2 is negative: a queue count"));
+            assert!(queue_list("1..-4").unwrap_err().to_string().starts_with("-4 is negative"));
+            assert!(size_list("-64").unwrap_err().to_string().starts_with("-64 is negative: a frame size"));
+            assert!(frame_size("-1").unwrap_err().to_string().starts_with("-1 is negative"));
+            assert!(flows("-1").unwrap_err().to_string().starts_with("-1 is negative"));
+            assert!(queues("-1").unwrap_err().to_string().starts_with("-1 is negative"));
+            assert!(burst("-32").unwrap_err().to_string().starts_with("-32 is negative"));
+            assert!(ring("-1").unwrap_err().to_string().starts_with("-1 is negative"));
+            assert!(percent("-0.5").unwrap_err().to_string().starts_with("-0.5 is negative: give a percentage"));
+            assert!(gbps("-100").unwrap_err().to_string().starts_with("-100 is negative"));
+            assert!(udp_port("-1").unwrap_err().to_string().starts_with("-1 is negative: give a UDP port"));
+            assert!(repeat("-3").unwrap_err().to_string().starts_with("-3 is negative"));
+            assert!(cycles("-5").unwrap_err().to_string().starts_with("-5 is negative: give a number of CPU cycles"));
+            assert!(micros("-1").unwrap_err().to_string().starts_with("-1 is negative"));
+            assert!(mbufs("-1").unwrap_err().to_string().starts_with("-1 is negative"));
+            assert!(streams("-1").unwrap_err().to_string().starts_with("-1 is negative"));
         }
 
         #[test]
         fn sizes_below_64_name_the_ethernet_minimum() {
             for s in ["0", "63", "0,64", "64,10", "0..128", "1..64"] {
-                let e = size_list(s).unwrap_err();
+                let e = size_list(s).unwrap_err().to_string();
                 assert!(e.contains("Ethernet minimum of 64 bytes (FCS included)"), "{s}: {e}");
             }
             assert_eq!(size_list("64,1500").unwrap().0, [64, 1500]);
-            assert!(frame_size("0").unwrap_err().contains("minimum of 64"));
+            assert!(frame_size("0").unwrap_err().to_string().contains("minimum of 64"));
         }
 
         #[test]
         fn ranges_and_good_values() {
             assert_eq!(percent("0").unwrap(), 0.0);
             assert_eq!(percent("100").unwrap(), 100.0);
-            assert!(percent("101").unwrap_err().contains("above 100"));
+            assert!(percent("101").unwrap_err().to_string().contains("above 100"));
             assert!(percent("nan").is_err());
             assert_eq!(udp_port("65535").unwrap(), 65535);
             assert!(udp_port("65536").is_err());

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use dpdk::{ffi, Mbuf, MbufLayout, Mempool, RxQueue, TxQueue};
 use latency::LatencyHistogram;
+use layout::Stream;
 use pace::{Schedule, Shape, ShapeStats};
-use wire::{FrameSpec, Probe, Stream, PROBE_LEN, PROBE_OFFSET};
+use wire::{FrameSpec, Probe, PROBE_LEN, PROBE_OFFSET};
 
 use crate::counters::{LaneCounters, Tally};
 use crate::MAX_BURST;

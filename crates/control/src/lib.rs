@@ -21,4 +21,4 @@ pub use message::{
     parse_request, reply_line, Envelope, PeerInfo, Prepared, ProtoError, QueueFigures, Request, Response, WindowFigures, MAX_LINE,
     MIN_FRAME_SIZE, VERSION,
 };
-pub use server::{serve, Backend, Handshake, HandshakeStep, ServerConfig};
+pub use server::{serve, Backend, BackendError, Handshake, HandshakeStep, Refusal, ServerConfig};

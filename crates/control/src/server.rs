@@ -14,14 +14,36 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::auth::{nonce, Secret};
 use crate::message::{parse_request, reply_line, PeerInfo, Prepared, Request, Response, WindowFigures, MAX_LINE, MIN_FRAME_SIZE};
 
+/// Why the receiver could not do what a request asked; its text goes back
+/// to the client as the error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// It cannot be done as asked: the client's settings (or the
+    /// receiver's start-up flags) must change; the text says which.
+    #[error("{0}")]
+    Refused(String),
+    /// The receiver's port or lanes failed doing it.
+    #[error("{0}")]
+    Failed(String),
+    /// end_window with no baseline taken.
+    #[error("no window open")]
+    NoWindow,
+    /// The receiver's lanes stopped inside the window: it has no figures for it.
+    #[error("drop's lanes stopped during the window (its port restarted, or the memif peer left): no figures for it")]
+    LanesStopped,
+    /// The receiver's link stayed down, so nothing would be counted.
+    #[error("drop is not receiving: the link of its port stayed down for {0:?} (is blast's port connected?)")]
+    NotReceiving(Duration),
+}
+
 /// What the server drives: drop's receiver, or a stand-in in tests.
 pub trait Backend: Send {
     fn info(&mut self) -> PeerInfo;
-    fn prepare(&mut self, rx_queues: u16, max_size: u32) -> Result<Prepared, String>;
+    fn prepare(&mut self, rx_queues: u16, max_size: u32) -> Result<Prepared, BackendError>;
     /// Baselines every counter; the window starts now.
-    fn start_window(&mut self) -> Result<(), String>;
+    fn start_window(&mut self) -> Result<(), BackendError>;
     /// Figures since the baseline; window `window` ends now.
-    fn end_window(&mut self, window: u64) -> Result<WindowFigures, String>;
+    fn end_window(&mut self, window: u64) -> Result<WindowFigures, BackendError>;
     /// The window `window` ends without its client (`why`): its figures,
     /// if any are kept, are incomplete.
     fn abandon_window(&mut self, window: u64, why: &str);
@@ -332,7 +354,39 @@ pub enum HandshakeStep {
     /// The proof holds: the session may start (answer with drop's info).
     Authenticated(u64),
     /// Answer this and close the connection.
-    Refuse(u64, Response, String),
+    Refuse(u64, Response, Refusal),
+}
+
+/// Why the handshake refused a client (for the log; the client gets the Response).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("refused before authenticating: {0}")]
+    BadMessage(String),
+    #[error("wrong secret")]
+    WrongSecret,
+    #[error("{0} before authenticating")]
+    OutOfOrder(&'static str),
+}
+
+/// Why a connection closed before its session began (logged).
+#[derive(Debug, thiserror::Error)]
+enum NotServed {
+    #[error("read failed: {0}")]
+    Read(std::io::Error),
+    #[error("write failed: {0}")]
+    Write(std::io::Error),
+    #[error("line too long before authenticating")]
+    TooLong,
+    #[error("closed before authenticating")]
+    Closed,
+    #[error("server stopping")]
+    Stopping,
+    #[error("{what} within {limit:?}")]
+    Timeout { what: &'static str, limit: Duration },
+    #[error(transparent)]
+    Refused(Refusal),
+    #[error("busy")]
+    Busy,
 }
 
 impl Handshake {
@@ -348,7 +402,7 @@ impl Handshake {
     pub fn step(&mut self, line: &[u8]) -> HandshakeStep {
         let env = match parse_request(line) {
             Ok(env) => env,
-            Err((id, e)) => return HandshakeStep::Refuse(id, error(e.to_string()), format!("refused before authenticating: {e}")),
+            Err((id, e)) => return HandshakeStep::Refuse(id, error(e.to_string()), Refusal::BadMessage(e.to_string())),
         };
         match (env.body, self.said_hello) {
             (Request::Hello, false) => {
@@ -359,7 +413,7 @@ impl Handshake {
                 Some(s) if !s.verify(&self.nonce, &proof) => HandshakeStep::Refuse(
                     env.id,
                     error("wrong secret: give blast the secret drop was started with (--token-file or BLASTDROP_TOKEN)"),
-                    "wrong secret".into(),
+                    Refusal::WrongSecret,
                 ),
                 _ => HandshakeStep::Authenticated(env.id),
             },
@@ -368,7 +422,7 @@ impl Handshake {
                 HandshakeStep::Refuse(
                     env.id,
                     error(format!("{} before authenticating: send {expected} first", kind(&other))),
-                    format!("{} before authenticating", kind(&other)),
+                    Refusal::OutOfOrder(kind(&other)),
                 )
             }
         }
@@ -378,22 +432,22 @@ impl Handshake {
 /// hello, challenge, auth: by the deadlines, or the connection closes.
 /// Nothing before a verified proof extends a deadline, and any error
 /// before it ends the connection.
-fn handshake(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared: &Shared, accepted: Instant) -> Result<(), String> {
+fn handshake(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared: &Shared, accepted: Instant) -> Result<(), NotServed> {
     let cfg = &shared.cfg;
     let first = accepted + cfg.first_line_deadline;
     let auth_by = accepted + cfg.auth_deadline;
     let mut hs = Handshake::new(cfg.secret.clone(), nonce());
     loop {
         let deadline = if hs.said_hello() { auth_by } else { first.min(auth_by) };
-        let line = reader.read_line(Some(deadline), shared.stop).map_err(|e| format!("read failed: {e}"))?;
+        let line = reader.read_line(Some(deadline), shared.stop).map_err(NotServed::Read)?;
         let text = match line {
             Line::Text(t) => t,
             Line::TooLong => {
                 let _ = send(writer, 0, &error(format!("message longer than {MAX_LINE} bytes")));
-                return Err("line too long before authenticating".into());
+                return Err(NotServed::TooLong);
             }
-            Line::Eof => return Err("closed before authenticating".into()),
-            Line::Stopped => return Err("server stopping".into()),
+            Line::Eof => return Err(NotServed::Closed),
+            Line::Stopped => return Err(NotServed::Stopping),
             Line::Timeout => {
                 let (what, limit) = if hs.said_hello() {
                     ("did not authenticate", cfg.auth_deadline)
@@ -401,17 +455,17 @@ fn handshake(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared
                     ("sent no complete line", cfg.first_line_deadline)
                 };
                 let _ = send(writer, 0, &error(format!("{what} within {limit:?}: closing")));
-                return Err(format!("{what} within {limit:?}"));
+                return Err(NotServed::Timeout { what, limit });
             }
         };
         match hs.step(&text) {
-            HandshakeStep::Reply(id, r) => send(writer, id, &r).map_err(|e| format!("write failed: {e}"))?,
+            HandshakeStep::Reply(id, r) => send(writer, id, &r).map_err(NotServed::Write)?,
             HandshakeStep::Refuse(id, r, why) => {
                 let _ = send(writer, id, &r);
-                if why == "wrong secret" {
+                if why == Refusal::WrongSecret {
                     tracing::warn!("control: {peer} gave a wrong secret");
                 }
-                return Err(why);
+                return Err(NotServed::Refused(why));
             }
             HandshakeStep::Authenticated(id) => {
                 // The session is this client's from before it hears so,
@@ -421,14 +475,14 @@ fn handshake(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared
                     if let Some(busy) = holder.as_ref().map(Holder::busy) {
                         drop(holder);
                         let _ = send(writer, id, &error(busy));
-                        return Err("busy".into());
+                        return Err(NotServed::Busy);
                     }
                     *holder = Some(Holder { client: peer.to_string(), since: SystemTime::now() });
                 }
                 let info = shared.backend().info();
                 if let Err(e) = send(writer, id, &Response::Hello { info }) {
                     *shared.holder() = None;
-                    return Err(format!("write failed: {e}"));
+                    return Err(NotServed::Write(e));
                 }
                 return Ok(());
             }
@@ -507,7 +561,7 @@ fn request(req: Request, info: &PeerInfo, window: &mut Option<u64>, next_window:
             }
             match b.prepare(rx_queues, max_size) {
                 Ok(p) => Response::Prepared(p),
-                Err(e) => error(e),
+                Err(e) => error(e.to_string()),
             }
         }
         Request::StartWindow => {
@@ -520,7 +574,7 @@ fn request(req: Request, info: &PeerInfo, window: &mut Option<u64>, next_window:
                     *next_window += 1;
                     Response::WindowStarted { window: window.unwrap_or_default() }
                 }
-                Err(e) => error(e),
+                Err(e) => error(e.to_string()),
             }
         }
         Request::EndWindow { window: w } => match *window {
@@ -531,7 +585,7 @@ fn request(req: Request, info: &PeerInfo, window: &mut Option<u64>, next_window:
                         f.window = w;
                         Response::WindowFigures(f)
                     }
-                    Err(e) => error(e),
+                    Err(e) => error(e.to_string()),
                 }
             }
             Some(open) => error(format!("window {w} is not open (window {open} is)")),

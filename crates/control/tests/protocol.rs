@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use control::{serve, Backend, Client, ClientError, PeerInfo, Prepared, Request, Response, Secret, ServerConfig, WindowFigures, MAX_LINE};
+use control::{
+    serve, Backend, BackendError, Client, ClientError, PeerInfo, Prepared, Request, Response, Secret, ServerConfig, WindowFigures, MAX_LINE,
+};
 
 #[derive(Default)]
 struct Log {
@@ -25,18 +27,18 @@ impl Backend for StandIn {
     fn info(&mut self) -> PeerInfo {
         PeerInfo { hostname: "stand-in".into(), max_rx_queues: 8, max_size: 9018, ..Default::default() }
     }
-    fn prepare(&mut self, rx_queues: u16, _max_size: u32) -> Result<Prepared, String> {
+    fn prepare(&mut self, rx_queues: u16, _max_size: u32) -> Result<Prepared, BackendError> {
         if rx_queues > 8 {
-            return Err(format!("{rx_queues} RX queues asked, the device has 8"));
+            return Err(BackendError::Refused(format!("{rx_queues} RX queues asked, the device has 8")));
         }
         self.0.lock().unwrap().prepared.push(rx_queues);
         Ok(Prepared { rx_queues, restarted: true, link_up: true })
     }
-    fn start_window(&mut self) -> Result<(), String> {
+    fn start_window(&mut self) -> Result<(), BackendError> {
         self.0.lock().unwrap().started += 1;
         Ok(())
     }
-    fn end_window(&mut self, _window: u64) -> Result<WindowFigures, String> {
+    fn end_window(&mut self, _window: u64) -> Result<WindowFigures, BackendError> {
         self.0.lock().unwrap().ended += 1;
         Ok(WindowFigures { packets: 42, seconds: 1.0, ..Default::default() })
     }

@@ -11,14 +11,38 @@ pub enum Error {
     EalInit { reason: String },
     /// No port matched the given id, PCI address or name.
     NoSuchPort { spec: String, available: Vec<(u16, String)> },
+    /// The port is open already in this process (given twice?).
+    AlreadyOpen { port: u16 },
     /// A request beyond what the device reports it can do.
-    Limit { port: u16, what: &'static str, asked: u64, limit: String },
+    Limit { port: u16, what: LimitKind, asked: u64, limit: String },
     /// A DPDK call failed.
     Call { call: &'static str, code: i32, message: String },
     /// A worker closure panicked on an lcore.
     WorkerPanicked { lcore: u32, message: String },
     /// Anything else, said plainly.
     Other(String),
+}
+
+/// Which of the device's limits a request went beyond.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitKind {
+    RxQueues,
+    TxQueues,
+    FrameSize,
+    RxRing,
+    TxRing,
+}
+
+impl fmt::Display for LimitKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LimitKind::RxQueues => "RX queues",
+            LimitKind::TxQueues => "TX queues",
+            LimitKind::FrameSize => "frame size",
+            LimitKind::RxRing => "RX ring size",
+            LimitKind::TxRing => "TX ring size",
+        })
+    }
 }
 
 impl Error {
@@ -40,6 +64,7 @@ impl fmt::Display for Error {
                     write!(f, "port {spec:?} not found; available ports: {}", list.join(", "))
                 }
             }
+            Error::AlreadyOpen { port } => write!(f, "port {port} is already open in this process"),
             Error::Limit { port, what, asked, limit } => write!(f, "port {port}: {what} {asked} is beyond the device's limit ({limit})"),
             Error::Call { call, code, message } => write!(f, "{call} failed: {message} ({code})"),
             Error::WorkerPanicked { lcore, message } => write!(f, "worker on lcore {lcore} panicked: {message}"),

@@ -14,7 +14,7 @@ mod mempool;
 mod port;
 
 pub use eal::{logged, rdtsc, tsc_hz, Eal};
-pub use error::{Error, Result};
+pub use error::{Error, LimitKind, Result};
 pub use lcore::{launch, LcoreJob};
 pub use mbuf::{Mbuf, MbufLayout};
 pub use mempool::{Mempool, PoolSizing};

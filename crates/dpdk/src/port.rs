@@ -3,7 +3,7 @@ use std::time::{Duration, Instant};
 
 use dpdk_ffi as ffi;
 
-use crate::{Error, Mbuf, Mempool, Result};
+use crate::{Error, LimitKind, Mbuf, Mempool, Result};
 
 /// Ring size limits for one direction, as the device reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -375,7 +375,7 @@ impl Port {
         {
             let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
             if open.contains(&id) {
-                return Err(Error::Other(format!("port {id} is already open in this process")));
+                return Err(Error::AlreadyOpen { port: id });
             }
             open.push(id);
         }
@@ -415,7 +415,7 @@ impl Port {
         self.info.socket.max(0)
     }
 
-    fn limit(&self, what: &'static str, asked: u64, limit: String) -> Error {
+    fn limit(&self, what: LimitKind, asked: u64, limit: String) -> Error {
         Error::Limit { port: self.id, what, asked, limit }
     }
 
@@ -424,30 +424,30 @@ impl Port {
         let i = &self.info;
         if cfg.rx_queues > i.max_rx_queues {
             return Err(self.limit(
-                "RX queues",
+                LimitKind::RxQueues,
                 cfg.rx_queues.into(),
                 format!("{} ({}) has at most {}", i.name, i.driver, i.max_rx_queues),
             ));
         }
         if cfg.tx_queues > i.max_tx_queues {
             return Err(self.limit(
-                "TX queues",
+                LimitKind::TxQueues,
                 cfg.tx_queues.into(),
                 format!("{} ({}) has at most {}", i.name, i.driver, i.max_tx_queues),
             ));
         }
         if cfg.max_frame > i.max_frame() {
             return Err(self.limit(
-                "frame size",
+                LimitKind::FrameSize,
                 cfg.max_frame.into(),
                 format!("{} ({}) takes frames up to {} bytes", i.name, i.driver, i.max_frame()),
             ));
         }
         if cfg.rx_queues > 0 && !i.rx_desc.accepts(cfg.rx_ring) {
-            return Err(self.limit("RX ring size", cfg.rx_ring.into(), i.rx_desc.to_string()));
+            return Err(self.limit(LimitKind::RxRing, cfg.rx_ring.into(), i.rx_desc.to_string()));
         }
         if cfg.tx_queues > 0 && !i.tx_desc.accepts(cfg.tx_ring) {
-            return Err(self.limit("TX ring size", cfg.tx_ring.into(), i.tx_desc.to_string()));
+            return Err(self.limit(LimitKind::TxRing, cfg.tx_ring.into(), i.tx_desc.to_string()));
         }
         Ok(())
     }

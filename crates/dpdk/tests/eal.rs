@@ -1,7 +1,7 @@
 //! The safe layer against the real EAL on a real virtual device (net_null).
 //! The EAL starts once per process, so everything runs in one test.
 
-use dpdk::{Eal, Error, Mempool, PoolSizing, Port, PortConfig};
+use dpdk::{Eal, Error, LimitKind, Mempool, PoolSizing, Port, PortConfig};
 
 #[test]
 fn safe_layer_over_net_null() {
@@ -38,14 +38,14 @@ fn safe_layer_over_net_null() {
         other => panic!("expected NoSuchPort, got {:?}", other.map(|p| p.id())),
     }
     // One handle per port: opening it again by id is refused.
-    assert!(matches!(Port::open("0"), Err(Error::Other(m)) if m.contains("already open")));
+    assert!(matches!(Port::open("0"), Err(Error::AlreadyOpen { .. })));
 
     // Limits are enforced before the device is touched.
     let good = PortConfig { rx_queues: 1, tx_queues: 1, rx_ring: 512, tx_ring: 512, max_frame: 1518, tx_fast_free: true };
     let too_many = PortConfig { rx_queues: port.info().max_rx_queues + 1, ..good.clone() };
-    assert!(matches!(port.check(&too_many), Err(Error::Limit { what: "RX queues", .. })));
+    assert!(matches!(port.check(&too_many), Err(Error::Limit { what: LimitKind::RxQueues, .. })));
     let too_big = PortConfig { max_frame: port.info().max_frame() + 1, ..good.clone() };
-    assert!(matches!(port.check(&too_big), Err(Error::Limit { what: "frame size", .. })));
+    assert!(matches!(port.check(&too_big), Err(Error::Limit { what: LimitKind::FrameSize, .. })));
 
     let sizing = PoolSizing { ring: 512, burst: 32, cache: 64, data_room: 2176 };
     let pool = Mempool::create("bd_test_rx", &sizing, port.socket()).unwrap();

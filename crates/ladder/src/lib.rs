@@ -7,14 +7,13 @@
 mod analysis;
 mod plan;
 mod plot;
-pub mod ports;
 mod rates;
 mod record;
 mod table;
 
 pub use analysis::{crossover, find_ceiling, spread, Ceiling, Crossover, SizeVerdict, Spread};
-pub use plan::{parse_list, Ladder, Order, StepSpec};
-pub use plot::render_svg;
+pub use plan::{parse_list, Ladder, Order, PlanError, StepSpec};
+pub use plot::{render_svg, PlotError};
 pub use rates::Rates;
 pub use record::{AchievedShape, Aggregate, PortStep, StepRecord};
 pub use table::{render_csv, render_table, CSV_HEADER};

@@ -1,5 +1,23 @@
 use serde::Serialize;
 
+/// Why a ladder list or order was refused. `what` names the quantity
+/// ("queue count", "frame size").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("{0:?} is not an order: use size-major or queue-major")]
+    NotAnOrder(String),
+    #[error("{what} must be at least 1")]
+    Zero { what: String },
+    #[error("{what} {value} is above {max}")]
+    AboveMax { what: String, value: u64, max: u64 },
+    #[error("{text:?} is not a {what}: write a number, a list like 1,2,4 or a doubling range like 1..32")]
+    NotANumber { what: String, text: String },
+    #[error("{what} range {range:?} runs backwards")]
+    Backwards { what: String, range: String },
+    #[error("{what} list {list:?} repeats a value")]
+    Repeats { what: String, list: String },
+}
+
 /// The order steps run in when both lists have several entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -12,12 +30,12 @@ pub enum Order {
 }
 
 impl std::str::FromStr for Order {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Order, String> {
+    type Err = PlanError;
+    fn from_str(s: &str) -> Result<Order, PlanError> {
         match s {
             "size-major" => Ok(Order::SizeMajor),
             "queue-major" => Ok(Order::QueueMajor),
-            _ => Err(format!("{s:?} is not an order: use size-major or queue-major")),
+            _ => Err(PlanError::NotAnOrder(s.to_string())),
         }
     }
 }
@@ -81,7 +99,7 @@ impl Ladder {
 /// (1, 2, 4, 8, 16, 32; an end that is not a doubling is kept: "1..24" ends
 /// 16, 24). Values must be positive and within `max`, in increasing order
 /// once sorted; duplicates are refused.
-pub fn parse_list(s: &str, what: &str, max: u64) -> Result<Vec<u64>, String> {
+pub fn parse_list(s: &str, what: &str, max: u64) -> Result<Vec<u64>, PlanError> {
     let mut out = Vec::new();
     for part in s.split(',') {
         let part = part.trim();
@@ -89,7 +107,7 @@ pub fn parse_list(s: &str, what: &str, max: u64) -> Result<Vec<u64>, String> {
             let a = parse_one(a, what, max)?;
             let b = parse_one(b, what, max)?;
             if a > b {
-                return Err(format!("{what} range {part:?} runs backwards"));
+                return Err(PlanError::Backwards { what: what.into(), range: part.into() });
             }
             let mut v = a;
             while v < b {
@@ -105,17 +123,17 @@ pub fn parse_list(s: &str, what: &str, max: u64) -> Result<Vec<u64>, String> {
     sorted.sort_unstable();
     sorted.dedup();
     if sorted.len() != out.len() {
-        return Err(format!("{what} list {s:?} repeats a value"));
+        return Err(PlanError::Repeats { what: what.into(), list: s.into() });
     }
     Ok(out)
 }
 
-fn parse_one(s: &str, what: &str, max: u64) -> Result<u64, String> {
+fn parse_one(s: &str, what: &str, max: u64) -> Result<u64, PlanError> {
     match s.trim().parse::<u64>() {
-        Ok(0) => Err(format!("{what} must be at least 1")),
+        Ok(0) => Err(PlanError::Zero { what: what.into() }),
         Ok(v) if v <= max => Ok(v),
-        Ok(v) => Err(format!("{what} {v} is above {max}")),
-        Err(_) => Err(format!("{s:?} is not a {what}: write a number, a list like 1,2,4 or a doubling range like 1..32")),
+        Ok(value) => Err(PlanError::AboveMax { what: what.into(), value, max }),
+        Err(_) => Err(PlanError::NotANumber { what: what.into(), text: s.into() }),
     }
 }
 
@@ -135,12 +153,12 @@ mod tests {
 
     #[test]
     fn bad_lists_are_refused() {
-        assert!(parse_list("0,1", "queues", 1024).unwrap_err().contains("at least 1"));
-        assert!(parse_list("4..2", "queues", 1024).unwrap_err().contains("backwards"));
-        assert!(parse_list("1,1", "queues", 1024).unwrap_err().contains("repeats"));
-        assert!(parse_list("1..4,2", "queues", 1024).unwrap_err().contains("repeats"));
-        assert!(parse_list("2000", "queues", 1024).unwrap_err().contains("above"));
-        assert!(parse_list("x", "queues", 1024).unwrap_err().contains("doubling range"));
+        assert!(parse_list("0,1", "queues", 1024).unwrap_err().to_string().contains("at least 1"));
+        assert!(parse_list("4..2", "queues", 1024).unwrap_err().to_string().contains("backwards"));
+        assert!(parse_list("1,1", "queues", 1024).unwrap_err().to_string().contains("repeats"));
+        assert!(parse_list("1..4,2", "queues", 1024).unwrap_err().to_string().contains("repeats"));
+        assert!(parse_list("2000", "queues", 1024).unwrap_err().to_string().contains("above"));
+        assert!(parse_list("x", "queues", 1024).unwrap_err().to_string().contains("doubling range"));
     }
 
     #[test]

@@ -6,13 +6,18 @@ use crate::Aggregate;
 /// size), and received Gb/s of frames against frame size (best over queue
 /// counts). Medians when steps were repeated. `receiver` says whether the
 /// figures are the receiver's (else the sender's, and the labels say so).
-pub fn render_svg(aggs: &[Aggregate], receiver: bool, title: &str) -> Result<String, String> {
+/// The plotting backend's failure, in its words.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct PlotError(String);
+
+pub fn render_svg(aggs: &[Aggregate], receiver: bool, title: &str) -> Result<String, PlotError> {
     let mut svg = String::new();
     let side = if receiver { "received" } else { "sent (sender-side)" };
     {
         let root = SVGBackend::with_string(&mut svg, (1200, 500)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let root = root.titled(title, ("sans-serif", 18)).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(|e| PlotError(e.to_string()))?;
+        let root = root.titled(title, ("sans-serif", 18)).map_err(|e| PlotError(e.to_string()))?;
         let (left, right) = root.split_horizontally(600);
 
         let mut sizes: Vec<u32> = aggs.iter().map(|a| a.size).collect();
@@ -26,18 +31,23 @@ pub fn render_svg(aggs: &[Aggregate], receiver: bool, title: &str) -> Result<Str
             .x_label_area_size(40)
             .y_label_area_size(60)
             .build_cartesian_2d(0u32..u32::from(max_q) + 1, 0.0..max_mpps)
-            .map_err(|e| e.to_string())?;
-        chart.configure_mesh().x_desc("queues").y_desc(format!("{side} Mpps (million frames/s)")).draw().map_err(|e| e.to_string())?;
+            .map_err(|e| PlotError(e.to_string()))?;
+        chart
+            .configure_mesh()
+            .x_desc("queues")
+            .y_desc(format!("{side} Mpps (million frames/s)"))
+            .draw()
+            .map_err(|e| PlotError(e.to_string()))?;
         for (i, &size) in sizes.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             let mut pts: Vec<(u32, f64)> = aggs.iter().filter(|a| a.size == size).map(|a| (u32::from(a.queues), a.mpps.median)).collect();
             pts.sort_by_key(|p| p.0);
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(|e| e.to_string())?
+                .map_err(|e| PlotError(e.to_string()))?
                 .label(format!("{size} B frames"))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| e.to_string())?;
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| PlotError(e.to_string()))?;
         }
         chart
             .configure_series_labels()
@@ -45,7 +55,7 @@ pub fn render_svg(aggs: &[Aggregate], receiver: bool, title: &str) -> Result<Str
             .background_style(WHITE.mix(0.8))
             .position(SeriesLabelPosition::UpperLeft)
             .draw()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| PlotError(e.to_string()))?;
 
         let mut best: Vec<(u32, f64)> =
             sizes.iter().map(|&s| (s, aggs.iter().filter(|a| a.size == s).map(|a| a.frame_gbps.median).fold(0.0, f64::max))).collect();
@@ -58,28 +68,28 @@ pub fn render_svg(aggs: &[Aggregate], receiver: bool, title: &str) -> Result<Str
             .x_label_area_size(40)
             .y_label_area_size(60)
             .build_cartesian_2d(0u32..max_size + max_size / 20 + 1, 0.0..max_gbps)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| PlotError(e.to_string()))?;
         chart
             .configure_mesh()
             .x_desc("frame size (bytes, FCS included)")
             .y_desc(format!("{side} Gb/s of frames (best over queue counts)"))
             .draw()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| PlotError(e.to_string()))?;
         let color = Palette99::pick(0).to_rgba();
         chart
             .draw_series(LineSeries::new(best.clone(), color.stroke_width(2)))
-            .map_err(|e| e.to_string())?
+            .map_err(|e| PlotError(e.to_string()))?
             .label(format!("{side} Gb/s"))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-        chart.draw_series(best.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| e.to_string())?;
+        chart.draw_series(best.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| PlotError(e.to_string()))?;
         chart
             .configure_series_labels()
             .border_style(BLACK)
             .background_style(WHITE.mix(0.8))
             .position(SeriesLabelPosition::UpperLeft)
             .draw()
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+            .map_err(|e| PlotError(e.to_string()))?;
+        root.present().map_err(|e| PlotError(e.to_string()))?;
     }
     Ok(svg)
 }

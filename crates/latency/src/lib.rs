@@ -153,12 +153,17 @@ pub struct Sla {
     pub max_us: f64,
 }
 
+/// A text that is not a latency limit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0:?} is not a latency limit: write a percentile and a bound, like P99.9<=50us (P50, P90, P99, P99.9, P99.99 or Max; ns, us or ms)"
+)]
+pub struct NotAnSla(pub String);
+
 impl std::str::FromStr for Sla {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Sla, String> {
-        let bad = || {
-            format!("{s:?} is not a latency limit: write a percentile and a bound, like P99.9<=50us (P50, P90, P99, P99.9, P99.99 or Max; ns, us or ms)")
-        };
+    type Err = NotAnSla;
+    fn from_str(s: &str) -> Result<Sla, NotAnSla> {
+        let bad = || NotAnSla(s.to_string());
         let (p, v) = s.split_once("<=").ok_or_else(bad)?;
         let percentile = p.trim().to_ascii_lowercase();
         if !is_percentile(&percentile) {
@@ -268,7 +273,7 @@ mod tests {
         assert_eq!(sla, Sla { percentile: "p99.9".into(), max_us: 50.0 });
         assert_eq!("p99<=2ms".parse::<Sla>().unwrap().max_us, 2000.0);
         assert_eq!("Max<=800ns".parse::<Sla>().unwrap().max_us, 0.8);
-        assert!("P97<=1us".parse::<Sla>().unwrap_err().contains("P99.9<=50us"));
+        assert!("P97<=1us".parse::<Sla>().unwrap_err().to_string().contains("P99.9<=50us"));
         assert!("P99<=".parse::<Sla>().is_err());
         let mut h = LatencyHistogram::new();
         for _ in 0..1000 {

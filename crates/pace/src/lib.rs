@@ -81,16 +81,21 @@ impl std::fmt::Display for Shape {
     }
 }
 
+/// A text that names no arrival shape.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not an arrival shape: write even, burst:N (N from 1 to 512), poisson or open")]
+pub struct NotAShape(pub String);
+
 impl std::str::FromStr for Shape {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Shape, String> {
+    type Err = NotAShape;
+    fn from_str(s: &str) -> Result<Shape, NotAShape> {
         match s {
             "open" => Ok(Shape::Open),
             "even" => Ok(Shape::Even),
             "poisson" => Ok(Shape::Poisson),
             _ => match s.strip_prefix("burst:").map(str::parse::<u32>) {
                 Some(Ok(n)) if (1..=512).contains(&n) => Ok(Shape::Burst(n)),
-                _ => Err(format!("{s:?} is not an arrival shape: write even, burst:N (N from 1 to 512), poisson or open")),
+                _ => Err(NotAShape(s.to_string())),
             },
         }
     }
@@ -300,17 +305,6 @@ impl ShapeStats {
     }
 }
 
-/// Splits a total rate evenly over `queues`.
-pub fn per_queue_rate(total: f64, queues: u16) -> f64 {
-    total / f64::from(queues)
-}
-
-/// Splits a total frame count over `queues`, the remainder going to the first queues.
-pub fn per_queue_count(total: u64, queues: u16, queue: u16) -> u64 {
-    let q = u64::from(queues);
-    total / q + u64::from(u64::from(queue) < total % q)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,7 +336,7 @@ mod tests {
             assert_eq!(s.parse::<Shape>().unwrap().to_string(), s);
         }
         assert!("burst:0".parse::<Shape>().is_err());
-        assert!("bursty".parse::<Shape>().unwrap_err().contains("even, burst:N"));
+        assert!("bursty".parse::<Shape>().unwrap_err().to_string().contains("even, burst:N"));
     }
 
     /// Runs a schedule on a simulated clock where each send takes `cost` cycles.
@@ -421,14 +415,5 @@ mod tests {
                 assert!((bucket_value(b) - g as f64).abs() / g as f64 <= 1.0 / 16.0 + 1e-9, "{g} -> {}", bucket_value(b));
             }
         }
-    }
-
-    #[test]
-    fn counts_split_with_remainder_first() {
-        let split: Vec<u64> = (0..3).map(|q| per_queue_count(10, 3, q)).collect();
-        assert_eq!(split, [4, 3, 3]);
-        assert_eq!(split.iter().sum::<u64>(), 10);
-        assert_eq!(per_queue_count(1, 4, 3), 0);
-        assert_eq!(per_queue_rate(10.0, 4), 2.5);
     }
 }

@@ -10,6 +10,24 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+/// Why the CPUs could not be read or the lcores placed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TopologyError {
+    #[error("bad CPU list {0:?}")]
+    BadCpuList(String),
+    #[error("cannot read {path}: {reason}")]
+    Unreadable { path: PathBuf, reason: String },
+    #[error("bad {file} for cpu{cpu}")]
+    BadValue { file: String, cpu: u32 },
+    #[error("no online CPU under {}", .0.display())]
+    NoCpu(PathBuf),
+    #[error("no CPU to place lcores on")]
+    NothingToPlaceOn,
+    /// More workers than CPUs the process may use.
+    #[error("{workers} worker lcores asked for, but this process may use only {cpus} CPUs")]
+    TooManyWorkers { workers: usize, cpus: usize },
+}
+
 /// One logical CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Cpu {
@@ -32,31 +50,33 @@ pub struct Topology {
 }
 
 /// Parses a sysfs CPU list ("0-3,8,10-11").
-pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
+pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, TopologyError> {
     let mut out = Vec::new();
     for part in s.trim().split(',').filter(|p| !p.is_empty()) {
         match part.split_once('-') {
             Some((a, b)) => {
-                let (a, b): (u32, u32) =
-                    (a.parse().map_err(|_| format!("bad CPU list {s:?}"))?, b.parse().map_err(|_| format!("bad CPU list {s:?}"))?);
+                let (a, b): (u32, u32) = (
+                    a.parse().map_err(|_| TopologyError::BadCpuList(s.to_string()))?,
+                    b.parse().map_err(|_| TopologyError::BadCpuList(s.to_string()))?,
+                );
                 if a > b {
-                    return Err(format!("bad CPU list {s:?}"));
+                    return Err(TopologyError::BadCpuList(s.to_string()));
                 }
                 out.extend(a..=b);
             }
-            None => out.push(part.parse().map_err(|_| format!("bad CPU list {s:?}"))?),
+            None => out.push(part.parse().map_err(|_| TopologyError::BadCpuList(s.to_string()))?),
         }
     }
     Ok(out)
 }
 
-fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+fn read(path: &Path) -> Result<String, TopologyError> {
+    std::fs::read_to_string(path).map_err(|e| TopologyError::Unreadable { path: path.to_path_buf(), reason: e.to_string() })
 }
 
 impl Topology {
     /// Reads the online CPUs under `root` (normally "/sys").
-    pub fn from_sysfs(root: &Path) -> Result<Topology, String> {
+    pub fn from_sysfs(root: &Path) -> Result<Topology, TopologyError> {
         let cpu_dir = root.join("devices/system/cpu");
         let online = parse_cpu_list(&read(&cpu_dir.join("online"))?)?;
         // NUMA nodes: a machine without node directories is one node.
@@ -77,10 +97,10 @@ impl Topology {
         let mut cpus = Vec::new();
         for id in online {
             let t = cpu_dir.join(format!("cpu{id}/topology"));
-            let num = |f: &str| -> Result<u32, String> {
+            let num = |f: &str| -> Result<u32, TopologyError> {
                 let v = read(&t.join(f))?;
                 // -1 where the platform does not say.
-                Ok(v.trim().parse::<i64>().map_err(|_| format!("bad {} for cpu{id}", f))?.max(0) as u32)
+                Ok(v.trim().parse::<i64>().map_err(|_| TopologyError::BadValue { file: f.to_string(), cpu: id })?.max(0) as u32)
             };
             cpus.push(Cpu {
                 id,
@@ -90,7 +110,7 @@ impl Topology {
             });
         }
         if cpus.is_empty() {
-            return Err(format!("no online CPU under {}", cpu_dir.display()));
+            return Err(TopologyError::NoCpu(cpu_dir));
         }
         Ok(Topology { cpus })
     }
@@ -197,15 +217,15 @@ fn main_cpu(topo: &Topology, home: u32) -> u32 {
 /// Places a main lcore and `workers` workers on `topo`, preferring the
 /// NIC's node. The main lcore takes the NIC node's first physical core;
 /// workers follow `worker_order`.
-pub fn place(topo: &Topology, workers: usize, nic_node: Option<u32>) -> Result<Placement, String> {
+pub fn place(topo: &Topology, workers: usize, nic_node: Option<u32>) -> Result<Placement, TopologyError> {
     if topo.cpus.is_empty() {
-        return Err("no CPU to place lcores on".into());
+        return Err(TopologyError::NothingToPlaceOn);
     }
     let home = nic_node.unwrap_or(topo.cpus[0].node);
     let main = main_cpu(topo, home);
     let order = worker_order(topo, home, main);
     if workers > order.len() {
-        return Err(too_many(workers, topo));
+        return Err(TopologyError::TooManyWorkers { workers, cpus: topo.cpus.len() });
     }
     let chosen: Vec<u32> = order[..workers].to_vec();
     let warnings = warnings(topo, &chosen, main, |_| nic_node);
@@ -217,7 +237,7 @@ pub fn place(topo: &Topology, workers: usize, nic_node: Option<u32>) -> Result<P
 /// takes the next free CPU in its port's node's order; the main lcore goes
 /// on the first port's node. With the ports on one node (or unknown), the
 /// same as `place`.
-pub fn place_ports(topo: &Topology, workers: usize, port_nodes: &[Option<u32>]) -> Result<Placement, String> {
+pub fn place_ports(topo: &Topology, workers: usize, port_nodes: &[Option<u32>]) -> Result<Placement, TopologyError> {
     let known: Vec<u32> = port_nodes.iter().flatten().copied().collect();
     let first = port_nodes.first().copied().flatten().or(known.first().copied());
     if port_nodes.len() <= 1 || known.iter().all(|&n| Some(n) == first) {
@@ -228,10 +248,10 @@ pub fn place_ports(topo: &Topology, workers: usize, port_nodes: &[Option<u32>]) 
         return Ok(p);
     }
     if topo.cpus.is_empty() {
-        return Err("no CPU to place lcores on".into());
+        return Err(TopologyError::NothingToPlaceOn);
     }
     if workers > topo.cpus.len() {
-        return Err(too_many(workers, topo));
+        return Err(TopologyError::TooManyWorkers { workers, cpus: topo.cpus.len() });
     }
     let home = first.unwrap_or(topo.cpus[0].node);
     let main = main_cpu(topo, home);
@@ -244,13 +264,6 @@ pub fn place_ports(topo: &Topology, workers: usize, port_nodes: &[Option<u32>]) 
     }
     let warnings = warnings(topo, &chosen, main, node_of);
     Ok(Placement { main, workers: chosen, nic_node: first, port_nodes: port_nodes.to_vec(), warnings })
-}
-
-fn too_many(workers: usize, topo: &Topology) -> String {
-    format!(
-        "{workers} worker lcores asked for, but this process may use only {} CPUs: lower --queues, or give -l/--lcores yourself",
-        topo.cpus.len()
-    )
 }
 
 /// What a user should know about a placement: workers sharing a physical
@@ -342,7 +355,7 @@ mod tests {
         let p = place(&t, 16, None).unwrap();
         assert_eq!(p.workers.last(), Some(&0));
         assert!(p.warnings.iter().any(|w| w.contains("shares CPU 0 with the main lcore")));
-        assert!(place(&t, 17, None).unwrap_err().contains("only 16 CPUs"));
+        assert!(place(&t, 17, None).unwrap_err().to_string().contains("only 16 CPUs"));
     }
 
     #[test]
@@ -383,7 +396,7 @@ mod tests {
         assert_eq!((both.main, both.workers.clone()), (one.main, one.workers.clone()));
         assert_eq!(both.port_nodes, [Some(1), Some(1)]);
         assert_eq!(place_ports(&t, 3, &[Some(1)]).unwrap(), one);
-        assert!(place_ports(&t, 17, &[Some(1), Some(0)]).unwrap_err().contains("only 16 CPUs"));
+        assert!(place_ports(&t, 17, &[Some(1), Some(0)]).unwrap_err().to_string().contains("only 16 CPUs"));
     }
 
     #[test]

@@ -9,7 +9,6 @@
 mod addr;
 mod build;
 mod ethernet;
-mod flows;
 mod ipv4;
 mod probe;
 mod reflect;
@@ -18,7 +17,6 @@ mod udp;
 pub use addr::{MacAddr, ParseMacError};
 pub use build::{write_frame, FrameError, FrameSpec};
 pub use ethernet::{EthernetFrame, ETHERNET_HEADER_LEN, ETHERTYPE_IPV4};
-pub use flows::{FlowPlan, Stream};
 pub use ipv4::{checksum, Ipv4Packet, IPV4_HEADER_LEN, IP_PROTO_UDP};
 pub use probe::{parse_probe, run_id, Probe, PROBE_LEN, PROBE_MAGIC, PROBE_OFFSET};
 pub use reflect::reflect_in_place;

@@ -199,11 +199,11 @@ impl Args {
     }
 }
 
-fn parse_shape(s: &str) -> Result<pace::Shape, String> {
+fn parse_shape(s: &str) -> Result<pace::Shape, pace::NotAShape> {
     s.parse()
 }
 
-fn parse_sla(s: &str) -> Result<latency::Sla, String> {
+fn parse_sla(s: &str) -> Result<latency::Sla, latency::NotAnSla> {
     s.parse()
 }
 

@@ -74,7 +74,7 @@ fn run(args: Args) -> Result<(), Failure> {
     }
     // Every step's flow plan must be possible before anything starts.
     for &q in args.queues.iter() {
-        wire::FlowPlan::new(q, args.flows.unwrap_or(u32::from(q)), args.src_port).map_err(Failure::usage)?;
+        layout::FlowPlan::new(q, args.flows.unwrap_or(u32::from(q)), args.src_port).map_err(blastdrop::session::layout_failure)?;
     }
     // Output files are checked now, not after the whole run.
     session::check_outputs(&[("--json", args.json.as_deref()), ("--csv", args.csv.as_deref()), ("--plot", args.plot.as_deref())])?;
@@ -158,7 +158,7 @@ pub fn environment(started: &session::Started, sender: &Sender, queues: u16) -> 
             .enumerate()
             .map(|(q, &l)| LcoreRecord {
                 queue: q as u16,
-                port: ladder::ports::port_of(q as u16, nports).0,
+                port: layout::Spread::new(queues, nports).port_of(q as u16).0,
                 lcore: l,
                 cpu: eal.lcore_cpu(l),
                 socket: eal.lcore_socket(l),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use blastdrop::attribution;
 use blastdrop::fail::Failure;
 use blastdrop::report::{cycles_per_packet, Rates};
-use blastdrop::sender::{Sender, StepParams, WindowHooks};
+use blastdrop::sender::{HookError, Sender, StepParams, WindowHooks};
 use control::{Client, PeerInfo, Request, Response, WindowFigures};
 use ladder::{AchievedShape, StepRecord};
 
@@ -110,32 +110,32 @@ struct PeerHooks<'a> {
 }
 
 impl WindowHooks for PeerHooks<'_> {
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), HookError> {
         let Some(p) = self.peer.as_deref_mut() else { return Ok(()) };
-        match p.call(Request::StartWindow)? {
+        match p.call(Request::StartWindow).map_err(HookError::Channel)? {
             Response::WindowStarted { window } => {
                 self.window = Some(window);
                 Ok(())
             }
-            other => Err(format!("drop answered {other:?} to start_window")),
+            other => Err(HookError::Unexpected { answer: format!("{other:?}"), request: "start_window" }),
         }
     }
 
-    fn end(&mut self) -> Result<(), String> {
+    fn end(&mut self) -> Result<(), HookError> {
         let Some(p) = self.peer.as_deref_mut() else { return Ok(()) };
-        let window = self.window.ok_or("no window open at drop")?;
-        match p.call(Request::EndWindow { window })? {
+        let window = self.window.ok_or(HookError::NoWindow)?;
+        match p.call(Request::EndWindow { window }).map_err(HookError::Channel)? {
             Response::WindowFigures(f) => {
                 self.figures = Some(f);
                 Ok(())
             }
-            other => Err(format!("drop answered {other:?} to end_window")),
+            other => Err(HookError::Unexpected { answer: format!("{other:?}"), request: "end_window" }),
         }
     }
 
-    fn peer_alive(&mut self) -> Result<(), String> {
+    fn peer_alive(&mut self) -> Result<(), HookError> {
         match self.peer.as_deref().and_then(Peer::gone) {
-            Some(why) => Err(why),
+            Some(why) => Err(HookError::Gone(why)),
             None => Ok(()),
         }
     }

@@ -9,7 +9,8 @@ use blastdrop::fail::Failure;
 use blastdrop::report::{self, cycles_per_packet, Environment, Rates};
 use blastdrop::sender::{NoPeer, Sender, SenderWindow, StepParams};
 use blastdrop::session::Started;
-use wire::{FlowPlan, MacAddr};
+use layout::FlowPlan;
+use wire::MacAddr;
 
 use crate::args::Args;
 
@@ -88,7 +89,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     let queues = args.queues[0];
     let size = args.size[0];
     let flows = args.flows.unwrap_or(u32::from(queues));
-    let plan = FlowPlan::new(queues, flows, args.src_port).map_err(Failure::usage)?;
+    let plan = FlowPlan::new(queues, flows, args.src_port).map_err(blastdrop::session::layout_failure)?;
     let duration = args.duration.or(if args.count.is_none() { Some(Duration::from_secs(10)) } else { None });
     sender.set_queues(queues)?;
     let what = match (args.count, duration) {
@@ -147,7 +148,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         let secs = o.end_tsc.saturating_sub(o.start_tsc) as f64 / sender.tsc_hz() as f64;
         queue_rows.push(QueueSummary {
             queue: l.queue,
-            port: ladder::ports::port_of(l.queue, nports).0,
+            port: layout::Spread::new(queues, nports).port_of(l.queue).0,
             lcore: l.lcore,
             sent: Rates::over(o.tally.packets, o.tally.bytes, secs),
             cycles_per_packet: cycles_per_packet(o.tally.busy_cycles, o.tally.packets),

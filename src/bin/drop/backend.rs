@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use blastdrop::fail::Failure;
 use blastdrop::receiver::{Receiver, Snapshot};
-use control::{Backend, PeerInfo, Prepared, WindowFigures};
+use control::{Backend, BackendError, PeerInfo, Prepared, WindowFigures};
 
 /// How long a window waits for a memif peer's link before refusing to open.
 pub(crate) const PEER_WAIT: Duration = Duration::from_secs(5);
@@ -77,30 +78,30 @@ impl Backend for DropBackend {
         self.info.clone()
     }
 
-    fn prepare(&mut self, rx_queues: u16, max_size: u32) -> Result<Prepared, String> {
+    fn prepare(&mut self, rx_queues: u16, max_size: u32) -> Result<Prepared, BackendError> {
         self.baseline = None;
         if max_size > self.info.max_size {
-            return Err(format!(
+            return Err(BackendError::Refused(format!(
                 "frames of {max_size} B asked, drop takes up to {} B: restart drop with --max-size {max_size}",
                 self.info.max_size
-            ));
+            )));
         }
         let mut rx = lock(&self.rx);
-        let restarted = rx.set_queues(rx_queues).map_err(|f| f.message)?;
+        let restarted = rx.set_queues(rx_queues).map_err(failed)?;
         if restarted {
             tracing::info!("control: now receiving on {rx_queues} queue(s)");
         }
         Ok(Prepared { rx_queues, restarted, link_up: rx.links_up() })
     }
 
-    fn start_window(&mut self) -> Result<(), String> {
+    fn start_window(&mut self) -> Result<(), BackendError> {
         // A memif port's lanes start once its peer is connected: a window
         // opened before then would count what no lane polled.
         let until = Instant::now() + PEER_WAIT;
         loop {
             {
                 let mut rx = lock(&self.rx);
-                if let Some(what) = rx.supervise().map_err(|f| f.message)? {
+                if let Some(what) = rx.supervise().map_err(failed)? {
                     println!("drop: {what}");
                 }
                 if rx.receiving() {
@@ -109,16 +110,14 @@ impl Backend for DropBackend {
                 }
             }
             if Instant::now() >= until {
-                return Err(format!(
-                    "drop is not receiving: the link of its port stayed down for {PEER_WAIT:?} (is blast's port connected?)"
-                ));
+                return Err(BackendError::NotReceiving(PEER_WAIT));
             }
             std::thread::sleep(Duration::from_millis(5));
         }
     }
 
-    fn end_window(&mut self, window: u64) -> Result<WindowFigures, String> {
-        let a = self.baseline.take().ok_or("no window open")?;
+    fn end_window(&mut self, window: u64) -> Result<WindowFigures, BackendError> {
+        let a = self.baseline.take().ok_or(BackendError::NoWindow)?;
         let rx = lock(&self.rx);
         let b = rx.snapshot();
         let mut f = rx.window(&a, &b)?;
@@ -144,7 +143,7 @@ impl Backend for DropBackend {
         let b = rx.snapshot();
         let mut f = match rx.window(&a, &b) {
             Ok(f) => f,
-            Err(e) => control::WindowFigures { incomplete: Some(e), ..Default::default() },
+            Err(e) => control::WindowFigures { incomplete: Some(e.to_string()), ..Default::default() },
         };
         f.window = window;
         f.incomplete = Some(format!("{why}{}", f.incomplete.as_ref().map_or(String::new(), |e| format!("; {e}"))));
@@ -187,5 +186,14 @@ impl Backend for DropBackend {
             Ok(false) => {}
             Err(f) => tracing::error!("control: parking the lanes failed: {}", f.message),
         }
+    }
+}
+
+/// A failure of drop's receiver, as the control channel reports it.
+fn failed(f: Failure) -> BackendError {
+    if f.code == blastdrop::fail::USAGE {
+        BackendError::Refused(f.message)
+    } else {
+        BackendError::Failed(f.message)
     }
 }

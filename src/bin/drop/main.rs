@@ -175,7 +175,7 @@ fn peer_info(receiver: &Receiver, args: &Args) -> PeerInfo {
         // A queue count is possible while each port's share fits that port.
         max_rx_queues: (1..=args.queues)
             .take_while(|&q| {
-                receiver.sides().iter().enumerate().all(|(p, s)| ladder::ports::share(q, nports, p as u16) <= s.info.max_rx_queues)
+                receiver.sides().iter().enumerate().all(|(p, s)| layout::Spread::new(q, nports).queues_on(p as u16) <= s.info.max_rx_queues)
             })
             .last()
             .unwrap_or(1),

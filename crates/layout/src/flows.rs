@@ -7,6 +7,8 @@
 //! stream. Either way every stream is owned by exactly one queue, so its
 //! sequence numbers need no sharing between cores.
 
+use crate::LayoutError;
+
 /// One stream: the queue that sends it and the UDP source port it uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stream {
@@ -26,16 +28,16 @@ pub struct FlowPlan {
 impl FlowPlan {
     /// Checks that the plan is possible: flows at least 1, ports in range,
     /// stream ids within 16 bits.
-    pub fn new(queues: u16, flows: u32, base_port: u16) -> Result<FlowPlan, String> {
+    pub fn new(queues: u16, flows: u32, base_port: u16) -> Result<FlowPlan, LayoutError> {
         if queues == 0 {
-            return Err("queues must be at least 1".into());
+            return Err(LayoutError::NoQueues);
         }
         if flows == 0 {
-            return Err("--flows must be at least 1 (one UDP source port per flow)".into());
+            return Err(LayoutError::NoFlows);
         }
         let last = u32::from(base_port) + flows - 1;
         if last > u32::from(u16::MAX) {
-            return Err(format!("--flows {flows} from source port {base_port} runs past port 65535: lower --flows or --src-port"));
+            return Err(LayoutError::PortsRunOut { flows, base_port });
         }
         Ok(FlowPlan { queues, flows, base_port })
     }
@@ -96,8 +98,9 @@ mod tests {
 
     #[test]
     fn bad_plans_are_refused() {
-        assert!(FlowPlan::new(1, 0, 1000).unwrap_err().contains("--flows"));
-        assert!(FlowPlan::new(1, 100, 65500).unwrap_err().contains("65535"));
+        assert_eq!(FlowPlan::new(1, 0, 1000).unwrap_err(), LayoutError::NoFlows);
+        assert!(FlowPlan::new(1, 100, 65500).unwrap_err().to_string().contains("65535"));
+        assert_eq!(FlowPlan::new(0, 1, 1000).unwrap_err(), LayoutError::NoQueues);
         assert!(FlowPlan::new(1, 36, 65500).is_ok());
     }
 }

@@ -3,6 +3,39 @@
 //! step of a queue ladder loads the ports as evenly as its count allows
 //! (one interface per network card is how an EC2 48xlarge reaches 600G).
 
+/// `queues` global queues over `ports` ports (at least one), round robin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spread {
+    pub queues: u16,
+    pub ports: u16,
+}
+
+impl Spread {
+    pub fn new(queues: u16, ports: u16) -> Spread {
+        Spread { queues, ports: ports.max(1) }
+    }
+
+    /// (port, the port's own queue id) of global queue `queue`.
+    pub fn port_of(&self, queue: u16) -> (u16, u16) {
+        port_of(queue, self.ports)
+    }
+
+    /// How many of the queues run on `port`.
+    pub fn queues_on(&self, port: u16) -> u16 {
+        share(self.queues, self.ports, port)
+    }
+
+    /// The global queue id of `port`'s queue `local`.
+    pub fn global_queue(&self, port: u16, local: u16) -> u16 {
+        global_queue(port, local, self.ports)
+    }
+
+    /// The global queues on `port`, in order.
+    pub fn queues_of(&self, port: u16) -> impl Iterator<Item = u16> + '_ {
+        (0..self.queues_on(port)).map(move |local| self.global_queue(port, local))
+    }
+}
+
 /// Where global queue `queue` runs: (port index, the port's own queue id).
 pub fn port_of(queue: u16, ports: u16) -> (u16, u16) {
     let ports = ports.max(1);
@@ -61,5 +94,9 @@ mod tests {
     fn one_queue_on_two_ports_leaves_the_second_idle() {
         assert_eq!(share(1, 2, 0), 1);
         assert_eq!(share(1, 2, 1), 0);
+        let s = Spread::new(5, 2);
+        assert_eq!(s.queues_of(0).collect::<Vec<_>>(), [0, 2, 4]);
+        assert_eq!(s.queues_of(1).collect::<Vec<_>>(), [1, 3]);
+        assert_eq!(Spread::new(3, 0).port_of(2), (0, 2));
     }
 }
