@@ -7,6 +7,7 @@ pub mod clock;
 pub mod counters;
 pub mod eal_args;
 pub mod fail;
+pub mod port_set;
 pub mod receiver;
 pub mod report;
 pub mod rx;

@@ -12,6 +12,7 @@ use seqtrack::SeqCounts;
 
 use crate::counters::{LaneCounters, Tally};
 use crate::fail::Failure;
+use crate::port_set::{open_ports, OpenedPort};
 use crate::report::MempoolRecord;
 use crate::rx::{RxLane, RxOutcome};
 use crate::session;
@@ -198,16 +199,9 @@ impl Receiver {
             )));
         }
         let spread = Spread::new(cfg.max_queues, nports);
-        let mut sides: Vec<RxSide> = Vec::new();
-        for (p, spec) in cfg.ports.iter().enumerate() {
-            let port = session::open_port(spec)?;
-            let most = spread.queues_on(p as u16);
-            port.check(&Self::port_config(&cfg, most)).map_err(|e| session::limit_failure(e, "--max-size"))?;
-            let info = port.info().clone();
-            let watch = Watch::new(&port, &cfg.watch_xstats)?;
-            let ena = crate::report::EnaTxState::read(&port);
-            sides.push(RxSide { port, info, promiscuous: false, watch, ena });
-        }
+        let opened = open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n), "--max-size")?;
+        let sides: Vec<RxSide> =
+            opened.into_iter().map(|OpenedPort { port, info, watch, ena }| RxSide { port, info, promiscuous: false, watch, ena }).collect();
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
         let mbuf = dpdk::MbufLayout::get();
         let mut sizing = PoolSizing {

@@ -12,6 +12,7 @@ use wire::{FrameSpec, MacAddr};
 
 use crate::counters::{self, LaneCounters, Tally};
 use crate::fail::Failure;
+use crate::port_set::{open_ports, OpenedPort};
 use crate::report::{self, cycles_per_packet, MempoolRecord, Rates};
 use crate::session;
 use crate::signals;
@@ -277,17 +278,12 @@ impl Sender {
             data_room: dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE,
         };
         let mut sides = Vec::new();
-        for (p, spec) in cfg.ports.iter().enumerate() {
-            let port = session::open_port(spec)?;
-            let info = port.info().clone();
-            let most = spread.queues_on(p as u16);
-            port.check(&Self::port_config(&cfg, most)).map_err(|e| session::limit_failure(e, "--size"))?;
+        let opened = open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n), "--size")?;
+        for (p, OpenedPort { port, info, watch, ena }) in opened.into_iter().enumerate() {
             let own_mac = MacAddr(port.mac()?);
             let addressing = cfg.addressing[p].clone();
             let src_mac = addressing.src_mac.unwrap_or(own_mac);
             let rx_pool = Mempool::create(&format!("bd_txrx_{}", port.id()), &rx_sizing, port.socket())?;
-            let watch = Watch::new(&port, &cfg.watch_xstats)?;
-            let ena = crate::report::EnaTxState::read(&port);
             sides.push(TxSide { port, info, own_mac, src_mac, addressing, rx_pool, watch, link: Link::default(), ena });
         }
         // The device's limits first: they name the flag to change.
