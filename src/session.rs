@@ -323,6 +323,20 @@ pub fn limit_failure(e: dpdk::Error, size_flag: &str) -> Failure {
     Failure::usage(format!("{e}: {flag}"))
 }
 
+/// The shared secret could not be had, in the flags' terms.
+pub fn secret_failure(e: control::SecretError) -> Failure {
+    Failure::usage(match &e {
+        control::SecretError::Unreadable { path, reason } => format!("cannot read --token-file {}: {reason}", path.display()),
+        control::SecretError::EmptyFile { .. } => format!("--token-file {e}"),
+        control::SecretError::EmptyEnvironment => e.to_string(),
+    })
+}
+
+/// A listen address refused, in the flags' terms.
+pub fn listen_failure(e: control::ListenError) -> Failure {
+    Failure::usage(format!("--listen {e}"))
+}
+
 /// A step that cannot be laid out, in the flags' terms.
 pub fn layout_failure(e: layout::LayoutError) -> Failure {
     Failure::usage(match e {

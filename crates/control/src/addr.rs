@@ -4,20 +4,26 @@
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
+/// Why drop must not listen where it was asked to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListenError {
+    #[error("{spec} is not ADDR:PORT ({reason}): give the management interface's own address, e.g. 10.0.0.2:7700")]
+    NotAnAddress { spec: String, reason: String },
+    #[error("{spec} resolves to no address: give the management interface's own address, e.g. 10.0.0.2:7700")]
+    NoAddress { spec: String },
+    #[error("{spec} means {ip} (every interface): give the management interface's own address, e.g. 10.0.0.2:7700")]
+    EveryInterface { spec: String, ip: IpAddr },
+}
+
 /// The addresses `spec` (ADDR:PORT) names, or why drop must not listen there.
-pub fn listen_addrs(spec: &str) -> Result<Vec<SocketAddr>, String> {
-    let addrs: Vec<SocketAddr> = spec
-        .to_socket_addrs()
-        .map_err(|e| format!("--listen {spec} is not ADDR:PORT ({e}): give the management interface's own address, e.g. 10.0.0.2:7700"))?
-        .collect();
+pub fn listen_addrs(spec: &str) -> Result<Vec<SocketAddr>, ListenError> {
+    let addrs: Vec<SocketAddr> =
+        spec.to_socket_addrs().map_err(|e| ListenError::NotAnAddress { spec: spec.into(), reason: e.to_string() })?.collect();
     if addrs.is_empty() {
-        return Err(format!("--listen {spec} resolves to no address: give the management interface's own address, e.g. 10.0.0.2:7700"));
+        return Err(ListenError::NoAddress { spec: spec.into() });
     }
     if let Some(a) = addrs.iter().find(|a| unspecified(a.ip())) {
-        return Err(format!(
-            "--listen {spec} means {} (every interface): give the management interface's own address, e.g. 10.0.0.2:7700",
-            a.ip()
-        ));
+        return Err(ListenError::EveryInterface { spec: spec.into(), ip: a.ip() });
     }
     Ok(addrs)
 }
@@ -55,7 +61,7 @@ mod tests {
             "[::ffff:0.0.0.0]:7700",
             "[::ffff:0:0]:7700",
         ] {
-            let e = listen_addrs(spec).expect_err(spec);
+            let e = listen_addrs(spec).expect_err(spec).to_string();
             assert!(e.contains("every interface") && e.contains("management interface"), "{spec}: {e}");
         }
     }
@@ -73,7 +79,7 @@ mod tests {
     #[test]
     fn nonsense_says_what_to_give() {
         for spec in ["7700", "nohost.invalid.:7700", "1.2.3.4"] {
-            let e = listen_addrs(spec).expect_err(spec);
+            let e = listen_addrs(spec).expect_err(spec).to_string();
             assert!(e.contains("ADDR:PORT") || e.contains("no address"), "{spec}: {e}");
         }
     }

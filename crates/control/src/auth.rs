@@ -32,6 +32,18 @@ pub enum SecretSource {
     CommandLine,
 }
 
+/// Why the secret could not be had. The file is the one the user named
+/// (the binaries say by which flag).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretError {
+    #[error("cannot read {}: {reason}", path.display())]
+    Unreadable { path: std::path::PathBuf, reason: String },
+    #[error("{} is empty: put the shared secret on its first line", path.display())]
+    EmptyFile { path: std::path::PathBuf },
+    #[error("BLASTDROP_TOKEN is set but empty: set it to the shared secret, or unset it")]
+    EmptyEnvironment,
+}
+
 /// The environment variable a secret may come from.
 pub const SECRET_ENV: &str = "BLASTDROP_TOKEN";
 
@@ -44,19 +56,20 @@ impl Secret {
 
     /// The secret from, in order: a file (its first line), the
     /// environment, the command line. Errors name the problem and the fix.
-    pub fn load(file: Option<&Path>, env: Option<String>, flag: Option<&str>) -> Result<Option<(Secret, SecretSource)>, String> {
+    pub fn load(file: Option<&Path>, env: Option<String>, flag: Option<&str>) -> Result<Option<(Secret, SecretSource)>, SecretError> {
         if let Some(path) = file {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read --token-file {}: {e}", path.display()))?;
+            let text =
+                std::fs::read_to_string(path).map_err(|e| SecretError::Unreadable { path: path.to_path_buf(), reason: e.to_string() })?;
             let line = text.lines().next().unwrap_or("").trim_end_matches('\r');
             return match Secret::new(line.as_bytes()) {
                 Some(s) => Ok(Some((s, SecretSource::File))),
-                None => Err(format!("--token-file {} is empty: put the shared secret on its first line", path.display())),
+                None => Err(SecretError::EmptyFile { path: path.to_path_buf() }),
             };
         }
         if let Some(v) = env {
             return match Secret::new(v.into_bytes()) {
                 Some(s) => Ok(Some((s, SecretSource::Environment))),
-                None => Err(format!("{SECRET_ENV} is set but empty: set it to the shared secret, or unset it")),
+                None => Err(SecretError::EmptyEnvironment),
             };
         }
         Ok(flag.and_then(|t| Secret::new(t.as_bytes())).map(|s| (s, SecretSource::CommandLine)))
@@ -158,9 +171,9 @@ mod tests {
         assert_eq!(src, SecretSource::CommandLine);
         assert!(Secret::load(None, None, None).unwrap().is_none());
         std::fs::write(&f, "\n").unwrap();
-        assert!(Secret::load(Some(&f), None, None).unwrap_err().contains("empty"));
-        assert!(Secret::load(Some(&dir.join("none")), None, None).unwrap_err().contains("cannot read"));
-        assert!(Secret::load(None, Some(String::new()), None).unwrap_err().contains("BLASTDROP_TOKEN"));
+        assert!(Secret::load(Some(&f), None, None).unwrap_err().to_string().contains("empty"));
+        assert!(Secret::load(Some(&dir.join("none")), None, None).unwrap_err().to_string().contains("cannot read"));
+        assert!(Secret::load(None, Some(String::new()), None).unwrap_err().to_string().contains("BLASTDROP_TOKEN"));
         assert_eq!(format!("{:?}", Secret::new("abc").unwrap()), "Secret(<3 bytes>)");
         let _ = std::fs::remove_dir_all(&dir);
     }

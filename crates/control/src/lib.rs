@@ -14,8 +14,8 @@ mod client;
 mod message;
 mod server;
 
-pub use addr::{all_loopback, listen_addrs, unspecified};
-pub use auth::{nonce, Secret, SecretSource, SECRET_ENV};
+pub use addr::{all_loopback, listen_addrs, unspecified, ListenError};
+pub use auth::{nonce, Secret, SecretError, SecretSource, SECRET_ENV};
 pub use client::{Client, ClientError};
 pub use message::{
     parse_request, reply_line, Envelope, PeerInfo, Prepared, ProtoError, QueueFigures, Request, Response, WindowFigures, MAX_LINE,

@@ -48,7 +48,7 @@ impl Peer {
 pub fn connect(args: &Args) -> Result<(Option<Peer>, Option<PeerInfo>), Failure> {
     let Some(addr) = &args.peer else { return Ok((None, None)) };
     let secret = control::Secret::load(args.token_file.as_deref(), std::env::var(control::SECRET_ENV).ok(), args.token.as_deref())
-        .map_err(Failure::usage)?;
+        .map_err(blastdrop::session::secret_failure)?;
     if let Some((_, control::SecretSource::CommandLine)) = &secret {
         tracing::warn!("--token shows in ps and /proc/PID/cmdline: prefer --token-file FILE or BLASTDROP_TOKEN");
     }
