@@ -5,9 +5,11 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-use dpdk::{ffi, Mbuf, MbufLayout, RxQueue, TxQueue};
+use dpdk::{Burst, RxQueue, TxQueue};
+use latency::LatencyHistogram;
 use seqtrack::StreamTable;
 
+use crate::clock::WallClock;
 use crate::counters::{LaneCounters, Tally};
 use crate::MAX_BURST;
 
@@ -100,179 +102,229 @@ pub struct RxOutcome {
     pub one_way_negative: u64,
 }
 
+/// How bursty the arrivals are, counted per poll that brought frames.
+struct Meter {
+    b: Burstiness,
+    after_full: bool,
+    backlog: u64,
+    /// The interval being counted (TSC / interval length), its frames, and
+    /// whether any interval was seen.
+    interval: u64,
+    in_interval: u64,
+    any_interval: bool,
+}
+
+impl Meter {
+    fn new(interval_cycles: u64) -> Meter {
+        let b = Burstiness { interval_cycles, ..Default::default() };
+        Meter { b, after_full: false, backlog: 0, interval: 0, in_interval: 0, any_interval: false }
+    }
+
+    /// A poll that brought `n` frames of the `burst` asked for; `tsc` is read
+    /// only when intervals are on.
+    #[inline(always)]
+    fn frames(&mut self, n: usize, burst: usize, tsc: impl FnOnce() -> u64) {
+        let b = &mut self.b;
+        b.polls_by_size[poll_bucket(n)] += 1;
+        self.backlog = if self.after_full { self.backlog + n as u64 } else { 0 };
+        b.max_backlog = b.max_backlog.max(self.backlog);
+        self.after_full = n == burst;
+        b.full_polls += u64::from(self.after_full);
+        if b.interval_cycles == 0 {
+            return;
+        }
+        let i = tsc() / b.interval_cycles;
+        self.any_interval = true;
+        if i != self.interval {
+            b.max_per_interval = b.max_per_interval.max(self.in_interval);
+            // The empty intervals in between count (the mean is over time),
+            // unless the gap was a pause between runs or trials, which would
+            // only dilute it.
+            let empty = i.saturating_sub(self.interval + 1);
+            b.intervals += u64::from(self.in_interval > 0) + if empty <= IDLE_INTERVALS { empty } else { 0 };
+            (self.interval, self.in_interval) = (i, 0);
+        }
+        self.in_interval += n as u64;
+        b.frames_in_intervals += n as u64;
+    }
+
+    #[inline(always)]
+    fn empty(&mut self) {
+        self.after_full = false;
+    }
+
+    fn finish(mut self, empty_polls: u64) -> Burstiness {
+        if self.any_interval {
+            self.b.max_per_interval = self.b.max_per_interval.max(self.in_interval);
+            self.b.intervals += u64::from(self.in_interval > 0);
+        }
+        self.b.polls_by_size[0] = empty_polls;
+        self.b
+    }
+}
+
+/// Busy time: the span of each run of polls that brought frames. The TSC is
+/// read where a run starts and ends, and every 8 polls within one (for the
+/// live view), not on every poll: at full load a read per poll is a few
+/// percent of the loop.
+#[derive(Default)]
+struct BusyRuns {
+    run_start: Option<u64>,
+    first_tsc: Option<u64>,
+    last_tsc: u64,
+}
+
+impl BusyRuns {
+    /// A poll brought frames; true when the counters are due for publishing.
+    #[inline(always)]
+    fn frames(&mut self, tally: &mut Tally) -> bool {
+        match self.run_start {
+            None => {
+                let now = dpdk::rdtsc();
+                self.first_tsc.get_or_insert(now);
+                self.run_start = Some(now);
+                false
+            }
+            Some(start) if tally.bursts & 7 == 0 => {
+                self.last_tsc = dpdk::rdtsc();
+                tally.busy_cycles += self.last_tsc - start;
+                self.run_start = Some(self.last_tsc);
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    /// A poll came back empty: a run ends (true: publish).
+    #[inline(always)]
+    fn empty(&mut self, tally: &mut Tally) -> bool {
+        let Some(start) = self.run_start.take() else { return false };
+        self.last_tsc = dpdk::rdtsc();
+        tally.busy_cycles += self.last_tsc - start;
+        true
+    }
+}
+
 impl RxLane {
     pub fn run(self, stop: &AtomicBool) -> RxOutcome {
-        let mut queue = self.queue;
-        let layout = MbufLayout::get();
+        let (mut queue, mut reflect) = (self.queue, self.reflect);
         let burst = self.burst.clamp(1, MAX_BURST);
         let mut table = StreamTable::with_capacity(if self.count_only { 0 } else { self.stream_capacity });
-        let mut bufs: [*mut Mbuf; MAX_BURST] = [std::ptr::null_mut(); MAX_BURST];
-        let mut tally = Tally::default();
-        let mut first_tsc = None;
-        let mut last_tsc = 0;
-        // Busy time is the span of each run of polls that brought frames. The
-        // TSC is read where a run starts and ends, and every 8 polls within
-        // one (for the live view), not on every poll: at full load a read
-        // per poll is a few percent of the loop.
-        let mut run_start: Option<u64> = None;
-        let mut reflect = self.reflect;
-        let mut one_way = self.one_way.map(|c| (c, latency::LatencyHistogram::new()));
-        let mut one_way_negative = 0u64;
-        let mut b = Burstiness { interval_cycles: self.interval_cycles, ..Default::default() };
-        let (mut after_full, mut backlog) = (false, 0u64);
-        let (mut interval, mut in_interval, mut any_interval) = (0u64, 0u64, false);
-        let interval_cycles = std::num::NonZeroU64::new(self.interval_cycles);
+        let (mut bufs, mut tally, mut busy) = (Burst::new(), Tally::default(), BusyRuns::default());
+        let mut one_way = self.one_way.map(|c| (c, latency::LatencyHistogram::new(), 0u64));
+        let mut meter = Meter::new(self.interval_cycles);
 
         while !stop.load(Relaxed) {
-            let n = queue.rx_burst(&mut bufs[..burst]);
-            // Burstiness figures cost a few instructions per poll that
-            // brings frames; --count-only, the cheapest loop, goes without.
-            if n > 0 && !self.count_only {
-                b.polls_by_size[poll_bucket(n)] += 1;
-                if after_full {
-                    backlog += n as u64;
-                    b.max_backlog = b.max_backlog.max(backlog);
-                } else {
-                    backlog = 0;
-                }
-                after_full = n == burst;
-                b.full_polls += u64::from(after_full);
-                if let Some(every) = interval_cycles {
-                    let i = dpdk::rdtsc() / every.get();
-                    any_interval = true;
-                    if i != interval {
-                        b.max_per_interval = b.max_per_interval.max(in_interval);
-                        // The empty intervals in between count (the mean is
-                        // over time), unless the gap was a pause between
-                        // runs or trials, which would only dilute it.
-                        let empty = i.saturating_sub(interval + 1);
-                        b.intervals += u64::from(in_interval > 0) + if empty <= IDLE_INTERVALS { empty } else { 0 };
-                        (interval, in_interval) = (i, 0);
-                    }
-                    in_interval += n as u64;
-                    b.frames_in_intervals += n as u64;
-                }
-            }
+            let n = bufs.rx(&mut queue, burst);
             if n == 0 {
                 if queue.faulted() {
                     // The ring vanished under the burst (a memif peer left):
-                    // this queue is not to be polled again until restarted.
+                    // not to be polled again until restarted.
                     tally.faults += 1;
                     break;
                 }
-                after_full = false;
-                if let Some(start) = run_start.take() {
-                    last_tsc = dpdk::rdtsc();
-                    tally.busy_cycles += last_tsc - start;
-                    self.counters.publish(&tally);
-                }
+                meter.empty();
                 tally.empty_polls += 1;
-                // Publish now and then so the live view sees idle polls too.
-                if tally.empty_polls & 0xffff == 0 {
+                // Publish when a run ends, and now and then so the live view sees idle polls.
+                if busy.empty(&mut tally) || tally.empty_polls & 0xffff == 0 {
                     self.counters.publish(&tally);
                 }
                 continue;
             }
-            match run_start {
-                None => {
-                    let now = dpdk::rdtsc();
-                    first_tsc.get_or_insert(now);
-                    run_start = Some(now);
-                }
-                Some(start) if tally.bursts & 7 == 0 => {
-                    last_tsc = dpdk::rdtsc();
-                    tally.busy_cycles += last_tsc - start;
-                    run_start = Some(last_tsc);
-                    self.counters.publish(&tally);
-                }
-                Some(_) => {}
+            if busy.frames(&mut tally) {
+                self.counters.publish(&tally);
             }
+            // Burstiness costs a few instructions per poll; --count-only, the cheapest loop, goes without.
             if self.count_only {
-                for &m in &bufs[..n] {
-                    // SAFETY: m was just handed over by rx_burst and is ours until freed.
-                    tally.bytes += u64::from(unsafe { layout.pkt_len(m) });
-                }
-                tally.no_probe += n as u64;
-            } else if let Some((clock, hist)) = one_way.as_mut() {
-                let now = clock.ns(dpdk::rdtsc());
-                parse_probes(&bufs[..n], layout, &mut table, &mut tally, |p| match now.checked_sub(p.tx_ns) {
-                    Some(d) => hist.record_ns(d),
-                    None => one_way_negative += 1,
-                });
+                (tally.bytes, tally.no_probe) = (tally.bytes + bufs.bytes(), tally.no_probe + n as u64);
             } else {
-                parse_probes(&bufs[..n], layout, &mut table, &mut tally, |_| {});
+                meter.frames(n, burst, dpdk::rdtsc);
+                count_probes(&bufs, &mut table, &mut tally, &mut one_way);
             }
             // The FCS each frame carried on the wire, once per burst.
             tally.bytes += (wire::FCS_LEN * n) as u64;
-            if self.cost_per_frame > 0 {
-                let until = dpdk::rdtsc() + self.cost_per_frame * n as u64;
-                while dpdk::rdtsc() < until {
-                    std::hint::spin_loop();
+            spend(self.cost_per_frame * n as u64);
+            if let Some(txq) = reflect.as_mut() {
+                if !send_back(&mut bufs, txq, &mut tally) {
+                    break;
                 }
             }
-            match reflect.as_mut() {
-                None => {
-                    // SAFETY: the n mbufs are ours and no longer referenced.
-                    unsafe { ffi::bd_pktmbuf_free_bulk(bufs.as_mut_ptr(), n as u32) };
-                }
-                Some(txq) => {
-                    for &m in &bufs[..n] {
-                        // SAFETY: as above; the frame is ours to rewrite.
-                        unsafe { wire::reflect_in_place(std::slice::from_raw_parts_mut(layout.data(m), usize::from(layout.data_len(m)))) };
-                    }
-                    let sent = txq.tx_burst(&mut bufs[..n]);
-                    if txq.faulted() {
-                        // The device may hold some of them: none is freed here.
-                        tally.faults += 1;
-                        tally.packets += n as u64;
-                        break;
-                    }
-                    if sent < n {
-                        tally.reflect_drops += (n - sent) as u64;
-                        // SAFETY: the device did not take these; they are still ours.
-                        unsafe { ffi::bd_pktmbuf_free_bulk(bufs[sent..n].as_mut_ptr(), (n - sent) as u32) };
-                    }
-                }
-            }
-            tally.packets += n as u64;
-            tally.bursts += 1;
+            bufs.free();
+            (tally.packets, tally.bursts) = (tally.packets + n as u64, tally.bursts + 1);
         }
-        if let Some(start) = run_start {
-            last_tsc = dpdk::rdtsc();
-            tally.busy_cycles += last_tsc - start;
+        if let Some(start) = busy.run_start {
+            busy.last_tsc = dpdk::rdtsc();
+            tally.busy_cycles += busy.last_tsc - start;
         }
         self.counters.publish(&tally);
         self.counters.mark_done();
-        if any_interval {
-            b.max_per_interval = b.max_per_interval.max(in_interval);
-            b.intervals += u64::from(in_interval > 0);
-        }
-        b.polls_by_size[0] = tally.empty_polls;
+        let (one_way, one_way_negative) = one_way.map(|(_, h, neg)| (h, neg)).unzip();
         RxOutcome {
             queue,
             tally,
             streams: table,
-            first_tsc,
-            last_tsc: first_tsc.map(|_| last_tsc),
-            burstiness: b,
+            first_tsc: busy.first_tsc,
+            last_tsc: busy.first_tsc.map(|_| busy.last_tsc),
+            burstiness: meter.finish(tally.empty_polls),
             reflect,
-            one_way: one_way.map(|(_, h)| h),
-            one_way_negative,
+            one_way,
+            one_way_negative: one_way_negative.unwrap_or(0),
         }
     }
 }
 
-/// Counts the burst's bytes and records each frame's probe in the stream
-/// table, then hands the probe to `also` (one-way timing, or nothing: the
-/// closure is inlined, so no branch per frame decides which).
+/// Busy work an application would spend on the frames (0: none).
 #[inline(always)]
-fn parse_probes(bufs: &[*mut Mbuf], layout: MbufLayout, table: &mut StreamTable, tally: &mut Tally, mut also: impl FnMut(wire::Probe)) {
-    for &m in bufs {
-        // SAFETY: m was just handed over by rx_burst and is ours until freed.
-        let frame = unsafe {
-            tally.bytes += u64::from(layout.pkt_len(m));
-            std::slice::from_raw_parts(layout.data(m), usize::from(layout.data_len(m)))
-        };
+fn spend(cycles: u64) {
+    if cycles > 0 {
+        let until = dpdk::rdtsc() + cycles;
+        while dpdk::rdtsc() < until {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Reflect mode: turns every frame round and offers them back; the ones
+/// the device does not take are counted and stay for freeing. False when
+/// the queue faulted (the device may hold some: none is freed, the lane ends).
+#[inline(always)]
+fn send_back(bufs: &mut Burst, txq: &mut TxQueue, tally: &mut Tally) -> bool {
+    let n = bufs.len() as u64;
+    for frame in bufs.frames_mut() {
+        wire::reflect_in_place(frame);
+    }
+    bufs.tx(txq);
+    if txq.faulted() {
+        (tally.faults, tally.packets) = (tally.faults + 1, tally.packets + n);
+        return false;
+    }
+    tally.reflect_drops += bufs.len() as u64;
+    true
+}
+
+/// Counts the burst's bytes and records each frame's probe in the stream
+/// table; --one-way also times each probe against this host's clock.
+#[inline(always)]
+fn count_probes(bufs: &Burst, table: &mut StreamTable, tally: &mut Tally, one_way: &mut Option<(WallClock, LatencyHistogram, u64)>) {
+    tally.bytes += bufs.bytes();
+    match one_way.as_mut() {
+        None => parse_probes(bufs.frames(), table, tally, |_| {}),
+        Some((clock, hist, negative)) => {
+            let now = clock.ns(dpdk::rdtsc());
+            parse_probes(bufs.frames(), table, tally, |p| match now.checked_sub(p.tx_ns) {
+                Some(d) => hist.record_ns(d),
+                None => *negative += 1,
+            });
+        }
+    }
+}
+
+/// Records each frame's probe in the stream table, then hands the probe
+/// to `also` (one-way timing, or nothing: the closure is inlined, so no
+/// branch per frame decides which).
+#[inline(always)]
+fn parse_probes<'a>(frames: impl Iterator<Item = &'a [u8]>, table: &mut StreamTable, tally: &mut Tally, mut also: impl FnMut(wire::Probe)) {
+    for frame in frames {
         match wire::parse_probe(frame) {
             Some(p) => {
                 table.record(p.stream, p.seq, wire::run_id(frame));
@@ -301,5 +353,35 @@ mod tests {
         let b = Burstiness { intervals: 10, frames_in_intervals: 1000, max_per_interval: 400, ..Default::default() };
         assert_eq!(b.peak_to_mean(), Some(4.0));
         assert_eq!(Burstiness::default().peak_to_mean(), None);
+    }
+
+    #[test]
+    fn backlog_counts_frames_after_full_polls() {
+        let mut m = Meter::new(0);
+        for n in [32, 32, 5, 32, 1] {
+            m.frames(n, 32, || unreachable!("intervals off: no TSC read"));
+        }
+        m.empty();
+        m.frames(32, 32, || 0);
+        let b = m.finish(7);
+        assert_eq!(b.full_polls, 4);
+        // After the first full poll: 32 + 5 frames waited; after the third, 1.
+        assert_eq!(b.max_backlog, 37);
+        assert_eq!(b.polls_by_size[0], 7);
+        assert_eq!(b.polls_by_size[poll_bucket(32)], 4);
+    }
+
+    #[test]
+    fn intervals_count_empty_ones_between_but_not_pauses() {
+        let mut m = Meter::new(100);
+        m.frames(10, 32, || 0);
+        m.frames(10, 32, || 50);
+        m.frames(4, 32, || 350); // intervals 1 and 2 passed empty
+        m.frames(6, 32, || 100 * (3 + IDLE_INTERVALS + 2)); // a pause: not counted
+        let b = m.finish(0);
+        assert_eq!(b.max_per_interval, 20);
+        assert_eq!(b.frames_in_intervals, 30);
+        // 0 (20 frames), 1 and 2 (empty), 3 (4 frames), the last (6 frames).
+        assert_eq!(b.intervals, 5);
     }
 }

@@ -494,7 +494,7 @@ impl Sender {
                 ttl: 64,
                 run_id: self.run_id,
             };
-            tx::write_templates(&self.pools[usize::from(q)], &spec).map_err(Failure::usage)?;
+            tx::write_templates(&self.pools[usize::from(q)], &spec)?;
         }
         self.templates = Some(key);
         Ok(())
@@ -596,11 +596,11 @@ impl Sender {
                 clock: self.clock,
                 counters: counters[usize::from(q)].clone(),
                 reflect: if p.reflect {
-                    Some(tx::Reflect {
-                        queue: self.rxqs[usize::from(q)].take().expect("RX queue handle is home between phases"),
-                        histogram: latency::LatencyHistogram::new(),
-                        linger_cycles: self.hz / 10,
-                    })
+                    Some(tx::Reflect::new(
+                        self.rxqs[usize::from(q)].take().expect("RX queue handle is home between phases"),
+                        self.hz / 10,
+                        self.clock,
+                    ))
                 } else {
                     None
                 },

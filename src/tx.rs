@@ -10,13 +10,14 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-use dpdk::{ffi, Mbuf, MbufLayout, Mempool, RxQueue, TxQueue};
+use dpdk::{Burst, Mempool, RxQueue, TxQueue};
 use latency::LatencyHistogram;
 use layout::Stream;
 use pace::{Schedule, Shape, ShapeStats};
 use wire::{FrameSpec, Probe, PROBE_LEN, PROBE_OFFSET};
 
 use crate::counters::{LaneCounters, Tally};
+use crate::fail::Failure;
 use crate::MAX_BURST;
 
 /// Offset of the UDP source port in the frames blastdrop builds.
@@ -57,6 +58,11 @@ pub struct Reflect {
     pub histogram: LatencyHistogram,
     /// After sending stops, how long to keep collecting late reflections.
     pub linger_cycles: u64,
+    /// Wall-clock time of the returns (the same conversion the stamps use).
+    clock: crate::clock::WallClock,
+    probed: u64,
+    unprobed: u64,
+    back: Burst,
 }
 
 /// What a send loop reports when it ends.
@@ -84,16 +90,10 @@ pub struct TxOutcome {
 
 /// Writes the frame of `spec` into every mbuf of `pool`, at the place a
 /// freshly allocated mbuf's data starts.
-pub fn write_templates(pool: &Mempool, spec: &FrameSpec) -> Result<(), wire::FrameError> {
-    let layout = MbufLayout::get();
+pub fn write_templates(pool: &Mempool, spec: &FrameSpec) -> Result<(), Failure> {
     let mut template = vec![0u8; spec.len_without_fcs()];
-    wire::write_frame(spec, &mut template)?;
-    pool.for_each_mbuf(|m| {
-        // SAFETY: at creation every mbuf's data starts after the headroom
-        // with at least data_room - headroom bytes of room, checked by the caller.
-        unsafe { std::ptr::copy_nonoverlapping(template.as_ptr(), layout.data(m), template.len()) };
-    });
-    Ok(())
+    wire::write_frame(spec, &mut template).map_err(Failure::usage)?;
+    Ok(pool.write_template(&template)?)
 }
 
 /// Splits `accepted` frames over `streams` streams sent round robin from the first.
@@ -102,160 +102,200 @@ pub fn split_round_robin(accepted: u64, streams: usize) -> Vec<u64> {
     (0..k).map(|i| accepted / k + u64::from(i < accepted % k)).collect()
 }
 
+/// Writes each frame's per-packet fields: the probe (stream, sequence
+/// number, send time) and, when the queue sends several flows, the UDP
+/// source port. Streams take turns, round robin.
+struct Stamper {
+    ids: Vec<u16>,
+    ports: Vec<[u8; 2]>,
+    seqs: Vec<u32>,
+    next: usize,
+    multi_flow: bool,
+}
+
+impl Stamper {
+    fn new(streams: &[Stream], first_seqs: &[u32]) -> Stamper {
+        assert_eq!(first_seqs.len(), streams.len(), "one first sequence number per stream");
+        Stamper {
+            ids: streams.iter().map(|s| s.id).collect(),
+            ports: streams.iter().map(|s| s.src_port.to_be_bytes()).collect(),
+            seqs: first_seqs.to_vec(),
+            next: 0,
+            multi_flow: streams.iter().any(|s| s.src_port != streams[0].src_port),
+        }
+    }
+
+    #[inline(always)]
+    fn stamp<'a>(&mut self, frames: impl Iterator<Item = &'a mut [u8]>, tx_ns: u64) {
+        if self.ids.len() == 1 {
+            // One stream: its sequence number lives in a register, not in
+            // memory that each frame would read back after the last wrote it.
+            let (stream, mut seq) = (self.ids[0], self.seqs[0]);
+            for f in frames {
+                write_probe(f, Probe { stream, seq, tx_ns });
+                seq = seq.wrapping_add(1);
+            }
+            self.seqs[0] = seq;
+            return;
+        }
+        for f in frames {
+            let s = self.next;
+            if self.multi_flow {
+                f[UDP_SRC_PORT..UDP_SRC_PORT + 2].copy_from_slice(&self.ports[s]);
+            }
+            write_probe(f, Probe { stream: self.ids[s], seq: self.seqs[s], tx_ns });
+            self.seqs[s] = self.seqs[s].wrapping_add(1);
+            self.next = if s + 1 == self.ids.len() { 0 } else { s + 1 };
+        }
+    }
+}
+
+#[inline(always)]
+fn write_probe(frame: &mut [u8], p: Probe) {
+    let at: &mut [u8; PROBE_LEN] = (&mut frame[PROBE_OFFSET..PROBE_OFFSET + PROBE_LEN]).try_into().expect("probe fits the frame");
+    p.stamp(at);
+}
+
+/// The pace of a paced lane and the shape it achieved.
+struct Pace {
+    schedule: Option<Schedule>,
+    shape: ShapeStats,
+    /// When the last burst was built, and its frames (a paced lane's end).
+    last_send: Option<(u64, u32)>,
+}
+
+impl Pace {
+    /// Records a burst of `n` frames built at `tsc`.
+    #[inline(always)]
+    fn sent(&mut self, tsc: u64, n: usize) {
+        self.last_send = Some((tsc, n as u32));
+        if self.schedule.is_some() {
+            self.shape.record(tsc, n as u32);
+        } else {
+            self.shape.count(n as u32);
+        }
+    }
+
+    /// When a paced lane stopped: one send interval after its last send,
+    /// not later (a lane descheduled just before the stop sent nothing for
+    /// its last moments, and that stall would read as a sender short of
+    /// its pace). A lane too slow for its pace sends all the time, so its
+    /// shortfall still shows.
+    fn end(&self, now: u64, rate: Option<f64>, hz: u64) -> u64 {
+        match (rate, self.last_send) {
+            (Some(r), Some((at, n))) if r > 0.0 => now.min(at + (hz as f64 * f64::from(n) / r) as u64),
+            _ => now,
+        }
+    }
+}
+
 impl TxLane {
     /// Runs until the quota is sent or `stop` is set; hands the queue back
     /// with the outcome.
     pub fn run(mut self, stop: &AtomicBool) -> (TxQueue, TxOutcome) {
         let start_tsc = dpdk::rdtsc();
-        let layout = MbufLayout::get();
         let burst = self.burst.clamp(1, MAX_BURST);
-        let pool = self.pool.as_ptr();
-        let nstreams = self.streams.len();
-        let multi_flow = self.streams.iter().any(|s| s.src_port != self.streams[0].src_port);
-        let ids: Vec<u16> = self.streams.iter().map(|s| s.id).collect();
-        let ports: Vec<[u8; 2]> = self.streams.iter().map(|s| s.src_port.to_be_bytes()).collect();
-        assert_eq!(self.first_seqs.len(), nstreams, "one first sequence number per stream");
-        let mut seqs = self.first_seqs.clone();
-        let mut next_stream = 0usize;
         let frame_bytes = u64::from(self.frame_len) + wire::FCS_LEN as u64;
-
-        let mut pkts: [*mut Mbuf; MAX_BURST] = [std::ptr::null_mut(); MAX_BURST];
-        let (mut head, mut tail) = (0usize, 0usize);
-        let mut tally = Tally::default();
-        let mut remaining = self.quota.unwrap_or(u64::MAX);
-        let mut last = dpdk::rdtsc();
-        let mut schedule = self.rate.and_then(|r| Schedule::new(self.shape, self.tsc_hz, r, last, self.seed));
-        let mut shape = ShapeStats::default();
+        let mut stamper = Stamper::new(&self.streams, &self.first_seqs);
+        let mut pkts = Burst::new();
+        let (mut tally, mut remaining, mut last) = (Tally::default(), self.quota.unwrap_or(u64::MAX), dpdk::rdtsc());
+        let schedule = self.rate.and_then(|r| Schedule::new(self.shape, self.tsc_hz, r, last, self.seed));
+        let mut pace = Pace { schedule, shape: ShapeStats::default(), last_send: None };
         let mut reflect = self.reflect.take();
-        let mut back: [*mut Mbuf; MAX_BURST] = [std::ptr::null_mut(); MAX_BURST];
-        let (mut reflected, mut unprobed) = (0u64, 0u64);
         let mut clock = self.clock;
-        // When the last burst was built, and its frames (paced runs' end).
-        let mut last_send: Option<(u64, u32)> = None;
 
         while !stop.load(Relaxed) {
-            if head == tail {
+            if pkts.is_empty() {
                 if remaining == 0 {
                     break;
                 }
-                let mut due = burst;
-                if let Some(p) = schedule.as_mut() {
-                    let mut now = dpdk::rdtsc();
-                    if now < p.deadline() {
-                        tally.busy_cycles += now - last;
-                        while now < p.deadline() && !stop.load(Relaxed) {
-                            if let Some(r) = reflect.as_mut() {
-                                (reflected, unprobed) = r.poll(&mut back, layout, &mut clock, (reflected, unprobed));
-                            }
-                            std::hint::spin_loop();
-                            now = dpdk::rdtsc();
-                        }
-                        last = now;
-                    }
-                    due = p.take_due(now, burst as u32) as usize;
-                }
-                let n = due.min(remaining.min(MAX_BURST as u64) as usize);
-                // SAFETY: pool is alive for the lane's life; pkts holds n slots.
-                if unsafe { ffi::bd_pktmbuf_alloc_bulk(pool, pkts.as_mut_ptr(), n as u32) } != 0 {
+                let due = self.wait_due(&mut pace, burst, &mut tally, &mut last, &mut reflect, stop);
+                if !pkts.alloc(&self.pool, due.min(remaining.min(MAX_BURST as u64) as usize)) {
                     tally.alloc_failures += 1;
                     self.counters.publish(&tally);
                     continue;
                 }
-                // One TSC read per burst: the probes' timestamp (as wall-clock
-                // time), and the busy-time mark that covers the previous burst's sending.
+                // One TSC read per burst: the probes' timestamp, and the
+                // busy-time mark that covers the previous burst's sending.
                 let tsc = dpdk::rdtsc();
-                tally.busy_cycles += tsc - last;
-                last = tsc;
-                last_send = Some((tsc, n as u32));
-                let stamp = clock.ns(tsc);
-                if schedule.is_some() {
-                    shape.record(tsc, n as u32);
-                } else {
-                    shape.count(n as u32);
-                }
+                (tally.busy_cycles, last) = (tally.busy_cycles + (tsc - last), tsc);
+                pace.sent(tsc, pkts.len());
                 self.counters.publish(&tally);
-                if nstreams == 1 {
-                    // One stream: its sequence number lives in a register, not
-                    // in memory that each frame would read back after the last wrote it.
-                    let mut seq = seqs[0];
-                    for &m in &pkts[..n] {
-                        // SAFETY: m is a fresh mbuf of our pool, holding the template.
-                        unsafe {
-                            layout.set_len(m, self.frame_len);
-                            let probe = &mut *(layout.data(m).add(PROBE_OFFSET) as *mut [u8; PROBE_LEN]);
-                            Probe { stream: ids[0], seq, tx_ns: stamp }.stamp(probe);
-                        }
-                        seq = seq.wrapping_add(1);
-                    }
-                    seqs[0] = seq;
-                } else {
-                    for &m in &pkts[..n] {
-                        // SAFETY: as above.
-                        unsafe {
-                            layout.set_len(m, self.frame_len);
-                            let data = layout.data(m);
-                            if multi_flow {
-                                std::ptr::copy_nonoverlapping(ports[next_stream].as_ptr(), data.add(UDP_SRC_PORT), 2);
-                            }
-                            let probe = &mut *(data.add(PROBE_OFFSET) as *mut [u8; PROBE_LEN]);
-                            Probe { stream: ids[next_stream], seq: seqs[next_stream], tx_ns: stamp }.stamp(probe);
-                        }
-                        seqs[next_stream] = seqs[next_stream].wrapping_add(1);
-                        next_stream += 1;
-                        if next_stream == nstreams {
-                            next_stream = 0;
-                        }
-                    }
-                }
-                head = 0;
-                tail = n;
-                remaining -= n as u64;
+                remaining -= pkts.len() as u64;
+                stamper.stamp(pkts.frames_of_len(self.frame_len), clock.ns(tsc));
             }
-            let sent = self.queue.tx_burst(&mut pkts[head..tail]);
+            let sent = pkts.tx(&mut self.queue);
             if self.queue.faulted() {
-                // The ring vanished under the burst (a memif peer left). The
-                // device may hold some of these frames: none counts as sent,
-                // none is freed here, and this queue is done.
+                // The ring vanished under the burst (a memif peer left): the
+                // device may hold some frames, none counts as sent, this queue is done.
                 tally.faults += 1;
-                head = tail;
                 break;
             }
-            head += sent;
-            tally.packets += sent as u64;
-            tally.bytes += sent as u64 * frame_bytes;
-            if head < tail {
+            (tally.packets, tally.bytes) = (tally.packets + sent as u64, tally.bytes + sent as u64 * frame_bytes);
+            if !pkts.is_empty() {
                 // Ring full: waiting on the device, so publishing costs nothing here.
                 tally.retries += 1;
                 self.counters.publish(&tally);
             }
             if let Some(r) = reflect.as_mut() {
-                (reflected, unprobed) = r.poll(&mut back, layout, &mut clock, (reflected, unprobed));
+                r.poll();
             }
         }
-        // The phase's end: the linger below is not sending time.
+        self.finish(start_tsc, last, tally, pkts.len() as u64, &pace, stamper.seqs.len(), reflect)
+    }
+
+    /// How many frames to build now: a burst, or, paced, what is due once
+    /// the next send's time comes (the wait is not busy time; reflections
+    /// are collected meanwhile).
+    #[inline(always)]
+    fn wait_due(
+        &self,
+        pace: &mut Pace,
+        burst: usize,
+        tally: &mut Tally,
+        last: &mut u64,
+        reflect: &mut Option<Reflect>,
+        stop: &AtomicBool,
+    ) -> usize {
+        let Some(p) = pace.schedule.as_mut() else { return burst };
+        let mut now = dpdk::rdtsc();
+        if now < p.deadline() {
+            tally.busy_cycles += now - *last;
+            while now < p.deadline() && !stop.load(Relaxed) {
+                if let Some(r) = reflect.as_mut() {
+                    r.poll();
+                }
+                std::hint::spin_loop();
+                now = dpdk::rdtsc();
+            }
+            *last = now;
+        }
+        p.take_due(now, burst as u32) as usize
+    }
+
+    /// The lane's end: busy time closed, late reflections collected, the
+    /// outcome assembled. `unsent` frames were built but never taken (the
+    /// burst frees them).
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        self,
+        start_tsc: u64,
+        last: u64,
+        mut tally: Tally,
+        unsent: u64,
+        pace: &Pace,
+        nstreams: usize,
+        mut reflect: Option<Reflect>,
+    ) -> (TxQueue, TxOutcome) {
         let now = dpdk::rdtsc();
         tally.busy_cycles += now - last;
-        // Paced, a lane descheduled just before the stop sent nothing for
-        // its last moments: that stall is not sending time (counted, it reads
-        // as a sender short of its pace). The phase ends one send interval
-        // after the last send. A lane too slow for its pace sends all the
-        // time, so its shortfall still shows.
-        let end_tsc = match (self.rate, last_send) {
-            (Some(r), Some((at, n))) if r > 0.0 => now.min(at + (self.tsc_hz as f64 * f64::from(n) / r) as u64),
-            _ => now,
-        };
+        let end_tsc = pace.end(now, self.rate, self.tsc_hz);
         if let Some(r) = reflect.as_mut() {
             // Reflections still on their way back.
             let until = dpdk::rdtsc() + r.linger_cycles;
             while dpdk::rdtsc() < until {
-                (reflected, unprobed) = r.poll(&mut back, layout, &mut clock, (reflected, unprobed));
+                r.poll();
             }
-        }
-
-        let unsent = (tail - head) as u64;
-        if unsent > 0 {
-            // SAFETY: these mbufs were never accepted by the device; they are ours to free.
-            unsafe { ffi::bd_pktmbuf_free_bulk(pkts[head..tail].as_mut_ptr(), unsent as u32) };
         }
         self.counters.publish(&tally);
         self.counters.mark_done();
@@ -263,59 +303,39 @@ impl TxLane {
         // ones are a prefix of the round robin.
         let per_stream = split_round_robin(tally.packets, nstreams);
         let next_seqs = self.first_seqs.iter().zip(&per_stream).map(|(&s, &n)| s.wrapping_add(n as u32)).collect();
+        let (reflected, reflected_unprobed) = reflect.as_ref().map_or((0, 0), |r| (r.probed, r.unprobed));
         let (rx_queue, latency) = reflect.map(|r| (r.queue, r.histogram)).unzip();
-        let outcome = TxOutcome {
-            tally,
-            unsent,
-            per_stream,
-            next_seqs,
-            start_tsc,
-            end_tsc,
-            shape,
-            rx_queue,
-            latency,
-            reflected,
-            reflected_unprobed: unprobed,
-        };
+        let shape = pace.shape.clone();
+        let outcome =
+            TxOutcome { tally, unsent, per_stream, next_seqs, start_tsc, end_tsc, shape, rx_queue, latency, reflected, reflected_unprobed };
         (self.queue, outcome)
     }
 }
 
 impl Reflect {
+    pub fn new(queue: RxQueue, linger_cycles: u64, clock: crate::clock::WallClock) -> Reflect {
+        Reflect { queue, histogram: LatencyHistogram::new(), linger_cycles, clock, probed: 0, unprobed: 0, back: Burst::new() }
+    }
+
     /// Takes what came back, times each probe against the time it carries
     /// (stamped by this host's clock, so the round trip needs no clock
-    /// sync), and frees the frames. Returns the updated (probed, unprobed) counts.
+    /// sync), and frees the frames.
     #[inline]
-    fn poll(
-        &mut self,
-        bufs: &mut [*mut Mbuf; MAX_BURST],
-        layout: MbufLayout,
-        clock: &mut crate::clock::WallClock,
-        counts: (u64, u64),
-    ) -> (u64, u64) {
-        let (mut probed, mut unprobed) = counts;
-        if self.queue.faulted() {
-            return counts;
+    fn poll(&mut self) {
+        if self.queue.faulted() || self.back.rx(&mut self.queue, 32) == 0 {
+            return;
         }
-        let n = self.queue.rx_burst(&mut bufs[..32]);
-        if n == 0 {
-            return counts;
-        }
-        let now = clock.ns(dpdk::rdtsc());
-        for &m in &bufs[..n] {
-            // SAFETY: m was just handed over by rx_burst and is ours until freed.
-            let frame = unsafe { std::slice::from_raw_parts(layout.data(m), usize::from(layout.data_len(m))) };
+        let now = self.clock.ns(dpdk::rdtsc());
+        for frame in self.back.frames() {
             match wire::parse_probe(frame) {
                 Some(p) => {
-                    probed += 1;
+                    self.probed += 1;
                     self.histogram.record_ns(now.saturating_sub(p.tx_ns));
                 }
-                None => unprobed += 1,
+                None => self.unprobed += 1,
             }
         }
-        // SAFETY: the n mbufs are ours and no longer referenced.
-        unsafe { ffi::bd_pktmbuf_free_bulk(bufs.as_mut_ptr(), n as u32) };
-        (probed, unprobed)
+        self.back.free();
     }
 }
 
@@ -336,5 +356,51 @@ mod tests {
         let spec = FrameSpec { src_port: 0xabcd, ..FrameSpec::default() };
         wire::write_frame(&spec, &mut frame).unwrap();
         assert_eq!(&frame[UDP_SRC_PORT..UDP_SRC_PORT + 2], &[0xab, 0xcd]);
+    }
+
+    fn frames(n: usize) -> Vec<Vec<u8>> {
+        let mut f = vec![0u8; 60];
+        wire::write_frame(&FrameSpec::default(), &mut f).unwrap();
+        vec![f; n]
+    }
+
+    #[test]
+    fn one_stream_numbers_in_order() {
+        let mut s = Stamper::new(&[Stream { id: 7, queue: 0, src_port: 1000 }], &[41]);
+        let mut f = frames(3);
+        s.stamp(f.iter_mut().map(|v| v.as_mut_slice()), 99);
+        let got: Vec<(u16, u32, u64)> = f.iter().map(|v| wire::parse_probe(v).map(|p| (p.stream, p.seq, p.tx_ns)).unwrap()).collect();
+        assert_eq!(got, [(7, 41, 99), (7, 42, 99), (7, 43, 99)]);
+        assert_eq!(s.seqs, [44]);
+    }
+
+    #[test]
+    fn several_streams_take_turns_and_carry_their_ports() {
+        let streams = [Stream { id: 0, queue: 0, src_port: 1000 }, Stream { id: 2, queue: 0, src_port: 1002 }];
+        let mut s = Stamper::new(&streams, &[0, 10]);
+        let mut f = frames(3);
+        s.stamp(f.iter_mut().map(|v| v.as_mut_slice()), 5);
+        let mut g = frames(1);
+        s.stamp(g.iter_mut().map(|v| v.as_mut_slice()), 6);
+        let all: Vec<(u16, u32, u16)> = f
+            .iter()
+            .chain(&g)
+            .map(|v| {
+                let p = wire::parse_probe(v).unwrap();
+                (p.stream, p.seq, u16::from_be_bytes([v[UDP_SRC_PORT], v[UDP_SRC_PORT + 1]]))
+            })
+            .collect();
+        assert_eq!(all, [(0, 0, 1000), (2, 10, 1002), (0, 1, 1000), (2, 11, 1002)]);
+    }
+
+    #[test]
+    fn a_paced_lane_ends_one_interval_after_its_last_send() {
+        let mut p = Pace { schedule: None, shape: ShapeStats::default(), last_send: None };
+        assert_eq!(p.end(500, Some(1e6), 1_000_000_000), 500);
+        p.sent(100, 2);
+        // 2 frames at 1 Mpps: 2 us = 2000 cycles at 1 GHz.
+        assert_eq!(p.end(1_000_000, Some(1e6), 1_000_000_000), 2100);
+        assert_eq!(p.end(1000, Some(1e6), 1_000_000_000), 1000);
+        assert_eq!(p.end(1_000_000, None, 1_000_000_000), 1_000_000);
     }
 }

@@ -22,6 +22,7 @@ void bd_mbuf_layout(struct bd_mbuf_layout *out)
 	out->nb_segs = offsetof(struct rte_mbuf, nb_segs);
 	out->mbuf_size = sizeof(struct rte_mbuf);
 	out->headroom = RTE_PKTMBUF_HEADROOM;
+	out->buf_len = offsetof(struct rte_mbuf, buf_len);
 }
 
 int bd_link_get(uint16_t port, struct bd_link *out)

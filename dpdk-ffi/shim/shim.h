@@ -37,6 +37,7 @@ struct bd_mbuf_layout {
 	uint16_t nb_segs;
 	uint16_t mbuf_size;
 	uint16_t headroom;
+	uint16_t buf_len;
 };
 
 void bd_mbuf_layout(struct bd_mbuf_layout *out);

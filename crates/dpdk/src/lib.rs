@@ -6,6 +6,7 @@
 //! Handles here (`Port`, `RxQueue`, `TxQueue`, `Mempool`) must not outlive
 //! the [`Eal`]; the binaries hold the `Eal` for the whole of `main`.
 
+mod burst;
 mod eal;
 mod error;
 mod lcore;
@@ -13,6 +14,7 @@ mod mbuf;
 mod mempool;
 mod port;
 
+pub use burst::{Burst, BURST_MAX};
 pub use eal::{logged, rdtsc, tsc_hz, Eal};
 pub use error::{Error, LimitKind, Result};
 pub use lcore::{launch, LcoreJob};

@@ -13,6 +13,7 @@ pub struct MbufLayout {
     data_off: usize,
     pkt_len: usize,
     data_len: usize,
+    buf_len: usize,
     pub headroom: u16,
     pub mbuf_size: u16,
 }
@@ -29,6 +30,7 @@ impl MbufLayout {
                 data_off: l.data_off.into(),
                 pkt_len: l.pkt_len.into(),
                 data_len: l.data_len.into(),
+                buf_len: l.buf_len.into(),
                 headroom: l.headroom,
                 mbuf_size: l.mbuf_size,
             }
@@ -65,6 +67,38 @@ impl MbufLayout {
         ((m as *const u8).add(self.pkt_len) as *const u32).read()
     }
 
+    /// Bytes of buffer from the data start to the buffer's end.
+    ///
+    /// # Safety
+    /// `m` must be a valid mbuf.
+    #[inline(always)]
+    pub unsafe fn room(&self, m: *const Mbuf) -> usize {
+        let base = m as *const u8;
+        let len = (base.add(self.buf_len) as *const u16).read();
+        let off = (base.add(self.data_off) as *const u16).read();
+        usize::from(len.saturating_sub(off))
+    }
+
+    /// Where a freshly allocated mbuf's data starts (after the default headroom).
+    ///
+    /// # Safety
+    /// `m` must be a valid mbuf.
+    #[inline(always)]
+    pub unsafe fn fresh_data(&self, m: *mut Mbuf) -> *mut u8 {
+        let buf = ((m as *mut u8).add(self.buf_addr) as *const *mut u8).read();
+        buf.add(usize::from(self.headroom))
+    }
+
+    /// Bytes a freshly allocated mbuf holds from its data start.
+    ///
+    /// # Safety
+    /// `m` must be a valid mbuf.
+    #[inline(always)]
+    pub unsafe fn fresh_room(&self, m: *const Mbuf) -> usize {
+        let len = ((m as *const u8).add(self.buf_len) as *const u16).read();
+        usize::from(len.saturating_sub(self.headroom))
+    }
+
     /// Sets a single-segment mbuf's lengths.
     ///
     /// # Safety
@@ -89,5 +123,6 @@ mod tests {
         assert_eq!(l.buf_addr, 0, "buf_addr leads struct rte_mbuf in every supported line");
         assert!(l.data_len > l.data_off);
         assert!(l.headroom >= 64);
+        assert!(l.buf_len > l.buf_addr && l.buf_len < usize::from(l.mbuf_size));
     }
 }
