@@ -224,7 +224,7 @@ impl TxLane {
             tally.bytes += sent as u64 * frame_bytes;
             if head < tail {
                 // Ring full: waiting on the device, so publishing costs nothing here.
-                tally.retries += 1;
+                tally.ring_full_retries += 1;
                 self.counters.publish(&tally);
             }
             if let Some(r) = reflect.as_mut() {
