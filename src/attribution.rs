@@ -1,33 +1,29 @@
 //! Both ends' counters over one window, as the limit verdict reads them.
 
 use control::WindowFigures;
-use limits::WindowCounters;
+use limits::{WindowCounters, XstatsByKind};
 
 use crate::sender::SenderWindow;
-use crate::xstats::split_allowances;
 
 /// `offered`: frames the pacer scheduled in the window (None when unpaced).
 pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offered: Option<u64>) -> WindowCounters {
-    let (sender_allowances, sender_watched) = split_allowances(&w.xstats.deltas);
     let mut c = WindowCounters {
         offered,
         accepted: w.total.packets,
-        tx_short: w.total.retries,
+        ring_full_retries: w.total.ring_full_retries,
         sender_opackets: w.port.opackets,
         sender_oerrors: w.port.oerrors,
-        sender_allowances,
-        sender_watched,
+        sender_xstats: w.xstats.counters.clone(),
         invalid: w.xstats.invalid.as_ref().map(|why| format!("sender: {why}")),
         ..Default::default()
     };
     if let Some(f) = receiver {
-        let (ra, rw) = split_allowances(&f.xstats);
         c.received = Some(f.packets);
         c.receiver_imissed = f.imissed;
         c.receiver_rx_nombuf = f.rx_nombuf;
         c.receiver_ierrors = f.ierrors;
-        c.receiver_allowances = ra;
-        c.receiver_watched = rw;
+        // blast's end of the control link: drop's flat map, by kind again.
+        c.receiver_xstats = XstatsByKind::from_wire(&f.xstats, &f.levels);
         // Against the sender's trial, not drop's window: the window also
         // spans the drains on either side, when little arrives.
         if f.polls > 0 && w.seconds > 0.0 {
@@ -68,13 +64,8 @@ pub fn port_steps(
             let share = layout::Spread::new(queues, nports).queues_on(i as u16);
             let port_rate = rate.map(|r| r * f64::from(share) / f64::from(queues.max(1)));
             let rx = paired.map(|f| &f.ports[i]);
-            let (limit, verdict) = if share == 0 {
-                // No queue of this step ran here: nothing to judge.
-                ("idle".to_string(), None)
-            } else {
-                let v = limits::verdict(&window_counters(pw, rx, offered(port_rate, w.seconds)));
-                (v.label(), Some(v))
-            };
+            // No queue of this step ran here: nothing to judge ("idle").
+            let verdict = (share > 0).then(|| limits::verdict(&window_counters(pw, rx, offered(port_rate, w.seconds))));
             ladder::PortStep {
                 port: i as u16,
                 name: names.get(i).cloned().unwrap_or_default(),
@@ -82,12 +73,11 @@ pub fn port_steps(
                 sent: ladder::Rates::over(pw.total.packets, pw.total.bytes, w.seconds),
                 sender_opackets: pw.port.opackets,
                 sender_oerrors: pw.port.oerrors,
-                sender_xstats: pw.xstats.deltas.clone(),
+                sender_xstats: pw.xstats.counters.deltas(),
                 received: rx.map(|f| ladder::Rates::over(f.packets, f.bytes, w.seconds)),
                 receiver_port: rx.and_then(|f| f.port_name.clone()),
                 receiver_imissed: rx.map(|f| f.imissed),
                 loss_pct: rx.filter(|_| share > 0).map(|f| ladder::StepRecord::loss_from(pw.total.packets, f.packets)),
-                limit,
                 verdict,
             }
         })

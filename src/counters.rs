@@ -16,7 +16,7 @@ pub struct Tally {
     /// Cycles spent working (not waiting on the pacer, not on empty polls).
     pub busy_cycles: u64,
     /// Sender: tx_burst calls that took fewer frames than offered (ring full).
-    pub retries: u64,
+    pub ring_full_retries: u64,
     /// Sender: bulk allocations that failed (pool empty).
     pub alloc_failures: u64,
     /// Receiver: frames with no probe header.
@@ -46,7 +46,7 @@ impl Tally {
             self.packets,
             self.bytes,
             self.busy_cycles,
-            self.retries,
+            self.ring_full_retries,
             self.alloc_failures,
             self.no_probe,
             self.lost,
@@ -66,7 +66,7 @@ impl Tally {
             packets: a[0],
             bytes: a[1],
             busy_cycles: a[2],
-            retries: a[3],
+            ring_full_retries: a[3],
             alloc_failures: a[4],
             no_probe: a[5],
             lost: a[6],
@@ -151,7 +151,7 @@ mod tests {
     #[test]
     fn publish_read_round_trip_and_arithmetic() {
         let c = LaneCounters::default();
-        let t = Tally { packets: 5, bytes: 320, retries: 1, lost: 2, empty_polls: 9, ..Default::default() };
+        let t = Tally { packets: 5, bytes: 320, ring_full_retries: 1, lost: 2, empty_polls: 9, ..Default::default() };
         c.publish(&t);
         assert_eq!(c.read(), t);
         let mut sum = t;

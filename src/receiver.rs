@@ -520,16 +520,15 @@ impl Receiver {
             f.busy_seconds = f.busy_seconds.max(busy_seconds);
             f.queues.push(control::QueueFigures { queue: lane.queue, packets: d.packets, bytes: d.bytes, busy_seconds });
         }
+        let mut port_xs = Vec::with_capacity(nports);
         for (i, (f, side)) in per.iter_mut().zip(&self.sides).enumerate() {
             f.probe.received = f.packets - f.no_probe;
             let port = b.ports[i].since(&a.ports[i]);
             f.imissed = port.imissed;
             f.rx_nombuf = port.rx_nombuf;
             f.ierrors = port.ierrors;
-            let xs = side.watch.window(&a.xs[i], &b.xs[i]);
-            f.xstats = xs.deltas;
-            f.levels = xs.levels;
-            f.xstats_invalid = xs.invalid;
+            port_xs.push(side.watch.window(&a.xs[i], &b.xs[i]));
+            put_xstats(f, &port_xs[i]);
         }
         if nports == 1 {
             let mut f = per.pop().expect("one port");
@@ -538,7 +537,7 @@ impl Receiver {
         }
         let mut t = control::WindowFigures { seconds, ..Default::default() };
         let mut xs = WindowXstats::default();
-        for f in &per {
+        for (f, fx) in per.iter().zip(&port_xs) {
             t.packets += f.packets;
             t.bytes += f.bytes;
             t.no_probe += f.no_probe;
@@ -550,12 +549,9 @@ impl Receiver {
             t.imissed += f.imissed;
             t.rx_nombuf += f.rx_nombuf;
             t.ierrors += f.ierrors;
-            xs.merge(
-                f.port_name.as_deref().unwrap_or("?"),
-                &WindowXstats { deltas: f.xstats.clone(), levels: f.levels.clone(), invalid: f.xstats_invalid.clone() },
-            );
+            xs.merge(f.port_name.as_deref().unwrap_or("?"), fx);
         }
-        (t.xstats, t.levels, t.xstats_invalid) = (xs.deltas, xs.levels, xs.invalid);
+        put_xstats(&mut t, &xs);
         t.queues.sort_by_key(|q| q.queue);
         t.ports = per;
         Ok(t)
@@ -589,4 +585,11 @@ impl Receiver {
         self.stop()?;
         Ok(std::mem::take(&mut self.totals))
     }
+}
+
+/// drop's end of the control link, its one conversion: the watched
+/// counters, grouped by kind, into the figures' flat wire form.
+fn put_xstats(f: &mut control::WindowFigures, xs: &WindowXstats) {
+    (f.xstats, f.levels) = xs.counters.to_wire();
+    f.xstats_invalid = xs.invalid.clone();
 }

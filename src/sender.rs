@@ -711,7 +711,7 @@ impl Sender {
                     report::mpps(r.mpps),
                     r.wire_gbps,
                     cycles_per_packet(d.busy_cycles, d.packets),
-                    d.retries,
+                    d.ring_full_retries,
                     per_q.join(" "),
                     self.live_watch_text().map(|w| format!(" | {w}")).unwrap_or_default()
                 );

@@ -234,7 +234,7 @@ impl TxLane {
             (tally.packets, tally.bytes) = (tally.packets + sent as u64, tally.bytes + sent as u64 * frame_bytes);
             if !pkts.is_empty() {
                 // Ring full: waiting on the device, so publishing costs nothing here.
-                tally.retries += 1;
+                tally.ring_full_retries += 1;
                 self.counters.publish(&tally);
             }
             if let Some(r) = reflect.as_mut() {

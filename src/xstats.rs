@@ -8,13 +8,12 @@
 //! backwards or jumped beyond any NIC's rate is not believed, and a window
 //! that saw one says so instead of reporting a verdict.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use dpdk::Port;
-use limits::{CounterKind, CounterSpec, SampleCheck};
+use limits::{CounterKind, CounterSpec, SampleCheck, XstatsByKind};
 
 use crate::fail::Failure;
 
@@ -27,9 +26,8 @@ struct Inner {
     last_good: Option<(Instant, Vec<u64>)>,
     invalid_events: u64,
     last_invalid: Option<String>,
-    /// Counters that moved over the last poll interval.
-    recent: Vec<(String, u64)>,
-    recent_levels: BTreeMap<String, u64>,
+    /// Counters that moved over the last poll interval, and the levels then.
+    recent: XstatsByKind,
 }
 
 impl Inner {
@@ -82,13 +80,12 @@ pub struct Sample {
     pub invalid_events: u64,
 }
 
-/// The watched counters over one window.
+/// The watched counters over one window, by kind (the watch knows each
+/// counter's kind from its spec: no name is matched again downstream).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WindowXstats {
-    /// Counter deltas by name: allowances and `--watch-xstat` counters.
-    pub deltas: BTreeMap<String, u64>,
-    /// Levels as read at the window's end.
-    pub levels: BTreeMap<String, u64>,
+    /// Allowance and `--watch-xstat` counter deltas, levels as read at the window's end.
+    pub counters: XstatsByKind,
     pub invalid: Option<String>,
 }
 
@@ -97,13 +94,7 @@ impl WindowXstats {
     /// lowest port's (the one nearest its limit), and one port's invalid
     /// sample makes the whole invalid.
     pub fn merge(&mut self, port: &str, o: &WindowXstats) {
-        for (k, v) in &o.deltas {
-            *self.deltas.entry(k.clone()).or_default() += v;
-        }
-        for (k, v) in &o.levels {
-            let e = self.levels.entry(k.clone()).or_insert(*v);
-            *e = (*e).min(*v);
-        }
+        self.counters.merge(&o.counters);
         if self.invalid.is_none() {
             self.invalid = o.invalid.as_ref().map(|why| format!("{port}: {why}"));
         }
@@ -207,13 +198,10 @@ impl Watch {
             w.invalid = Some(why);
             return w;
         }
-        for (n, (va, vb)) in names.iter().zip(x.iter().zip(&y)) {
-            w.deltas.insert(n.clone(), vb - va);
-        }
-        for (s, v) in inner.specs.iter().zip(&b.values) {
-            if s.kind == CounterKind::Level {
-                w.levels.insert(s.name.clone(), *v);
-            }
+        for (s, (va, vb)) in inner.specs.iter().zip(a.values.iter().zip(&b.values)) {
+            // A counter's delta; a level as read at the window's end.
+            let value = if s.kind == CounterKind::Level { *vb } else { vb - va };
+            w.counters.insert(s.kind, s.name.clone(), value);
         }
         w
     }
@@ -229,10 +217,10 @@ impl Watch {
             while !me.stop.load(Ordering::Relaxed) {
                 let s = me.sample();
                 if let Some(p) = &prev {
-                    let w = me.window(p, &s);
-                    let mut inner = me.lock();
-                    inner.recent = w.deltas.into_iter().filter(|(_, d)| *d > 0).collect();
-                    inner.recent_levels = w.levels;
+                    let mut w = me.window(p, &s).counters;
+                    w.allowances.retain(|_, d| *d > 0);
+                    w.watched.retain(|_, d| *d > 0);
+                    me.lock().recent = w;
                 }
                 if s.invalid.is_none() {
                     prev = Some(s);
@@ -254,8 +242,7 @@ impl Watch {
             return None;
         }
         let has_allowances = inner.specs.iter().any(|s| s.kind == CounterKind::Allowance);
-        type Moved<'a> = Vec<&'a (String, u64)>;
-        let (allow, other): (Moved, Moved) = inner.recent.iter().partition(|(n, _)| limits::LimitKind::of_allowance(n).is_some());
+        let (allow, other) = (&inner.recent.allowances, &inner.recent.watched);
         let mut parts = Vec::new();
         if has_allowances {
             if allow.is_empty() {
@@ -267,7 +254,7 @@ impl Watch {
         if !other.is_empty() {
             parts.push(format!("moved: {}", other.iter().map(|(n, d)| format!("{n} +{d}")).collect::<Vec<_>>().join(", ")));
         }
-        for (n, v) in &inner.recent_levels {
+        for (n, v) in &inner.recent.levels {
             parts.push(format!("{n} {v}"));
         }
         (!parts.is_empty()).then(|| parts.join("; "))
@@ -280,9 +267,4 @@ impl Watch {
             let _ = h.join();
         }
     }
-}
-
-/// Splits window deltas into allowance counters and the rest.
-pub fn split_allowances(deltas: &BTreeMap<String, u64>) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
-    deltas.iter().map(|(k, v)| (k.clone(), *v)).partition(|(k, _)| limits::LimitKind::of_allowance(k).is_some())
 }

@@ -91,7 +91,10 @@ pub struct WindowFigures {
     pub no_probe: u64,
     pub probe: seqtrack::SeqCounts,
     /// Watched extended-stat deltas over the window, by name (allowance
-    /// counters on ENA, and --watch-xstat names).
+    /// counters on ENA, and --watch-xstat names). The wire form of
+    /// `limits::XstatsByKind` (with `levels`): drop flattens its counters
+    /// by kind into it once (`to_wire`), blast groups them again once
+    /// (`from_wire`, each name's kind from the limits crate).
     pub xstats: BTreeMap<String, u64>,
     /// Levels (not counters) read at the window's end, e.g. conntrack_allowance_available.
     #[serde(default)]

@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::{spread, Rates, Spread};
 
@@ -37,9 +38,10 @@ pub struct StepRecord {
     pub receiver: Option<control::WindowFigures>,
     /// Frames the sender's tx_burst accepted that did not arrive, as a share of them.
     pub loss_pct: Option<f64>,
-    /// Why this step stopped where it did: the verdict's label.
-    pub limit: String,
-    /// The verdict with its evidence, the limit accounting for most frames first.
+    /// The verdict with its evidence, the limit accounting for most frames
+    /// first (None: the step was not judged). Written as two fields,
+    /// `limit` (its label: [`StepRecord::limit`]) and `verdict`.
+    #[serde(flatten, serialize_with = "step_limit::serialize", deserialize_with = "verdict_only")]
     pub verdict: Option<limits::Verdict>,
     /// The shape the sender achieved, measured from its send times.
     pub achieved_shape: Option<AchievedShape>,
@@ -75,7 +77,9 @@ pub struct PortStep {
     pub receiver_port: Option<String>,
     pub receiver_imissed: Option<u64>,
     pub loss_pct: Option<f64>,
-    pub limit: String,
+    /// Its own verdict (None: no queue of the step ran on it). Written as
+    /// `limit` (its label: [`PortStep::limit`], `idle` without one) and `verdict`.
+    #[serde(flatten, serialize_with = "port_limit::serialize", deserialize_with = "verdict_only")]
     pub verdict: Option<limits::Verdict>,
 }
 
@@ -97,7 +101,61 @@ pub struct AchievedShape {
     pub achieved_mpps: f64,
 }
 
+/// The label of a verdict, or `none_label` when there is none.
+fn label_of(verdict: Option<&limits::Verdict>, none_label: &str) -> String {
+    verdict.map_or_else(|| none_label.to_string(), limits::Verdict::label)
+}
+
+/// Writes a verdict as the record's `limit` (its label, derived) and
+/// `verdict` fields; `none_label` is the label when there is no verdict.
+fn limit_and_verdict<S: Serializer>(verdict: &Option<limits::Verdict>, none_label: &str, s: S) -> Result<S::Ok, S::Error> {
+    let mut m = s.serialize_struct("Judged", 2)?;
+    m.serialize_field("limit", &label_of(verdict.as_ref(), none_label))?;
+    m.serialize_field("verdict", verdict)?;
+    m.end()
+}
+
+mod step_limit {
+    pub(super) fn serialize<S: serde::Serializer>(v: &Option<limits::Verdict>, s: S) -> Result<S::Ok, S::Error> {
+        super::limit_and_verdict(v, super::StepRecord::NOT_JUDGED, s)
+    }
+}
+
+mod port_limit {
+    pub(super) fn serialize<S: serde::Serializer>(v: &Option<limits::Verdict>, s: S) -> Result<S::Ok, S::Error> {
+        super::limit_and_verdict(v, super::PortStep::IDLE, s)
+    }
+}
+
+/// Reads `verdict` back; `limit` is derived from it, so it is not read.
+fn verdict_only<'de, D: Deserializer<'de>>(d: D) -> Result<Option<limits::Verdict>, D::Error> {
+    #[derive(Deserialize)]
+    struct Judged {
+        #[serde(default)]
+        verdict: Option<limits::Verdict>,
+    }
+    Ok(Judged::deserialize(d)?.verdict)
+}
+
+impl PortStep {
+    /// The label of a port that ran no queue of the step.
+    pub const IDLE: &'static str = "idle";
+
+    /// What held this port back: its verdict's label, `idle` without one.
+    pub fn limit(&self) -> String {
+        label_of(self.verdict.as_ref(), Self::IDLE)
+    }
+}
+
 impl StepRecord {
+    /// The label of a step that has no verdict (it failed, or was interrupted).
+    pub const NOT_JUDGED: &'static str = "n/a";
+
+    /// Why this step stopped where it did: the verdict's label ("n/a" without one).
+    pub fn limit(&self) -> String {
+        label_of(self.verdict.as_ref(), Self::NOT_JUDGED)
+    }
+
     /// The figure the analysis uses: receiver Mpps when there is one.
     pub fn headline_mpps(&self) -> f64 {
         self.received.map_or(self.sent.mpps, |r| r.mpps)
@@ -190,6 +248,26 @@ mod tests {
         assert!((r.mpps_per_queue() - 1.5).abs() < 1e-9);
         let sender_only = StepRecord { received: None, ..r };
         assert!(sender_only.headline_mpps() > 3.0);
+    }
+
+    #[test]
+    fn limit_is_the_verdicts_label_and_written_where_it_was() {
+        let mut r = rec(1, 64, 1, 1.0);
+        assert_eq!(r.limit(), "n/a");
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(json.contains(r#""loss_pct":null,"limit":"n/a","verdict":null,"achieved_shape""#), "{json}");
+        let quiet = limits::WindowCounters { offered: Some(10), accepted: 10, received: Some(10), ..Default::default() };
+        r.verdict = Some(limits::verdict(&quiet));
+        assert_eq!(r.limit(), "none");
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(json.contains(r#""limit":"none","verdict":{"limits":[{"kind":"none""#), "{json}");
+        let back: StepRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+        let idle = PortStep::default();
+        assert_eq!(idle.limit(), "idle");
+        let json = serde_json::to_string(&idle).unwrap();
+        assert!(json.contains(r#""loss_pct":null,"limit":"idle","verdict":null}"#), "{json}");
+        assert_eq!(serde_json::from_str::<PortStep>(&json).unwrap(), idle);
     }
 
     #[test]

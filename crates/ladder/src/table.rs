@@ -52,13 +52,13 @@ pub fn render_table(records: &[StepRecord]) -> String {
             r.mpps_per_queue(),
             opt(gain(records, r), 3),
             r.sender_cycles_per_packet,
-            r.limit
+            r.limit()
         );
         // Several ports: each port's share under its step, labelled p0, p1 ...
         for p in &r.ports {
             let per_queue = p.received.map_or(p.sent.mpps, |x| x.mpps) / f64::from(p.queues.max(1));
             let label = format!("p{}", p.port);
-            let pairing = format!("{} ({}{})", p.limit, p.name, p.receiver_port.as_ref().map_or(String::new(), |r| format!(" -> {r}")));
+            let pairing = format!("{} ({}{})", p.limit(), p.name, p.receiver_port.as_ref().map_or(String::new(), |r| format!(" -> {r}")));
             let _ = writeln!(
                 s,
                 "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9.3} {:>9} {:>9} {:>9} {:>7} {:>8.3} {:>8} {:>8}  {}",
@@ -159,7 +159,7 @@ pub fn render_csv(records: &[StepRecord]) -> String {
             r.ring_full_retries.to_string(),
             int(r.receiver.as_ref().map(|f| f.imissed)),
             int(r.receiver.as_ref().map(|f| f.rx_nombuf)),
-            quoted(&r.limit),
+            quoted(&r.limit()),
             num(r.achieved_shape.map(|a| a.achieved_mpps)),
             num(r.achieved_shape.map(|a| a.frames_per_send)),
             num(r.achieved_shape.map(|a| a.gap_spread)),
@@ -199,7 +199,7 @@ pub fn render_csv(records: &[StepRecord]) -> String {
                 String::new(),
                 int(p.receiver_imissed),
                 String::new(),
-                quoted(&p.limit),
+                quoted(&p.limit()),
             ];
             row.extend(std::iter::repeat_n(String::new(), 10));
             row.push(p.port.to_string());
@@ -228,7 +228,6 @@ mod tests {
             sent: Rates::over(n, n * 64, 1.0),
             received: Some(Rates::over(n, n * 64, 1.0)),
             loss_pct: Some(0.0),
-            limit: "n/a".into(),
             ..Default::default()
         }
     }
@@ -285,7 +284,13 @@ mod tests {
                 received: Some(Rates::over(n, n * 64, 1.0)),
                 receiver_port: Some(format!("net_memif{i}")),
                 loss_pct: Some(0.0),
-                limit: "none".into(),
+                verdict: Some(limits::verdict(&limits::WindowCounters {
+                    offered: Some(n),
+                    accepted: n,
+                    sender_opackets: n,
+                    received: Some(n),
+                    ..Default::default()
+                })),
                 ..Default::default()
             });
         }

@@ -5,6 +5,7 @@
 //! the limit; frames that vanish with no counter to explain them were lost
 //! in the network. No EAL here: all of it is tested on numbers.
 
+mod by_kind;
 mod counters;
 pub mod ena_state;
 mod preflight;
@@ -12,6 +13,7 @@ mod receiver_only;
 mod sample;
 mod verdict;
 
+pub use by_kind::{counter_kind, XstatsByKind};
 pub use counters::{counter_set, resolve, CounterKind, CounterSpec, Resolved, ENA_ALLOWANCES, ENA_LEVELS};
 pub use preflight::{preflight, Finding, PreflightInput, Severity};
 pub use receiver_only::{receiver_verdict, ReceiverCounters};

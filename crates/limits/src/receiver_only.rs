@@ -3,10 +3,9 @@
 //! say about why the figure it received is what it is. Without the
 //! sender's counters, loss it cannot explain is placed before its port.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
+use crate::by_kind::XstatsByKind;
 use crate::verdict::{Limit, LimitKind, Side, Verdict, SATURATED_BUSY_PCT};
 
 /// A receiver's counters over a run or an interval.
@@ -17,10 +16,9 @@ pub struct ReceiverCounters {
     pub imissed: u64,
     pub rx_nombuf: u64,
     pub ierrors: u64,
-    /// Allowance counter deltas (ENA), by name.
-    pub allowances: BTreeMap<String, u64>,
-    /// Watched counter deltas (--watch-xstat), by name.
-    pub watched: BTreeMap<String, u64>,
+    /// The port's watched extended stats by kind: allowance deltas (ENA),
+    /// --watch-xstat deltas, and levels (not read by the verdict).
+    pub xstats: XstatsByKind,
     /// Gaps in the probes' sequence numbers (frames that never arrived).
     pub probe_lost: u64,
     /// Whether probes were read at all (not with --count-only).
@@ -37,7 +35,7 @@ pub fn receiver_verdict(c: &ReceiverCounters) -> Verdict {
         return Verdict { limits: Vec::new(), invalid: Some(why.clone()) };
     }
     let mut limits = Vec::new();
-    for (name, &delta) in c.allowances.iter().filter(|(_, &d)| d > 0) {
+    for (name, &delta) in c.xstats.allowances.iter().filter(|(_, &d)| d > 0) {
         if let Some(kind) = LimitKind::of_allowance(name) {
             limits.push(Limit {
                 kind,
@@ -66,7 +64,7 @@ pub fn receiver_verdict(c: &ReceiverCounters) -> Verdict {
             evidence: format!("{} on the receiver: it could not take frames as fast as they came", parts.join(", ")),
         });
     }
-    for (name, &delta) in c.watched.iter().filter(|(_, &d)| d > 0) {
+    for (name, &delta) in c.xstats.watched.iter().filter(|(_, &d)| d > 0) {
         limits.push(Limit {
             kind: LimitKind::Other,
             side: Side::Receiver,
@@ -177,8 +175,8 @@ mod tests {
     #[test]
     fn allowances_and_watched_counters_name_themselves() {
         let mut c = clean();
-        c.allowances.insert("bw_in_allowance_exceeded".into(), 9);
-        c.watched.insert("rx_discards_phy".into(), 3);
+        c.xstats.allowances.insert("bw_in_allowance_exceeded".into(), 9);
+        c.xstats.watched.insert("rx_discards_phy".into(), 3);
         let v = receiver_verdict(&c);
         assert_eq!(v.label(), "bw-in-allowance (receiver) + other: rx_discards_phy (receiver)");
     }

@@ -1,6 +1,6 @@
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
+
+use crate::by_kind::XstatsByKind;
 
 /// What held a step back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,8 +84,8 @@ pub struct WindowCounters {
     pub offered: Option<u64>,
     /// Frames tx_burst accepted.
     pub accepted: u64,
-    /// tx_burst calls that took fewer frames than offered.
-    pub tx_short: u64,
+    /// tx_burst calls that took fewer frames than offered (ring full).
+    pub ring_full_retries: u64,
     /// The sender port's own counters.
     pub sender_opackets: u64,
     pub sender_oerrors: u64,
@@ -94,12 +94,10 @@ pub struct WindowCounters {
     pub receiver_imissed: u64,
     pub receiver_rx_nombuf: u64,
     pub receiver_ierrors: u64,
-    /// Allowance counter deltas, by name, on each end.
-    pub sender_allowances: BTreeMap<String, u64>,
-    pub receiver_allowances: BTreeMap<String, u64>,
-    /// Watched counter deltas (--watch-xstat), by name, on each end.
-    pub sender_watched: BTreeMap<String, u64>,
-    pub receiver_watched: BTreeMap<String, u64>,
+    /// Each end's watched extended stats by kind: allowance deltas (ENA),
+    /// --watch-xstat deltas, and levels (not read by the verdict).
+    pub sender_xstats: XstatsByKind,
+    pub receiver_xstats: XstatsByKind,
     /// Time the busiest receiving lcore spent on polls that brought frames
     /// (and on the work behind them), as a share of the sender's trial, in percent. Near 100,
     /// the receiver was saturated: on devices that drop in the kernel without
@@ -159,7 +157,7 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
         return Verdict { limits: Vec::new(), invalid: Some(why.clone()) };
     }
     let mut limits = Vec::new();
-    for (side, map) in [(Side::Sender, &w.sender_allowances), (Side::Receiver, &w.receiver_allowances)] {
+    for (side, map) in [(Side::Sender, &w.sender_xstats.allowances), (Side::Receiver, &w.receiver_xstats.allowances)] {
         for (name, &delta) in map {
             if delta == 0 {
                 continue;
@@ -199,7 +197,7 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
         });
     }
 
-    for (side, map) in [(Side::Sender, &w.sender_watched), (Side::Receiver, &w.receiver_watched)] {
+    for (side, map) in [(Side::Sender, &w.sender_xstats.watched), (Side::Receiver, &w.receiver_xstats.watched)] {
         for (name, &delta) in map {
             if delta > 0 {
                 limits.push(Limit {
@@ -223,14 +221,14 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
                         kind: LimitKind::Sender,
                         side: Side::Sender,
                         counters: vec!["tx_burst".into()],
-                        delta: w.tx_short,
+                        delta: w.ring_full_retries,
                         frames: short,
                         evidence: format!(
                             "tx_burst accepted {} of {} frames offered ({:.2}% short); {} calls came back short (ring full)",
                             w.accepted,
                             offered,
                             short as f64 / offered.max(1) as f64 * 100.0,
-                            w.tx_short
+                            w.ring_full_retries
                         ),
                     });
                 }
@@ -239,11 +237,11 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
                 kind: LimitKind::Sender,
                 side: Side::Sender,
                 counters: vec!["tx_burst".into()],
-                delta: w.tx_short,
+                delta: w.ring_full_retries,
                 frames: 0,
                 evidence: format!(
                     "unpaced: the sender sent as fast as its cores and queues took frames ({} accepted, {} tx_burst calls came back short)",
-                    w.accepted, w.tx_short
+                    w.accepted, w.ring_full_retries
                 ),
             }),
         }
@@ -329,7 +327,7 @@ mod tests {
             ("linklocal_allowance_exceeded", LimitKind::LinklocalAllowance),
         ] {
             let mut w = paced(1_000_000, 900_000, 900_000);
-            w.sender_allowances.insert(name.into(), 5000);
+            w.sender_xstats.allowances.insert(name.into(), 5000);
             let v = verdict(&w);
             assert_eq!(kinds(&v), [kind], "{name}");
             assert_eq!(v.limits[0].side, Side::Sender);
@@ -338,7 +336,7 @@ mod tests {
             assert!(!kinds(&v).contains(&LimitKind::Sender));
         }
         let mut w = paced(10, 10, 10);
-        w.receiver_allowances.insert("bw_in_allowance_exceeded".into(), 7);
+        w.receiver_xstats.allowances.insert("bw_in_allowance_exceeded".into(), 7);
         assert_eq!(verdict(&w).label(), "bw-in-allowance (receiver)");
     }
 
@@ -356,7 +354,7 @@ mod tests {
     #[test]
     fn a_paced_sender_that_falls_behind_is_the_sender() {
         let mut w = paced(1_000_000, 600_000, 600_000);
-        w.tx_short = 12_345;
+        w.ring_full_retries = 12_345;
         let v = verdict(&w);
         assert_eq!(kinds(&v), [LimitKind::Sender]);
         assert_eq!(v.limits[0].frames, 400_000);
@@ -410,9 +408,9 @@ mod tests {
     #[test]
     fn mixed_verdicts_ordered_by_frames() {
         let mut w = paced(1_000_000, 1_000_000, 990_000);
-        w.sender_allowances.insert("pps_allowance_exceeded".into(), 2_000);
+        w.sender_xstats.allowances.insert("pps_allowance_exceeded".into(), 2_000);
         w.receiver_imissed = 10_000;
-        w.receiver_watched.insert("rx_discards_phy".into(), 50);
+        w.receiver_xstats.watched.insert("rx_discards_phy".into(), 50);
         let v = verdict(&w);
         assert_eq!(kinds(&v), [LimitKind::Receiver, LimitKind::PpsAllowance, LimitKind::Other]);
         assert_eq!(v.label(), "receiver + pps-allowance (sender) + other: rx_discards_phy (receiver)");

@@ -140,7 +140,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
             if let Some(e) = failure {
                 return Err(Failure::runtime(format!("knee search stopped: {e}")));
             }
-            println!("  unpaced: sent {:.3} Mpps, received {:.3} Mpps; limit: {}", rec.sent.mpps, rec.headline_mpps(), rec.limit);
+            println!("  unpaced: sent {:.3} Mpps, received {:.3} Mpps; limit: {}", rec.sent.mpps, rec.headline_mpps(), rec.limit());
             rec.sent.mpps * 1e6
         }
     };
@@ -222,7 +222,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
             .iter()
             .filter(|t| !t.pdr_pass && t.counted_at_mpps.is_some_and(|r| r * 1e6 > k))
             .min_by(|a, b| a.counted_at_mpps.partial_cmp(&b.counted_at_mpps).unwrap_or(std::cmp::Ordering::Equal))
-            .map(|t| t.step.limit.clone()),
+            .map(|t| t.step.limit()),
     };
 
     // Latency under load, below the knee.
@@ -414,6 +414,6 @@ fn print_trial(t: &Trial, next: &Next, counted: &Counted, i: usize, args: &Args)
         r.sent.mpps,
         r.headline_mpps(),
         r.loss_pct.unwrap_or(100.0),
-        r.limit,
+        r.limit(),
     );
 }

@@ -211,7 +211,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
     }
     let analysis = analyse(args, &ladder, &records, &aggregates, receiver_side);
     // The pace only caps steps that delivered it.
-    let pace_capped = records.iter().any(|r| r.limit == "none");
+    let pace_capped = records.iter().any(|r| r.limit() == "none");
     print_analysis(&analysis, args.rate.filter(|_| pace_capped));
 
     let mut sizes_seen = aggregates.clone();
@@ -274,7 +274,7 @@ fn analyse(args: &Args, ladder: &Ladder, records: &[StepRecord], aggs: &[Aggrega
             let limit = records
                 .iter()
                 .find(|r| r.size == size && r.queues == c.queues && r.error.is_none())
-                .map_or_else(|| "n/a".to_string(), |r| r.limit.clone());
+                .map_or_else(|| "n/a".to_string(), |r| r.limit());
             ceilings.push(SizeCeiling { size, ceiling: c, limit });
         }
     }
@@ -339,7 +339,7 @@ fn print_row(r: &StepRecord) {
                 (Some(rx), Some(name)) => format!(", received {:.3} Mpps on {name}, loss {:.3}%", rx.mpps, p.loss_pct.unwrap_or(0.0)),
                 _ => String::new(),
             },
-            p.limit
+            p.limit()
         );
     }
 }
@@ -357,7 +357,7 @@ fn print_step(r: &StepRecord) {
             rx.mpps,
             rx.wire_gbps,
             r.loss_pct.unwrap_or(0.0),
-            r.limit
+            r.limit()
         ),
         (None, None) => println!(
             "  step {} ({} queue(s), {} B, run {}): sent {:.3} Mpps (sender-side; no receiver); limit: {}",
@@ -366,7 +366,7 @@ fn print_step(r: &StepRecord) {
             r.size,
             r.run,
             r.sent.mpps,
-            r.limit
+            r.limit()
         ),
     }
 }

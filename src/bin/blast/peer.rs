@@ -162,7 +162,6 @@ pub fn measure(
         mtu: sender.mtu(),
         shape: params.shape.to_string(),
         offered_mpps: params.rate.map(|r| r / 1e6),
-        limit: "n/a".into(),
         ..Default::default()
     };
     let mut failure = None;
@@ -170,11 +169,11 @@ pub fn measure(
         (None, Some(w)) => {
             rec.sent = w.sent();
             rec.sender_cycles_per_packet = cycles_per_packet(w.total.busy_cycles, w.total.packets);
-            rec.ring_full_retries = w.total.retries;
+            rec.ring_full_retries = w.total.ring_full_retries;
             rec.sender_opackets = w.port.opackets;
             rec.sender_oerrors = w.port.oerrors;
-            rec.sender_xstats = w.xstats.deltas.clone();
-            rec.sender_levels = w.xstats.levels.clone();
+            rec.sender_xstats = w.xstats.counters.deltas();
+            rec.sender_levels = w.xstats.counters.levels.clone();
             rec.achieved_shape = Some(achieved_shape(&w.shape, sender.tsc_hz(), w.seconds));
             if let Some(h) = &w.latency {
                 rec.latency = Some(h.summary());
@@ -182,7 +181,6 @@ pub fn measure(
                 rec.reflected = Some(w.reflected);
             }
             let v = limits::verdict(&attribution::window_counters(&w, figures.as_ref(), attribution::offered(params.rate, w.seconds)));
-            rec.limit = v.label();
             rec.verdict = Some(v);
             rec.ports = attribution::port_steps(&w, figures.as_ref(), params.rate, &sender.port_names(), params.queues);
             if let Some(f) = figures {

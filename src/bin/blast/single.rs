@@ -152,7 +152,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
             lcore: l.lcore,
             sent: Rates::over(o.tally.packets, o.tally.bytes, secs),
             cycles_per_packet: cycles_per_packet(o.tally.busy_cycles, o.tally.packets),
-            ring_full_retries: o.tally.retries,
+            ring_full_retries: o.tally.ring_full_retries,
             alloc_failures: o.tally.alloc_failures,
             unsent: o.unsent,
         });
@@ -167,7 +167,7 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         sent: Rates::over(total.packets, total.bytes, outcome.seconds),
         offered_mpps: args.rate.map(|r| r / 1e6),
         cycles_per_packet: cycles_per_packet(total.busy_cycles, total.packets),
-        ring_full_retries: total.retries,
+        ring_full_retries: total.ring_full_retries,
         alloc_failures: total.alloc_failures,
         unsent,
         probe: true,
@@ -241,9 +241,10 @@ fn print_summary(s: &Summary) {
         println!("  {}: {}", l.kind.as_str(), l.evidence);
     }
     for p in &s.ports {
+        let limit = p.limit();
         println!(
             "  port {} ({}, {} queue(s)): {:.3} Mpps, {} frames, {:.3} Gb/s wire, port opackets {} oerrors {}; limit: {}",
-            p.port, p.name, p.queues, p.sent.mpps, p.sent.packets, p.sent.wire_gbps, p.sender_opackets, p.sender_oerrors, p.limit
+            p.port, p.name, p.queues, p.sent.mpps, p.sent.packets, p.sent.wire_gbps, p.sender_opackets, p.sender_oerrors, limit
         );
     }
     for q in &s.queues {

@@ -172,14 +172,12 @@ pub(crate) fn receiver_counters(
     probes_read: bool,
     busy_pct: Option<f64>,
 ) -> limits::ReceiverCounters {
-    let (allowances, watched) = blastdrop::xstats::split_allowances(&xs.deltas);
     limits::ReceiverCounters {
         received,
         imissed: port.imissed,
         rx_nombuf: port.rx_nombuf,
         ierrors: port.ierrors,
-        allowances,
-        watched,
+        xstats: xs.counters.clone(),
         probe_lost: lost,
         probes_read,
         busy_pct,
