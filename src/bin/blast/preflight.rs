@@ -15,37 +15,14 @@ pub fn preflight(args: &Args, sender: &Sender) -> Result<(), Failure> {
 }
 
 fn preflight_port(args: &Args, side: &TxSide) -> Result<(), Failure> {
-    let (info, a) = (&side.info, &side.addressing);
+    let info = &side.info;
     if info.driver != "net_ena" {
         if !side.watch.is_empty() {
             tracing::info!("{}: watching {}", info.name, side.watch.names().join(", "));
         }
         return Ok(());
     }
-    let spec = wire::FrameSpec {
-        src_mac: side.src_mac,
-        dst_mac: a.dst_mac,
-        src_ip: a.src_ip,
-        dst_ip: a.dst_ip,
-        src_port: a.src_port,
-        dst_port: a.dst_port,
-        frame_size: args.max_size() as usize,
-        ttl: 64,
-        run_id: 0,
-    };
-    let mut frame = vec![0u8; spec.len_without_fcs()];
-    let checksum_ok = wire::write_frame(&spec, &mut frame).is_ok()
-        && wire::Ipv4Packet::new_checked(&frame[wire::ETHERNET_HEADER_LEN..]).is_some_and(|ip| ip.checksum_valid());
-    let findings = limits::preflight(&limits::PreflightInput {
-        driver: info.driver.clone(),
-        src_mac_is_own: side.src_mac == side.own_mac,
-        src_ip_is_default: a.src_ip == std::net::Ipv4Addr::new(198, 18, 0, 1),
-        ipv4_checksum_ok: checksum_ok,
-        queues: args.max_queues(),
-        flows: args.flows.unwrap_or(u32::from(args.max_queues())),
-        frame_size: args.max_size(),
-        rate: args.rate,
-    });
+    let findings = ena_findings(args, side);
     let mut errors = Vec::new();
     for f in findings {
         match f.severity {
@@ -72,4 +49,33 @@ fn preflight_port(args: &Args, side: &TxSide) -> Result<(), Failure> {
         names.join(", ")
     );
     Ok(())
+}
+
+/// What limits' pre-flight finds wrong with this port's traffic.
+fn ena_findings(args: &Args, side: &TxSide) -> Vec<limits::Finding> {
+    let (info, a) = (&side.info, &side.addressing);
+    let spec = wire::FrameSpec {
+        src_mac: side.src_mac,
+        dst_mac: a.dst_mac,
+        src_ip: a.src_ip,
+        dst_ip: a.dst_ip,
+        src_port: a.src_port,
+        dst_port: a.dst_port,
+        frame_size: args.max_size() as usize,
+        ttl: 64,
+        run_id: 0,
+    };
+    let mut frame = vec![0u8; spec.len_without_fcs()];
+    let checksum_ok = wire::write_frame(&spec, &mut frame).is_ok()
+        && wire::Ipv4Packet::new_checked(&frame[wire::ETHERNET_HEADER_LEN..]).is_some_and(|ip| ip.checksum_valid());
+    limits::preflight(&limits::PreflightInput {
+        driver: info.driver.clone(),
+        src_mac_is_own: side.src_mac == side.own_mac,
+        src_ip_is_default: a.src_ip == std::net::Ipv4Addr::new(198, 18, 0, 1),
+        ipv4_checksum_ok: checksum_ok,
+        queues: args.max_queues(),
+        flows: args.flows.unwrap_or(u32::from(args.max_queues())),
+        frame_size: args.max_size(),
+        rate: args.rate,
+    })
 }
