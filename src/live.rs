@@ -29,10 +29,6 @@ impl Ticker {
         Ticker { began, next: began + Duration::from_secs(1), prev: began }
     }
 
-    pub fn began(&self) -> Instant {
-        self.began
-    }
-
     /// The tick at `now`, if one is due; the next falls a second later.
     pub fn due(&mut self, now: Instant) -> Option<Tick> {
         if now < self.next {
