@@ -1,6 +1,7 @@
 //! Figures and their labels: rates from counts, the environment record,
 //! and the text of live lines. Every rate says which end measured it.
 
+use crate::fail::Failure;
 use serde::Serialize;
 
 pub use ladder::Rates;
@@ -239,9 +240,9 @@ pub fn mpps(v: f64) -> String {
 }
 
 /// Writes `value` as pretty JSON to `path`.
-pub fn write_json<T: Serialize>(path: &std::path::Path, value: &T) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| format!("cannot encode the JSON record: {e}"))?;
-    std::fs::write(path, text + "\n").map_err(|e| format!("cannot write --json {}: {e}", path.display()))
+pub fn write_json<T: Serialize>(path: &std::path::Path, value: &T) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| Failure::runtime(format!("cannot encode the JSON record: {e}")))?;
+    std::fs::write(path, text + "\n").map_err(|e| Failure::runtime(format!("cannot write --json {}: {e}", path.display())))
 }
 
 #[cfg(test)]

@@ -185,11 +185,6 @@ pub struct Args {
 }
 
 impl Args {
-    /// A ladder: several steps, or a receiver to measure against.
-    pub fn is_ladder(&self) -> bool {
-        !self.find_knee && (self.queues.len() > 1 || self.size.len() > 1 || self.repeat > 1 || self.peer.is_some())
-    }
-
     pub fn max_queues(&self) -> u16 {
         self.queues.iter().copied().max().unwrap_or(1)
     }

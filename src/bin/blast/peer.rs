@@ -141,15 +141,12 @@ impl WindowHooks for PeerHooks<'_> {
     }
 }
 
-/// Runs one step as a trial and merges both ends' figures. Returns the
-/// record, why the run must stop (if it must), and whether it was interrupted.
-pub fn measure(
-    sender: &mut Sender,
-    peer: Option<&mut Peer>,
-    params: &StepParams,
-    step: usize,
-    run: u32,
-) -> Result<(StepRecord, Option<String>, bool), Failure> {
+/// A measured step: its record, why the run must stop (if it must), and
+/// whether it was interrupted.
+pub type Measured = (StepRecord, Option<String>, bool);
+
+/// Runs one step as a trial and merges both ends' figures.
+pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams, step: usize, run: u32) -> Result<Measured, Failure> {
     let mut hooks = PeerHooks { peer, window: None, figures: None };
     let outcome = sender.run_step(params, &mut hooks)?;
     let figures = hooks.figures.take();

@@ -7,12 +7,12 @@ use serde::Serialize;
 use blastdrop::attribution;
 use blastdrop::fail::Failure;
 use blastdrop::report::{self, cycles_per_packet, Environment, Rates};
-use blastdrop::sender::{NoPeer, Sender, SenderWindow, StepParams};
+use blastdrop::sender::{NoPeer, Reading, Sender, SenderWindow, StepOutcome, StepParams};
 use blastdrop::session::Started;
-use layout::FlowPlan;
 use wire::MacAddr;
 
 use crate::args::Args;
+use crate::mode::Single;
 
 #[derive(Serialize)]
 struct QueueSummary {
@@ -85,14 +85,50 @@ struct Record<'a> {
     summary: Summary,
 }
 
-pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
-    let queues = args.queues[0];
-    let size = args.size[0];
-    let flows = args.flows.unwrap_or(u32::from(queues));
-    let plan = FlowPlan::new(queues, flows, args.src_port).map_err(blastdrop::session::layout_failure)?;
-    let duration = args.duration.or(if args.count.is_none() { Some(Duration::from_secs(10)) } else { None });
-    sender.set_queues(queues)?;
-    let what = match (args.count, duration) {
+pub fn run(args: &Args, m: &Single, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
+    sender.set_queues(m.queues)?;
+    announce(args, m, sender);
+    let params = StepParams {
+        queues: m.queues,
+        size: m.size,
+        flows: m.flows,
+        rate: args.rate,
+        count: m.count,
+        duration: m.duration,
+        warmup: Duration::ZERO,
+        window: false,
+        live: true,
+        shape: m.shape,
+        reflect: args.reflect,
+    };
+    let before = sender.read_counters();
+    let outcome = sender.run_step(&params, &mut NoPeer)?;
+    let after = sender.read_counters();
+    let summary = summarize(args, m, sender, &outcome, &before, &after);
+    print_summary(&summary);
+    if let Some(path) = &args.json {
+        let environment = blastdrop::environment::of_sender(started, sender, m.queues);
+        let record = Record {
+            tool: "blast",
+            mode: "single",
+            version: env!("CARGO_PKG_VERSION"),
+            config: args,
+            flows: m.flows,
+            src_mac: sender.src_mac(),
+            environment,
+            summary,
+        };
+        report::write_json(path, &record)?;
+    }
+    match outcome.failure {
+        Some(msg) => Err(Failure::runtime(msg)),
+        None => Ok(()),
+    }
+}
+
+/// The line that says what this run sends.
+fn announce(args: &Args, m: &Single, sender: &Sender) {
+    let what = match (m.count, m.duration) {
         (Some(c), Some(d)) => format!("{c} frames or {d:.1?}, whichever first"),
         (Some(c), None) => format!("{c} frames"),
         (None, Some(d)) => format!("{d:.1?}"),
@@ -103,30 +139,18 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         "blast: port{} {}, {} queue(s), {} B frames (FCS incl.), {} flow(s), {}, {}; sender-side figures",
         if ports.len() > 1 { "s" } else { "" },
         ports.join(" + "),
-        queues,
-        size,
-        flows,
-        args.rate.map_or("unpaced".into(), |r| format!("paced at {:.3} Mpps, {} arrivals", r / 1e6, args.arrival_shape())),
+        m.queues,
+        m.size,
+        m.flows,
+        args.rate.map_or("unpaced".into(), |r| format!("paced at {:.3} Mpps, {} arrivals", r / 1e6, m.shape)),
         what
     );
-    let params = StepParams {
-        queues,
-        size,
-        flows,
-        rate: args.rate,
-        count: args.count,
-        duration,
-        warmup: Duration::ZERO,
-        window: false,
-        live: true,
-        shape: args.arrival_shape(),
-        reflect: args.reflect,
-    };
-    let before = sender.read_counters();
-    let outcome = sender.run_step(&params, &mut NoPeer)?;
-    let after = sender.read_counters();
-    let (port_stats, xstats, per_port) = sender.counters_between(&before, &after);
-    let nports = sender.sides().len() as u16;
+}
+
+/// The summary of the step, with the verdict from the sender's counters
+/// between `before` and `after`.
+fn summarize(args: &Args, m: &Single, sender: &Sender, outcome: &StepOutcome, before: &Reading, after: &Reading) -> Summary {
+    let (port_stats, xstats, per_port) = sender.counters_between(before, after);
     let run_window = SenderWindow {
         seconds: outcome.seconds,
         total: outcome.total(),
@@ -136,32 +160,10 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         ..Default::default()
     };
     let verdict = limits::verdict(&attribution::window_counters(&run_window, None, attribution::offered(args.rate, outcome.seconds)));
-    let port_rows = attribution::port_steps(&run_window, None, args.rate, &sender.port_names(), queues);
-
+    let port_rows = attribution::port_steps(&run_window, None, args.rate, &sender.port_names(), m.queues);
+    let (queue_rows, streams, unsent) = lanes(m, sender, outcome);
     let total = outcome.total();
-    let mut unsent = 0;
-    let mut queue_rows = Vec::new();
-    let mut streams = Vec::new();
-    for l in &outcome.lanes {
-        let o = &l.outcome;
-        unsent += o.unsent;
-        let secs = o.end_tsc.saturating_sub(o.start_tsc) as f64 / sender.tsc_hz() as f64;
-        queue_rows.push(QueueSummary {
-            queue: l.queue,
-            port: layout::Spread::new(queues, nports).port_of(l.queue).0,
-            lcore: l.lcore,
-            sent: Rates::over(o.tally.packets, o.tally.bytes, secs),
-            cycles_per_packet: cycles_per_packet(o.tally.busy_cycles, o.tally.packets),
-            ring_full_retries: o.tally.ring_full_retries,
-            alloc_failures: o.tally.alloc_failures,
-            unsent: o.unsent,
-        });
-        for (st, sent) in plan.streams_for_queue(l.queue).iter().zip(&o.per_stream) {
-            streams.push(StreamSummary { id: st.id, queue: st.queue, src_port: st.src_port, sent: *sent });
-        }
-    }
-    streams.sort_by_key(|s| s.id);
-    let summary = Summary {
+    Summary {
         side: "sender",
         interrupted: outcome.interrupted,
         sent: Rates::over(total.packets, total.bytes, outcome.seconds),
@@ -176,32 +178,41 @@ pub fn run(args: &Args, started: &Started, sender: &mut Sender) -> Result<(), Fa
         port: PortCounters { opackets: port_stats.opackets, obytes: port_stats.obytes, oerrors: port_stats.oerrors },
         queues: queue_rows,
         streams,
-        shape: args.arrival_shape().to_string(),
+        shape: m.shape.to_string(),
         achieved_shape: crate::peer::achieved_shape(&outcome.shape(), sender.tsc_hz(), outcome.seconds),
         latency: outcome.latency().map(|(h, _)| h.summary()),
         reflected: outcome.latency().map(|(_, n)| n),
         latency_histogram: outcome.latency().map(|(h, _)| h.buckets()).unwrap_or_default(),
         ports: port_rows,
-    };
-    print_summary(&summary);
-    if let Some(path) = &args.json {
-        let environment = crate::environment(started, sender, queues);
-        let record = Record {
-            tool: "blast",
-            mode: "single",
-            version: env!("CARGO_PKG_VERSION"),
-            config: args,
-            flows,
-            src_mac: sender.src_mac(),
-            environment,
-            summary,
-        };
-        report::write_json(path, &record).map_err(Failure::runtime)?;
     }
-    match outcome.failure {
-        Some(msg) => Err(Failure::runtime(msg)),
-        None => Ok(()),
+}
+
+/// Each queue's figures, each stream's count (by stream id), and the
+/// frames left unsent at the stop.
+fn lanes(m: &Single, sender: &Sender, outcome: &StepOutcome) -> (Vec<QueueSummary>, Vec<StreamSummary>, u64) {
+    let mut unsent = 0;
+    let mut queue_rows = Vec::new();
+    let mut streams = Vec::new();
+    for l in &outcome.lanes {
+        let o = &l.outcome;
+        unsent += o.unsent;
+        let secs = o.end_tsc.saturating_sub(o.start_tsc) as f64 / sender.tsc_hz() as f64;
+        queue_rows.push(QueueSummary {
+            queue: l.queue,
+            port: m.layout.port_of(l.queue).0,
+            lcore: l.lcore,
+            sent: Rates::over(o.tally.packets, o.tally.bytes, secs),
+            cycles_per_packet: cycles_per_packet(o.tally.busy_cycles, o.tally.packets),
+            ring_full_retries: o.tally.ring_full_retries,
+            alloc_failures: o.tally.alloc_failures,
+            unsent: o.unsent,
+        });
+        for (st, sent) in m.layout.streams(l.queue).iter().zip(&o.per_stream) {
+            streams.push(StreamSummary { id: st.id, queue: st.queue, src_port: st.src_port, sent: *sent });
+        }
     }
+    streams.sort_by_key(|s| s.id);
+    (queue_rows, streams, unsent)
 }
 
 fn print_summary(s: &Summary) {

@@ -4,9 +4,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use blastdrop::counters::Tally;
+use blastdrop::live::{Tick, Ticker};
 use blastdrop::receiver::Receiver;
 use blastdrop::report::{self, Rates};
 use blastdrop::signals;
+use blastdrop::xstats::Sample;
 use dpdk::PortStats;
 
 use crate::args::Args;
@@ -16,17 +18,7 @@ use crate::summary::receiver_counters;
 /// A line a second until the duration, count or idle timeout ends the run,
 /// or a signal arrives. Returns the last port counters read.
 pub(crate) fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &Args) -> PortStats {
-    let mut generation = 0;
-    let mut prev = Tally::default();
-    let mut prev_q: Vec<Tally> = Vec::new();
-    let mut prev_port = baseline;
-    let mut prev_t = began;
-    let mut next_tick = began + Duration::from_secs(1);
-    let mut last_arrival: Option<(Instant, u64)> = None;
-    // Totals of lanes that ended in restarts, so counts stay monotonic.
-    let mut carried = Tally::default();
-    let mut last_total = Tally::default();
-    let mut prev_xs: Option<Vec<blastdrop::xstats::Sample>> = None;
+    let mut live = Live::new(baseline, began);
     loop {
         std::thread::sleep(Duration::from_millis(10));
         match lock(rx).supervise() {
@@ -36,80 +28,117 @@ pub(crate) fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instan
         }
         let now = Instant::now();
         if signals::stopping() || args.duration.is_some_and(|d| now.duration_since(began) >= d) {
-            return prev_port;
+            return live.prev_port;
         }
+        let (cur, lane_now) = live.read_lanes(rx);
+        if args.count.is_some_and(|c| cur.packets >= c) {
+            return lock(rx).port_stats().unwrap_or(live.prev_port);
+        }
+        if live.idle_for(now, cur.packets, args.idle_timeout) {
+            return live.prev_port;
+        }
+        if let Some(tick) = live.ticker.due(now) {
+            live.line(rx, args, &tick, cur, &lane_now);
+        }
+    }
+}
+
+/// What the live loop carries from one poll and one second to the next.
+struct Live {
+    ticker: Ticker,
+    generation: u64,
+    /// The totals and each lane's counters at the last line.
+    prev: Tally,
+    prev_q: Vec<Tally>,
+    prev_port: PortStats,
+    prev_xs: Option<Vec<Sample>>,
+    /// When the count last moved, and to what.
+    last_arrival: Option<(Instant, u64)>,
+    /// Totals of lanes that ended in restarts, so counts stay monotonic.
+    carried: Tally,
+    last_total: Tally,
+}
+
+impl Live {
+    fn new(baseline: PortStats, began: Instant) -> Live {
+        Live {
+            ticker: Ticker::new(began),
+            generation: 0,
+            prev: Tally::default(),
+            prev_q: Vec::new(),
+            prev_port: baseline,
+            prev_xs: None,
+            last_arrival: None,
+            carried: Tally::default(),
+            last_total: Tally::default(),
+        }
+    }
+
+    /// The running totals (carried over lane restarts) and each lane's counters.
+    fn read_lanes(&mut self, rx: &Mutex<Receiver>) -> (Tally, Vec<Tally>) {
         let (gen, lanes) = {
             let r = lock(rx);
             (r.generation(), r.lane_counters())
         };
-        if gen != generation {
-            carried.add(&last_total.since(&carried));
-            generation = gen;
-            prev_q = vec![Tally::default(); lanes.len()];
+        if gen != self.generation {
+            self.carried.add(&self.last_total.since(&self.carried));
+            self.generation = gen;
+            self.prev_q = vec![Tally::default(); lanes.len()];
         }
-        let mut cur = carried;
+        let mut cur = self.carried;
         let mut lane_now = Vec::with_capacity(lanes.len());
         for l in &lanes {
             let t = l.read();
             cur.add(&t);
             lane_now.push(t);
         }
-        last_total = cur;
-        if args.count.is_some_and(|c| cur.packets >= c) {
-            return lock(rx).port_stats().unwrap_or(prev_port);
-        }
-        match last_arrival {
-            Some((_, n)) if n == cur.packets => {}
-            _ if cur.packets > 0 => last_arrival = Some((now, cur.packets)),
+        self.last_total = cur;
+        (cur, lane_now)
+    }
+
+    /// Whether nothing has arrived for `idle` since the first frame.
+    fn idle_for(&mut self, now: Instant, packets: u64, idle: Option<Duration>) -> bool {
+        match self.last_arrival {
+            Some((_, n)) if n == packets => {}
+            _ if packets > 0 => self.last_arrival = Some((now, packets)),
             _ => {}
         }
-        if let (Some(idle), Some((t, _))) = (args.idle_timeout, last_arrival) {
-            if now.duration_since(t) >= idle {
-                return prev_port;
-            }
+        match (idle, self.last_arrival) {
+            (Some(idle), Some((t, _))) => now.duration_since(t) >= idle,
+            _ => false,
         }
-        if now < next_tick {
-            continue;
-        }
-        next_tick += Duration::from_secs(1);
-        let d = cur.since(&prev);
-        let secs = now.duration_since(prev_t).as_secs_f64();
-        let r = Rates::over(d.packets, d.bytes, secs);
+    }
+
+    /// Prints the second's line, with its verdict.
+    fn line(&mut self, rx: &Mutex<Receiver>, args: &Args, tick: &Tick, cur: Tally, lane_now: &[Tally]) {
+        let d = cur.since(&self.prev);
+        let r = Rates::over(d.packets, d.bytes, tick.secs);
         let (stats, watch, xs_now, hz) = {
             let r = lock(rx);
-            (r.port_stats().unwrap_or(prev_port), r.watch_text(), r.watch_samples(), r.tsc_hz())
+            (r.port_stats().unwrap_or(self.prev_port), r.watch_text(), r.watch_samples(), r.tsc_hz())
         };
-        let ds = stats.since(&prev_port);
+        let ds = stats.since(&self.prev_port);
         // The second's verdict: the busiest lane's busy share of the second.
         let busy = lane_now
             .iter()
-            .zip(prev_q.iter())
-            .map(|(c, p)| c.busy_cycles.saturating_sub(p.busy_cycles) as f64 / (secs * hz as f64) * 100.0)
+            .zip(self.prev_q.iter())
+            .map(|(c, p)| c.busy_cycles.saturating_sub(p.busy_cycles) as f64 / (tick.secs * hz as f64) * 100.0)
             .reduce(f64::max)
             .map(|b| b.min(100.0));
-        let xs = prev_xs.as_ref().map(|a| lock(rx).watch_between(a, &xs_now)).unwrap_or_default();
+        let xs = self.prev_xs.as_ref().map(|a| lock(rx).watch_between(a, &xs_now)).unwrap_or_default();
         let second = if d.packets == 0 {
             "idle".to_string()
         } else {
             limits::receiver_verdict(&receiver_counters(d.packets, &ds, &xs, d.lost, !args.count_only, busy)).label()
         };
-        prev_xs = Some(xs_now);
-        let per_q: Vec<String> = lane_now
-            .iter()
-            .zip(prev_q.iter_mut())
-            .enumerate()
-            .map(|(q, (c, p))| {
-                let s = format!("q{q} {:.3}", c.packets.saturating_sub(p.packets) as f64 / secs / 1e6);
-                *p = *c;
-                s
-            })
-            .collect();
+        self.prev_xs = Some(xs_now);
+        let per_q = tick.per_queue(lane_now, &mut self.prev_q);
         println!(
-            "[{:6.1}s] received {} Mpps  {:7.3} Gb/s wire (+20 B/frame)  | {} | imissed {} rx_nombuf {} | lost {} reordered {} dup {} no-probe {}{} | limit: {second}",
-            now.duration_since(began).as_secs_f64(),
+            "{} received {} Mpps  {:7.3} Gb/s wire (+20 B/frame)  | {} | imissed {} rx_nombuf {} | lost {} reordered {} dup {} no-probe {}{} | limit: {second}",
+            tick.stamp(),
             report::mpps(r.mpps),
             r.wire_gbps,
-            per_q.join(" "),
+            per_q,
             ds.imissed,
             ds.rx_nombuf,
             d.lost,
@@ -118,8 +147,7 @@ pub(crate) fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instan
             d.no_probe,
             watch.map(|w| format!(" | {w}")).unwrap_or_default()
         );
-        prev = cur;
-        prev_port = stats;
-        prev_t = now;
+        self.prev = cur;
+        self.prev_port = stats;
     }
 }

@@ -6,6 +6,7 @@
 mod args;
 mod backend;
 mod live;
+mod print;
 mod summary;
 
 use std::net::TcpListener;
@@ -17,7 +18,7 @@ use serde::Serialize;
 
 use blastdrop::fail::{self, Failure};
 use blastdrop::receiver::{Receiver, ReceiverConfig};
-use blastdrop::report::{self, Environment, LcoreRecord, PortRecord, Rates};
+use blastdrop::report::{self, Environment, Rates};
 use blastdrop::session;
 use blastdrop::signals;
 use control::{Backend, PeerInfo, ServerConfig};
@@ -26,7 +27,8 @@ use dpdk::PortStats;
 use args::Args;
 use backend::{lock, DropBackend, History};
 use live::live_loop;
-use summary::{arrival_window, busiest_pct, print_summary, receiver_counters, summarize, PortSummary, Summary};
+use print::print_summary;
+use summary::{arrival_window, busiest_pct, receiver_counters, summarize, PortSummary, Summary};
 
 #[derive(Serialize)]
 struct Record<'a> {
@@ -99,10 +101,10 @@ fn run(args: Args) -> Result<(), Failure> {
         );
     }
     if let Some(path) = &args.json {
-        let environment = environment(&started, &receiver, &totals)?;
+        let environment = blastdrop::environment::of_receiver(&started, &receiver, &totals)?;
         let history = history.lock().unwrap_or_else(|e| e.into_inner());
         let record = Record { tool: "drop", version: env!("CARGO_PKG_VERSION"), config: &args, environment, summary, history: &history };
-        report::write_json(path, &record).map_err(Failure::runtime)?;
+        report::write_json(path, &record)?;
     }
     Ok(())
 }
@@ -276,42 +278,4 @@ fn finish(
             .collect();
     }
     Ok((summary, totals))
-}
-
-/// The receiver's environment, for the JSON record.
-fn environment(started: &session::Started, receiver: &Receiver, totals: &blastdrop::receiver::Totals) -> Result<Environment, Failure> {
-    let eal = &started.eal;
-    let records = receiver
-        .sides()
-        .iter()
-        .map(|side| {
-            let mac = wire::MacAddr(side.port.mac()?);
-            Ok(PortRecord::of(&side.port, mac, side.promiscuous, side.port.link(), side.ena.clone()))
-        })
-        .collect::<Result<Vec<PortRecord>, Failure>>()?;
-    Ok(Environment {
-        hostname: report::hostname(),
-        cpu_model: report::cpu_model(),
-        machine: report::Machine::read(),
-        dpdk_runtime: dpdk::runtime_version(),
-        dpdk_built_against: dpdk::built_against().into(),
-        tsc_hz: receiver.tsc_hz(),
-        hugepages: eal.has_hugepages(),
-        eal_args: started.eal_args.clone(),
-        placement: started.placement.clone(),
-        port: records[0].clone(),
-        ports: if records.len() > 1 { records } else { Vec::new() },
-        lcores: totals
-            .queues
-            .iter()
-            .map(|(&q, t)| LcoreRecord {
-                queue: q,
-                port: t.port,
-                lcore: t.lcore,
-                cpu: eal.lcore_cpu(t.lcore),
-                socket: eal.lcore_socket(t.lcore),
-            })
-            .collect(),
-        mempools: receiver.mempools.clone(),
-    })
 }

@@ -1,0 +1,76 @@
+//! --find-knee: the highest rate this traffic (queues, size, flows, shape)
+//! crosses the path with loss, and optionally a latency percentile, within
+//! the user's limits. The search logic is in crates/knee; search.rs runs
+//! its trials, report.rs prints them and the results, record.rs keeps the
+//! JSON record.
+
+mod record;
+mod report;
+mod search;
+
+use std::time::Instant;
+
+use blastdrop::fail::Failure;
+use blastdrop::sender::Sender;
+use blastdrop::session::Started;
+use knee::{Goal, Qualifiers};
+
+use crate::args::Args;
+use crate::mode::Knee;
+use crate::peer;
+use record::{KneeRecord, KneeResult};
+use search::Trials;
+
+pub fn run(args: &Args, m: &Knee, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
+    let (mut peer, peer_info) = peer::connect(args)?;
+    let info = peer_info.as_ref().expect("--find-knee is checked to have --peer");
+    peer::check_receiver(info, m.rx_queues, m.size, args.reflect, "the knee search")?;
+    peer::check_port_pairing(info, sender.sides().len());
+    let p = peer.as_mut().expect("connected");
+    p.prepare(m.rx_queues, m.size).map_err(Failure::runtime)?;
+    // Configured now, so the qualifiers carry the MTU in force.
+    sender.set_queues(m.queues)?;
+
+    let began = Instant::now();
+    let mut trials = Trials::new(args, m, sender, p);
+    let max_rate = trials.top()?;
+    let qualifiers = Qualifiers { queues: m.queues, size: m.size, flows: m.flows, mtu: trials.sender.mtu(), shape: m.shape.to_string() };
+    report::announce(args, m, max_rate, &qualifiers, info);
+    let mut searched = trials.search(max_rate)?;
+    let result = KneeResult::new(args, &searched.search, &searched.trials, &qualifiers);
+    // Latency under load, below the knee.
+    let mut under_load = Vec::new();
+    if args.reflect && !searched.interrupted && searched.failure.is_none() {
+        if let Some(k) = searched.search.result(Goal::Pdr) {
+            under_load = trials.under_load(k, &mut searched.failure)?;
+        }
+    }
+    let n = trials.n;
+
+    report::print_result(args, &searched.search, &result, &qualifiers, max_rate, &under_load);
+    eprintln!("blast: knee search took {:.0?}, {} trials", began.elapsed(), n);
+
+    if let Some(path) = &args.json {
+        let record = KneeRecord {
+            tool: "blast",
+            mode: "knee",
+            version: env!("CARGO_PKG_VERSION"),
+            config: args,
+            environment: peer::Environments {
+                sender: blastdrop::environment::of_sender(started, sender, m.queues),
+                receiver: peer_info.clone(),
+            },
+            qualifiers,
+            max_rate_mpps: max_rate / 1e6,
+            result,
+            trials: searched.trials,
+            latency_under_load: under_load,
+            interrupted: searched.interrupted,
+        };
+        record.write(path)?;
+    }
+    if let Some(e) = searched.failure {
+        return Err(Failure::runtime(format!("knee search stopped: {e}")));
+    }
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! The knee's JSON record: every trial, the results with what bounds
+//! them, and latency under load.
+
+use serde::Serialize;
+
+use blastdrop::fail::Failure;
+use blastdrop::report as out;
+use knee::{Bound, Goal, Qualifiers, Search, TrialKind, COMMIT_SHARE, DELIVERY_TOLERANCE};
+use ladder::StepRecord;
+
+use super::report;
+use crate::args::Args;
+use crate::peer;
+
+#[derive(Serialize)]
+pub struct Trial {
+    pub kind: TrialKind,
+    /// For a confirmation, the goal it confirms.
+    pub goal: Option<Goal>,
+    /// Whether the trial kept the NDR and PDR limits (loss, and the SLA when
+    /// given), at the rate it counted at (`counted_at_mpps`).
+    pub ndr_pass: bool,
+    pub pdr_pass: bool,
+    /// The sender delivered less than the offered rate beyond the tolerance
+    /// (`result.delivery_tolerance_pct`): no pass at the offered rate.
+    pub sender_short: bool,
+    /// What the sender delivered, percent of the offered rate.
+    pub delivered_pct: f64,
+    /// The rate the trial's result counted at: the offered one, or what the
+    /// sender delivered when it fell short; null when it delivered less than
+    /// the search's floor (then it only capped the search).
+    pub counted_at_mpps: Option<f64>,
+    /// For a confirmation: whether it confirmed its goal.
+    pub confirmed: Option<bool>,
+    #[serde(flatten)]
+    pub step: StepRecord,
+}
+
+#[derive(Serialize)]
+pub struct LoadPoint {
+    /// Share of the knee, percent.
+    pub share_pct: u32,
+    pub step: StepRecord,
+}
+
+#[derive(Serialize)]
+pub struct KneeResult {
+    /// Confirmed results: each the rate its confirming trial delivered.
+    ndr_mpps: Option<f64>,
+    pdr_mpps: Option<f64>,
+    /// The knee: the PDR, which with --sla also kept the latency limit.
+    knee_mpps: Option<f64>,
+    committable_mpps: Option<f64>,
+    /// What bounds each result: "path" (a trial above it failed: the knee),
+    /// "sender" (the sender delivered no more) or "top" (the top of the
+    /// search passed); the last two make the result "at least".
+    ndr_bounded_by: Option<Bound>,
+    pdr_bounded_by: Option<Bound>,
+    ndr_sender_limited: bool,
+    pdr_sender_limited: bool,
+    /// The knee (PDR) is a lower bound: the sender delivered no more, or its
+    /// maximum passed. The path's knee is at least knee_mpps.
+    pub sender_limited: bool,
+    /// Each result as printed: "6.550 Mpps", "at least 6.550 Mpps: the
+    /// sender delivered no more", "none found", "none confirmed: ...".
+    pub ndr: String,
+    pub pdr: String,
+    /// The trial (1-based, in `trials`) that confirmed each result.
+    ndr_confirmed_by: Option<usize>,
+    pdr_confirmed_by: Option<usize>,
+    /// The lowest offered rate the sender fell short of, if any.
+    sender_cap_mpps: Option<f64>,
+    /// How far short of the offered rate a trial may fall and still count at it, percent.
+    delivery_tolerance_pct: f64,
+    /// The verdict of the first trial above the knee that failed: what stops the path there.
+    pub limit_above: Option<String>,
+    pub sentence: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct KneeRecord<'a> {
+    pub tool: &'static str,
+    pub mode: &'static str,
+    pub version: &'static str,
+    pub config: &'a Args,
+    pub environment: peer::Environments,
+    pub qualifiers: Qualifiers,
+    pub max_rate_mpps: f64,
+    pub result: KneeResult,
+    pub trials: Vec<Trial>,
+    pub latency_under_load: Vec<LoadPoint>,
+    pub interrupted: bool,
+}
+
+impl KneeResult {
+    /// The results of `search`, whose trials are `trials`.
+    pub fn new(args: &Args, search: &Search, trials: &[Trial], qualifiers: &Qualifiers) -> KneeResult {
+        let (ndr, pdr) = (search.result(Goal::Ndr), search.result(Goal::Pdr));
+        let knee = pdr;
+        let pdr_by = confirmed_by(search, trials, Goal::Pdr);
+        let sender_limited = search.sender_limited(Goal::Pdr);
+        KneeResult {
+            ndr_mpps: ndr.map(|r| r / 1e6),
+            pdr_mpps: pdr.map(|r| r / 1e6),
+            knee_mpps: knee.map(|r| r / 1e6),
+            committable_mpps: knee.map(|r| r * COMMIT_SHARE / 1e6),
+            ndr_bounded_by: search.bounded_by(Goal::Ndr),
+            pdr_bounded_by: search.bounded_by(Goal::Pdr),
+            ndr_sender_limited: search.sender_limited(Goal::Ndr),
+            pdr_sender_limited: search.sender_limited(Goal::Pdr),
+            sender_limited,
+            ndr: report::result_text(search, Goal::Ndr),
+            pdr: report::result_text(search, Goal::Pdr),
+            ndr_confirmed_by: confirmed_by(search, trials, Goal::Ndr),
+            pdr_confirmed_by: pdr_by,
+            sender_cap_mpps: search.sender_cap().map(|r| r / 1e6),
+            delivery_tolerance_pct: DELIVERY_TOLERANCE * 100.0,
+            limit_above: limit_above(search, trials),
+            sentence: knee.map(|k| report::sentence(args, qualifiers, k, sender_limited, pdr_by.map(|i| &trials[i - 1]))),
+        }
+    }
+}
+
+/// The trial that confirmed a goal's result (the last of its goal's to confirm), 1-based.
+fn confirmed_by(search: &Search, trials: &[Trial], g: Goal) -> Option<usize> {
+    search.result(g).and_then(|_| trials.iter().rposition(|t| t.goal == Some(g) && t.confirmed == Some(true))).map(|i| i + 1)
+}
+
+/// What stops the path above the knee.
+fn limit_above(search: &Search, trials: &[Trial]) -> Option<String> {
+    match (search.result(Goal::Pdr), search.bounded_by(Goal::Pdr)) {
+        // The sender delivered no more: it is the limit above the figure.
+        (Some(_), Some(Bound::Sender)) => Some("sender".to_string()),
+        (Some(_), Some(Bound::Top)) | (None, _) => None,
+        // The first trial counted above the knee that failed: what stops the path there.
+        (Some(k), _) => trials
+            .iter()
+            .filter(|t| !t.pdr_pass && t.counted_at_mpps.is_some_and(|r| r * 1e6 > k))
+            .min_by(|a, b| a.counted_at_mpps.partial_cmp(&b.counted_at_mpps).unwrap_or(std::cmp::Ordering::Equal))
+            .map(|t| t.step.limit()),
+    }
+}
+
+impl KneeRecord<'_> {
+    pub fn write(&self, path: &std::path::Path) -> Result<(), Failure> {
+        out::write_json(path, self)
+    }
+}

@@ -1,0 +1,174 @@
+//! What the knee search prints: the plan, a line per trial, and the
+//! results with their qualifiers (and the sentence, with --sentence).
+
+use control::PeerInfo;
+use knee::{Bound, Counted, Goal, Next, Qualifiers, Search, TrialKind, COMMIT_SHARE, DELIVERY_TOLERANCE};
+
+use super::record::{KneeResult, LoadPoint, Trial};
+use crate::args::Args;
+use crate::mode::Knee;
+
+/// The line that opens the search.
+pub fn announce(args: &Args, m: &Knee, max_rate: f64, qualifiers: &Qualifiers, info: &PeerInfo) {
+    println!(
+        "blast: knee search from {:.3} Mpps down, {}: NDR loss <= {}%, PDR loss <= {}%{}; {:.1?} search trials, {:.1?} confirmations, {:.1?} warm-up each; receiver: drop on {} ({}); receiver-side figures; a trial the sender falls more than {}% short on counts at the rate it delivered",
+        max_rate / 1e6,
+        qualifiers.text(),
+        args.loss,
+        args.pdr_loss,
+        args.sla.as_ref().map_or(String::new(), |s| format!(", {}", s.label())),
+        args.search_duration,
+        m.duration,
+        args.warmup,
+        info.hostname,
+        info.driver,
+        DELIVERY_TOLERANCE * 100.0
+    );
+}
+
+/// One goal's result as printed: "6.550 Mpps", "at least 6.550 Mpps: the
+/// sender delivered no more", or why there is none.
+pub fn result_text(search: &Search, g: Goal) -> String {
+    let b = search.bounds(g);
+    match (search.result(g), search.bounded_by(g)) {
+        (Some(r), Some(Bound::Sender)) => format!("at least {:.3} Mpps: the sender delivered no more", r / 1e6),
+        (Some(r), Some(Bound::Top)) => format!("at least {:.3} Mpps: the top of the search passed", r / 1e6),
+        (Some(r), _) => format!("{:.3} Mpps", r / 1e6),
+        (None, _) if b.short_confirms > 0 => format!(
+            "none confirmed: the sender fell short of the offered rate in {} of {} confirmations",
+            b.short_confirms, b.failed_confirms
+        ),
+        (None, _) if search.gave_up(g) => format!("none confirmed: {} confirmations failed", b.failed_confirms),
+        (None, _) => "none found".to_string(),
+    }
+}
+
+/// The committable sentence for knee `k` (frames per second), with the
+/// latency the confirming trial measured (none quoted without samples).
+pub fn sentence(args: &Args, qualifiers: &Qualifiers, k: f64, sender_limited: bool, at_knee: Option<&Trial>) -> String {
+    let pct = args.sla.as_ref().map_or("p99.9", |s| s.percentile.as_str());
+    let lat = at_knee.and_then(|t| t.step.latency.as_ref()).and_then(|l| l.at(pct)).map(|v| (pct, v));
+    if sender_limited {
+        knee::sentence_at_least(qualifiers, k / 1e6, args.pdr_loss, lat)
+    } else {
+        knee::sentence(qualifiers, k / 1e6, args.pdr_loss, lat)
+    }
+}
+
+/// The results: NDR and PDR, the ceiling (or why there is none), latency
+/// under load, and the sentence when asked for.
+pub fn print_result(args: &Args, search: &Search, result: &KneeResult, qualifiers: &Qualifiers, max_rate: f64, under_load: &[LoadPoint]) {
+    println!();
+    println!(
+        "NDR (loss <= {}%): {}; PDR (loss <= {}%): {}  [{}; receiver-side]",
+        args.loss,
+        result.ndr,
+        args.pdr_loss,
+        result.pdr,
+        qualifiers.text()
+    );
+    print_ceiling(args, search, result, qualifiers, max_rate);
+    for l in under_load {
+        if let Some(s) = &l.step.latency {
+            println!(
+                "latency at {}% of the knee ({:.3} Mpps offered, round trip): {}",
+                l.share_pct,
+                l.step.offered_mpps.unwrap_or(0.0),
+                s.line()
+            );
+        }
+    }
+    if args.sentence {
+        if let Some(s) = &result.sentence {
+            println!("{s}");
+        }
+    }
+}
+
+/// The ceiling for this traffic, or why no knee was confirmed.
+fn print_ceiling(args: &Args, search: &Search, result: &KneeResult, qualifiers: &Qualifiers, max_rate: f64) {
+    match search.result(Goal::Pdr) {
+        Some(k) => {
+            println!(
+                "ceiling for this traffic: {}{:.3} Mpps{}, committable at {:.0}% of it: {:.3} Mpps  [{}{}]",
+                if result.sender_limited { "at least " } else { "" },
+                k / 1e6,
+                match search.bounded_by(Goal::Pdr) {
+                    Some(Bound::Sender) => " (the sender delivered no more: the path's knee is at or above it)",
+                    Some(Bound::Top) => " (the top of the search passed: the path's knee is at or above it)",
+                    _ => "",
+                },
+                COMMIT_SHARE * 100.0,
+                k * COMMIT_SHARE / 1e6,
+                qualifiers.text(),
+                result.limit_above.as_ref().map_or(String::new(), |l| format!("; limit above it: {l}"))
+            );
+        }
+        None if search.bounds(Goal::Pdr).short_confirms > 0 => {
+            let b = search.bounds(Goal::Pdr);
+            println!(
+                "no knee confirmed: the sender fell more than {}% short of the offered rate in {} of {} confirmations, so they could not count; lower --rate or give the sender more CPU{}",
+                DELIVERY_TOLERANCE * 100.0,
+                b.short_confirms,
+                b.failed_confirms,
+                search.result(Goal::Ndr).map_or(String::new(), |r| format!(" (the NDR's confirmation carried {:.3} Mpps within the PDR limit too)", r / 1e6))
+            );
+        }
+        None if search.gave_up(Goal::Pdr) => {
+            println!("no knee confirmed: {} full-length confirmations failed", search.bounds(Goal::Pdr).failed_confirms)
+        }
+        None => println!("no rate down to {:.3} Mpps kept loss within {}%: no knee", max_rate / 1000.0 / 1e6, args.pdr_loss),
+    }
+}
+
+/// One trial's line: what it offered, sent and received, its verdicts,
+/// and how it counted when the sender fell short.
+pub fn print_trial(t: &Trial, next: &Next, counted: &Counted, i: usize, args: &Args) {
+    let r = &t.step;
+    let lat = r.latency.as_ref().map_or(String::new(), |l| {
+        let pct = args.sla.as_ref().map_or("p99.9", |s| s.percentile.as_str());
+        match l.at(pct) {
+            Some(v) => format!(", {} {v:.1} us", pct.to_uppercase()),
+            None => format!(", {} no samples", pct.to_uppercase()),
+        }
+    });
+    println!(
+        "  trial {i} ({}{}): offered {:.3} Mpps, sent {:.3}, received {:.3}, loss {:.3}%{lat}; limit: {}{}{}",
+        match (next.kind, next.full_length) {
+            (TrialKind::Confirm, _) => "confirm",
+            (_, true) => "search, full length",
+            _ => "search",
+        },
+        next.goal.map_or(String::new(), |g| format!(" {}", if g == Goal::Ndr { "NDR" } else { "PDR" })),
+        next.rate / 1e6,
+        r.sent.mpps,
+        r.headline_mpps(),
+        r.loss_pct.unwrap_or(100.0),
+        r.limit(),
+        outcome(t, next, counted),
+        match counted.confirmed {
+            Some(false) if counted.sender_short => "; not confirmed (the sender fell short)",
+            Some(false) => "; not confirmed",
+            _ => "",
+        },
+    );
+}
+
+/// " -> NDR pass, PDR fail", or how a trial the sender fell short on counted.
+fn outcome(t: &Trial, next: &Next, counted: &Counted) -> String {
+    let verdicts = format!("NDR {}, PDR {}", if t.ndr_pass { "pass" } else { "fail" }, if t.pdr_pass { "pass" } else { "fail" });
+    match (counted.sender_short, counted.at) {
+        (false, _) => format!(" -> {verdicts}"),
+        (true, Some(at)) => format!(
+            "; sender short: delivered {:.1}% of offered: not a pass at {:.3} Mpps -> at {:.3} Mpps delivered: {verdicts}",
+            counted.delivered_share * 100.0,
+            next.rate / 1e6,
+            at / 1e6
+        ),
+        (true, None) => format!(
+            "; sender short: delivered {:.1}% of offered: not a pass at {:.3} Mpps, and too little to count",
+            counted.delivered_share * 100.0,
+            next.rate / 1e6
+        ),
+    }
+}

@@ -1,0 +1,146 @@
+//! The knee's trials: the top of the search, the search itself (each trial
+//! a measured step against drop), and latency under load below the knee.
+
+use std::time::Duration;
+
+use blastdrop::fail::Failure;
+use blastdrop::sender::{Sender, StepParams};
+use blastdrop::signals;
+use knee::{Search, SearchConfig};
+
+use super::record::{LoadPoint, Trial};
+use super::report;
+use crate::args::Args;
+use crate::mode::Knee;
+use crate::peer::{self, Peer};
+
+/// Runs the trials, and counts them (`n`, each one's step index).
+pub struct Trials<'a> {
+    args: &'a Args,
+    m: &'a Knee,
+    pub sender: &'a mut Sender,
+    peer: &'a mut Peer,
+    pub n: usize,
+}
+
+/// What the search found, and why it ended early, if it did.
+pub struct Searched {
+    pub search: Search,
+    pub trials: Vec<Trial>,
+    pub interrupted: bool,
+    pub failure: Option<String>,
+}
+
+impl<'a> Trials<'a> {
+    pub fn new(args: &'a Args, m: &'a Knee, sender: &'a mut Sender, peer: &'a mut Peer) -> Trials<'a> {
+        Trials { args, m, sender, peer, n: 0 }
+    }
+
+    fn params(&self, rate: Option<f64>, d: Duration, shape: pace::Shape) -> StepParams {
+        StepParams {
+            queues: self.m.queues,
+            size: self.m.size,
+            flows: self.m.flows,
+            rate,
+            count: None,
+            duration: Some(d),
+            warmup: self.args.warmup,
+            window: true,
+            live: self.args.live,
+            shape,
+            reflect: self.args.reflect,
+        }
+    }
+
+    /// One measured trial: its record, why the search must stop, and whether it was interrupted.
+    fn measure(&mut self, rate: Option<f64>, d: Duration, shape: pace::Shape) -> Result<peer::Measured, Failure> {
+        let params = self.params(rate, d, shape);
+        let measured = peer::measure(self.sender, Some(&mut *self.peer), &params, self.n, 1)?;
+        self.n += 1;
+        Ok(measured)
+    }
+
+    /// The top of the search: --rate, or what the sender sends unpaced.
+    pub fn top(&mut self) -> Result<f64, Failure> {
+        if let Some(r) = self.args.rate {
+            return Ok(r);
+        }
+        eprintln!("blast: knee: measuring the sender's unpaced rate for the top of the search");
+        let (rec, failure, _) = self.measure(None, self.args.search_duration, pace::Shape::Open)?;
+        if let Some(e) = failure {
+            return Err(Failure::runtime(format!("knee search stopped: {e}")));
+        }
+        println!("  unpaced: sent {:.3} Mpps, received {:.3} Mpps; limit: {}", rec.sent.mpps, rec.headline_mpps(), rec.limit());
+        Ok(rec.sent.mpps * 1e6)
+    }
+
+    /// Searches down from `max_rate` until the search is done, a trial
+    /// fails to run, or a signal arrives.
+    pub fn search(&mut self, max_rate: f64) -> Result<Searched, Failure> {
+        let args = self.args;
+        let mut search = Search::new(SearchConfig {
+            max_rate,
+            min_rate: (max_rate / 1000.0).max(1.0),
+            precision: args.knee_precision / 100.0,
+            ndr_loss_pct: args.loss,
+            pdr_loss_pct: args.pdr_loss,
+            max_confirm_failures: 2,
+        });
+        let (mut trials, mut interrupted, mut failure) = (Vec::new(), false, None);
+        while let Some(next) = search.next() {
+            if signals::stopping() {
+                interrupted = true;
+                break;
+            }
+            let d = if next.full_length { self.m.duration } else { args.search_duration };
+            let (rec, f, intr) = self.measure(Some(next.rate), d, self.m.shape)?;
+            if let Some(e) = f.or_else(|| rec.error.clone()) {
+                failure = Some(e);
+                interrupted |= intr;
+                break;
+            }
+            let loss = rec.loss_pct.unwrap_or(100.0);
+            let latency_ok = match (&args.sla, &rec.latency) {
+                (None, _) => true,
+                (Some(sla), Some(l)) => sla.holds(l),
+                (Some(_), None) => false,
+            };
+            // The trial counts at the load it carried: what the sender delivered.
+            let delivered = rec.sent.mpps * 1e6;
+            let counted = search.record(&next, next.rate, delivered, loss, latency_ok);
+            let trial = Trial {
+                kind: next.kind,
+                goal: next.goal,
+                ndr_pass: loss <= args.loss && latency_ok,
+                pdr_pass: loss <= args.pdr_loss && latency_ok,
+                sender_short: counted.sender_short,
+                delivered_pct: counted.delivered_share * 100.0,
+                counted_at_mpps: counted.at.map(|r| r / 1e6),
+                confirmed: counted.confirmed,
+                step: rec,
+            };
+            report::print_trial(&trial, &next, &counted, trials.len() + 1, args);
+            trials.push(trial);
+        }
+        Ok(Searched { search, trials, interrupted, failure })
+    }
+
+    /// Latency under load at 10, 50 and 90% of the knee; a trial that
+    /// cannot run stops them, and says why in `failure`.
+    pub fn under_load(&mut self, knee: f64, failure: &mut Option<String>) -> Result<Vec<LoadPoint>, Failure> {
+        let mut points = Vec::new();
+        for share in [10u32, 50, 90] {
+            if signals::stopping() {
+                break;
+            }
+            let rate = knee * f64::from(share) / 100.0;
+            let (rec, f, _) = self.measure(Some(rate), self.m.duration, self.m.shape)?;
+            if let Some(e) = f {
+                *failure = Some(e);
+                break;
+            }
+            points.push(LoadPoint { share_pct: share, step: rec });
+        }
+        Ok(points)
+    }
+}

@@ -1,0 +1,59 @@
+//! A ladder: one measured step per (queue count, frame size), each with
+//! drop's figures for the same window when there is a --peer; then the
+//! table, the ceiling per frame size, and the JSON, CSV and SVG files.
+//! steps.rs runs the steps, report.rs prints, record.rs analyses and writes.
+
+mod record;
+mod report;
+mod steps;
+
+use blastdrop::fail::Failure;
+use blastdrop::sender::Sender;
+use blastdrop::session::Started;
+use control::{PeerInfo, Request};
+use ladder::Aggregate;
+
+use crate::args::Args;
+use crate::mode::LadderRun;
+use crate::peer;
+use record::Outcome;
+
+pub fn run(args: &Args, m: &LadderRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
+    let (mut peer, peer_info) = peer::connect(args)?;
+    check_receiver(args, m, sender, peer_info.as_ref())?;
+    let receiver_side = peer.is_some();
+    report::announce(args, m, peer_info.as_ref());
+
+    let (records, failure) = steps::run(args, m, sender, peer.as_mut());
+
+    let aggregates = Aggregate::from_records(&records);
+    report::print_steps(args, m, sender, peer_info.as_ref(), &records, &aggregates);
+    let analysis = record::analyse(args, &m.ladder, &records, &aggregates, receiver_side);
+    // The pace only caps steps that delivered it.
+    let pace_capped = records.iter().any(|r| r.limit() == "none");
+    report::print_analysis(&analysis, args.rate.filter(|_| pace_capped));
+    record::write_files(args, m, started, sender, Outcome { records: &records, aggregates, analysis, peer_info })?;
+    if let Some(p) = peer.as_mut() {
+        let _ = p.call(Request::Bye);
+    }
+    match failure {
+        Some(e) => Err(Failure::runtime(format!("ladder stopped after {} step(s): {e}", records.len()))),
+        None => Ok(()),
+    }
+}
+
+/// Refuses, before any step, what the receiver (or memif's pairing) cannot do.
+fn check_receiver(args: &Args, m: &LadderRun, sender: &Sender, peer_info: Option<&PeerInfo>) -> Result<(), Failure> {
+    if let Some(rx) = args.rx_queues.filter(|_| sender.sides().iter().any(|s| s.port.peer_managed())) {
+        if m.ladder.queues.iter().any(|&q| q != rx) {
+            return Err(Failure::usage(format!(
+                "--rx-queues {rx} on memif: memif pairs queues one to one, and drop would poll rings blast never made: leave --rx-queues out"
+            )));
+        }
+    }
+    if let Some(info) = peer_info {
+        peer::check_receiver(info, args.rx_queues.unwrap_or(m.ladder.max_queues()), m.ladder.max_size(), args.reflect, "the ladder")?;
+        peer::check_port_pairing(info, sender.sides().len());
+    }
+    Ok(())
+}

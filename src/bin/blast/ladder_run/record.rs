@@ -1,0 +1,128 @@
+//! The ladder's analysis (ceilings per frame size, the bandwidth
+//! crossover) and its files: the JSON record, the CSV and the SVG plot.
+
+use serde::Serialize;
+
+use blastdrop::fail::Failure;
+use blastdrop::report;
+use blastdrop::sender::Sender;
+use blastdrop::session::Started;
+use blastdrop::signals;
+use control::PeerInfo;
+use ladder::{crossover, find_ceiling, Aggregate, Ceiling, Crossover, Ladder, StepRecord};
+
+use crate::args::Args;
+use crate::mode::LadderRun;
+use crate::peer;
+
+#[derive(Serialize)]
+pub struct SizeCeiling {
+    pub size: u32,
+    pub ceiling: Ceiling,
+    pub limit: String,
+}
+
+#[derive(Serialize)]
+pub struct Analysis {
+    /// Whether the figures analysed are the receiver's.
+    pub receiver_side: bool,
+    pub ceiling_threshold_pct: f64,
+    pub ceilings: Vec<SizeCeiling>,
+    pub crossover: Option<Crossover>,
+}
+
+#[derive(Serialize)]
+struct LadderRecord<'a> {
+    tool: &'static str,
+    mode: &'static str,
+    schema_version: u32,
+    version: &'static str,
+    config: &'a Args,
+    src_mac: String,
+    environment: peer::Environments,
+    ladder: &'a Ladder,
+    interrupted: bool,
+    steps: &'a [StepRecord],
+    aggregates: Vec<Aggregate>,
+    analysis: Analysis,
+}
+
+pub fn analyse(args: &Args, ladder: &Ladder, records: &[StepRecord], aggs: &[Aggregate], receiver_side: bool) -> Analysis {
+    let mut ceilings = Vec::new();
+    for &size in &ladder.sizes {
+        let mut pts: Vec<(u16, f64)> = aggs.iter().filter(|a| a.size == size).map(|a| (a.queues, a.mpps.median)).collect();
+        pts.sort_by_key(|p| p.0);
+        if pts.len() < 2 {
+            continue;
+        }
+        if let Some(c) = find_ceiling(&pts, args.ceiling_threshold / 100.0) {
+            // The limit at the ceiling: what the step there hit.
+            let limit = records
+                .iter()
+                .find(|r| r.size == size && r.queues == c.queues && r.error.is_none())
+                .map_or_else(|| "n/a".to_string(), |r| r.limit());
+            ceilings.push(SizeCeiling { size, ceiling: c, limit });
+        }
+    }
+    let crossover = args.published_gbps.map(|g| {
+        let best: Vec<(u32, f64)> = ladder
+            .sizes
+            .iter()
+            .map(|&s| (s, aggs.iter().filter(|a| a.size == s).map(|a| a.frame_gbps.median).fold(0.0, f64::max)))
+            .collect();
+        crossover(&best, g)
+    });
+    Analysis { receiver_side, ceiling_threshold_pct: args.ceiling_threshold, ceilings, crossover }
+}
+
+/// The ladder's outcome, for its files.
+pub struct Outcome<'a> {
+    pub records: &'a [StepRecord],
+    pub aggregates: Vec<Aggregate>,
+    pub analysis: Analysis,
+    pub peer_info: Option<PeerInfo>,
+}
+
+/// Writes --plot, --csv and --json, those asked for.
+pub fn write_files(args: &Args, m: &LadderRun, started: &Started, sender: &Sender, out: Outcome) -> Result<(), Failure> {
+    let receiver_side = out.analysis.receiver_side;
+    let mut sizes_seen = out.aggregates.clone();
+    sizes_seen.sort_by_key(|a| (a.size, a.queues));
+    if let Some(path) = &args.plot {
+        let title = format!(
+            "blastdrop ladder: {} ({}), flows {}, {} arrivals",
+            sender.info().name,
+            sender.info().driver,
+            args.flows.map_or("= queues".into(), |f| f.to_string()),
+            m.shape
+        );
+        let svg =
+            ladder::render_svg(&sizes_seen, receiver_side, &title).map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;
+        std::fs::write(path, svg).map_err(|e| Failure::runtime(format!("cannot write --plot {}: {e}", path.display())))?;
+    }
+    if let Some(path) = &args.csv {
+        std::fs::write(path, ladder::render_csv(out.records))
+            .map_err(|e| Failure::runtime(format!("cannot write --csv {}: {e}", path.display())))?;
+    }
+    if let Some(path) = &args.json {
+        let record = LadderRecord {
+            tool: "blast",
+            mode: "ladder",
+            schema_version: 1,
+            version: env!("CARGO_PKG_VERSION"),
+            config: args,
+            src_mac: sender.src_mac().to_string(),
+            environment: peer::Environments {
+                sender: blastdrop::environment::of_sender(started, sender, m.ladder.max_queues()),
+                receiver: out.peer_info,
+            },
+            ladder: &m.ladder,
+            interrupted: signals::interrupted(),
+            steps: out.records,
+            aggregates: out.aggregates,
+            analysis: out.analysis,
+        };
+        report::write_json(path, &record)?;
+    }
+    Ok(())
+}

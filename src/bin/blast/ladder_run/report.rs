@@ -1,0 +1,180 @@
+//! What a ladder prints: the plan, progress on stderr, a row per step,
+//! then the environment of both ends, the table, repeats, and the
+//! ceilings and bandwidth analysis.
+
+use std::time::Duration;
+
+use blastdrop::report;
+use blastdrop::sender::Sender;
+use control::PeerInfo;
+use ladder::{Aggregate, StepRecord, StepSpec};
+
+use super::record::Analysis;
+use crate::args::Args;
+use crate::mode::LadderRun;
+
+/// The line that opens the ladder.
+pub fn announce(args: &Args, m: &LadderRun, peer_info: Option<&PeerInfo>) {
+    println!(
+        "blast: ladder of {}, {} run(s) each; {:.1?} warm-up then a {:.1?} window per step; {} arrivals{}; {}",
+        m.ladder.describe(),
+        args.repeat,
+        args.warmup,
+        m.duration,
+        m.shape,
+        args.rate.map_or(String::new(), |r| format!(" at {:.3} Mpps", r / 1e6)),
+        match peer_info {
+            Some(i) => format!("receiver: drop on {} ({}, {}); receiver-side figures", i.hostname, i.port_name, i.driver),
+            None => "no --peer: sender-side figures only".into(),
+        }
+    );
+}
+
+/// Progress on stderr before step `n` of `total`, with the time `left`.
+pub fn progress(n: usize, total: usize, step: &StepSpec, run: u32, repeat: u32, left: Duration) {
+    eprintln!(
+        "blast: step {}/{}: {} queue(s), {} B frames, run {}/{}; about {} left",
+        n,
+        total,
+        step.queues,
+        step.size,
+        run,
+        repeat,
+        fmt_secs(left)
+    );
+}
+
+fn fmt_secs(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// After the steps: both ends, what every step had in common, the table,
+/// and the repeats' spread.
+pub fn print_steps(
+    args: &Args,
+    m: &LadderRun,
+    sender: &Sender,
+    peer_info: Option<&PeerInfo>,
+    records: &[StepRecord],
+    aggregates: &[Aggregate],
+) {
+    println!();
+    let ena: Vec<String> =
+        sender.sides().iter().filter_map(|s| s.ena.as_ref().map(|e| format!("; {}: {}", s.info.name, e.describe()))).collect();
+    println!(
+        "sender: {} on {}, {}, DPDK {}{}{}",
+        report::hostname(),
+        report::Machine::read().describe(),
+        report::cpu_model(),
+        dpdk::runtime_version(),
+        ena.concat(),
+        peer_info.map_or(String::new(), |i| format!("; receiver: {} ({}, DPDK {})", i.hostname, i.cpu_model, i.dpdk))
+    );
+    if let Some(r) = records.iter().find(|r| r.error.is_none()) {
+        println!(
+            "every step: MTU {}, {} arrivals{}, {} (FCS incl.); recv figures are drop's (receiver-side) where there is a --peer",
+            r.mtu,
+            r.shape,
+            args.rate.map_or(String::new(), |x| format!(" at {:.3} Mpps offered", x / 1e6)),
+            if m.ladder.sizes.len() == 1 { format!("{} B frames", m.ladder.sizes[0]) } else { "frame sizes as in the size column".into() }
+        );
+    }
+    print!("{}", ladder::render_table(records));
+    if args.repeat > 1 {
+        let what = if peer_info.is_some() { "received" } else { "sent" };
+        println!("\nrepeats ({} runs per step): {} Mpps min / median / max", args.repeat, what);
+        for a in aggregates {
+            println!(
+                "  {:>4} queue(s) {:>6} B: {:.3} / {:.3} / {:.3} Mpps  ({} runs)",
+                a.queues, a.size, a.mpps.min, a.mpps.median, a.mpps.max, a.runs
+            );
+        }
+    }
+}
+
+pub fn print_analysis(a: &Analysis, paced: Option<f64>) {
+    let side = if a.receiver_side { "receiver-side" } else { "sender-side" };
+    if let Some(r) = paced {
+        println!("note: every step was paced at {:.3} Mpps: steps with limit `none` delivered it: their rate is the pace, not a limit of the path", r / 1e6);
+    }
+    for c in &a.ceilings {
+        let x = &c.ceiling;
+        let growth = if x.linear_before {
+            format!("linear per queue before it ({:.3} Mpps/queue)", x.mpps_per_queue_first)
+        } else {
+            format!("sub-linear before it (first step {:.3} Mpps/queue)", x.mpps_per_queue_first)
+        };
+        if x.reached {
+            println!(
+                "ceiling ({} B frames): {:.3} Mpps at {} queues, limit: {}; growth {growth} [{side}]",
+                c.size, x.mpps, x.queues, c.limit
+            );
+        } else {
+            println!(
+                "no ceiling ({} B frames): still growing {}%+ per step up to {} queues ({:.3} Mpps, limit there: {}); growth {growth} [{side}]",
+                c.size, a.ceiling_threshold_pct, x.queues, x.mpps, c.limit
+            );
+        }
+    }
+    if let Some(x) = &a.crossover {
+        match x.first_size {
+            Some(s) => {
+                println!("bandwidth: {} B frames are the smallest to reach {:.1} Gb/s of frames (within 3%) [{side}]", s, x.published_gbps)
+            }
+            None => println!("bandwidth: no frame size reached {:.1} Gb/s of frames (within 3%) [{side}]", x.published_gbps),
+        }
+        for v in &x.sizes {
+            println!("  {:>6} B: best {:.3} Gb/s of frames, held back by the {}", v.size, v.gbps, v.held_by);
+        }
+    }
+}
+
+pub fn print_row(r: &StepRecord) {
+    print_step(r);
+    for p in &r.ports {
+        println!(
+            "    port {} ({}, {} queue(s)): sent {:.3} Mpps{}; limit: {}",
+            p.port,
+            p.name,
+            p.queues,
+            p.sent.mpps,
+            match (p.received, &p.receiver_port) {
+                (Some(rx), Some(name)) => format!(", received {:.3} Mpps on {name}, loss {:.3}%", rx.mpps, p.loss_pct.unwrap_or(0.0)),
+                _ => String::new(),
+            },
+            p.limit()
+        );
+    }
+}
+
+fn print_step(r: &StepRecord) {
+    match (&r.error, r.received) {
+        (Some(e), _) => println!("  step {} ({} queue(s), {} B): failed: {e}", r.step + 1, r.queues, r.size),
+        (None, Some(rx)) => println!(
+            "  step {} ({} queue(s), {} B, run {}): sent {:.3} Mpps, received {:.3} Mpps ({:.3} Gb/s wire), loss {:.3}%; limit: {}",
+            r.step + 1,
+            r.queues,
+            r.size,
+            r.run,
+            r.sent.mpps,
+            rx.mpps,
+            rx.wire_gbps,
+            r.loss_pct.unwrap_or(0.0),
+            r.limit()
+        ),
+        (None, None) => println!(
+            "  step {} ({} queue(s), {} B, run {}): sent {:.3} Mpps (sender-side; no receiver); limit: {}",
+            r.step + 1,
+            r.queues,
+            r.size,
+            r.run,
+            r.sent.mpps,
+            r.limit()
+        ),
+    }
+}

@@ -1,0 +1,93 @@
+//! The ladder's steps: each prepared at drop (when there is a --peer) and
+//! measured, in order, --repeat times, until one cannot run or a signal
+//! arrives.
+
+use std::time::Instant;
+
+use blastdrop::sender::{Sender, StepParams};
+use blastdrop::signals;
+use control::{Request, Response};
+use ladder::{StepRecord, StepSpec};
+
+use super::report;
+use crate::args::Args;
+use crate::mode::LadderRun;
+use crate::peer::{self, Peer};
+
+/// Runs every step. Returns the records of the steps run (a step that
+/// could not run is recorded with its error) and why the ladder stopped
+/// early, if it did.
+pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mut Peer>) -> (Vec<StepRecord>, Option<String>) {
+    let total_steps = m.ladder.steps.len() * args.repeat as usize;
+    let per_step = args.warmup + m.duration + args.drain;
+    let began = Instant::now();
+    let mut records: Vec<StepRecord> = Vec::new();
+    let mut failure: Option<String> = None;
+    'runs: for run in 1..=args.repeat {
+        for (i, step) in m.ladder.steps.iter().enumerate() {
+            if signals::stopping() {
+                break 'runs;
+            }
+            let done = records.len();
+            let left =
+                if done == 0 { per_step * (total_steps as u32) } else { began.elapsed() / done as u32 * (total_steps - done) as u32 };
+            report::progress(done + 1, total_steps, step, run, args.repeat, left);
+            let flows = args.flows.unwrap_or(u32::from(step.queues));
+            if let Some(p) = peer.as_deref_mut() {
+                if let Err(e) = prepare(p, sender, args.rx_queues.unwrap_or(step.queues), step.size) {
+                    records.push(failed(i, run, step, flows, e.clone()));
+                    failure = Some(e);
+                    break 'runs;
+                }
+            }
+            let params = StepParams {
+                queues: step.queues,
+                size: step.size,
+                flows,
+                rate: args.rate,
+                count: None,
+                duration: Some(m.duration),
+                warmup: args.warmup,
+                window: true,
+                live: args.live,
+                shape: m.shape,
+                reflect: args.reflect,
+            };
+            // A step that cannot run (a port that will not start, a link that
+            // stays down when the receiver is gone) ends the ladder, and the
+            // steps before it are still written.
+            let (rec, step_failure, interrupted) = match peer::measure(sender, peer.as_deref_mut(), &params, i, run) {
+                Ok(measured) => measured,
+                Err(f) => (failed(i, run, step, flows, f.message.clone()), Some(f.message), signals::interrupted()),
+            };
+            if step_failure.is_some() {
+                failure = step_failure;
+            }
+            report::print_row(&rec);
+            records.push(rec);
+            if failure.is_some() || interrupted {
+                break 'runs;
+            }
+        }
+    }
+    (records, failure)
+}
+
+/// Asks drop for the step's RX queues and frame size.
+fn prepare(p: &mut Peer, sender: &mut Sender, rx_queues: u16, max_size: u32) -> Result<(), String> {
+    match p.call(Request::Prepare { rx_queues, max_size }) {
+        // drop restarted its port: a memif client must connect again.
+        Ok(Response::Prepared(prepared)) if prepared.restarted => {
+            sender.reconnect_next_step();
+            Ok(())
+        }
+        Ok(Response::Prepared(_)) => Ok(()),
+        Ok(other) => Err(format!("drop answered {other:?} to prepare")),
+        Err(e) => Err(e),
+    }
+}
+
+/// The record of a step that could not run.
+fn failed(step: usize, run: u32, spec: &StepSpec, flows: u32, error: String) -> StepRecord {
+    StepRecord { step, run, queues: spec.queues, size: spec.size, flows, error: Some(error), ..Default::default() }
+}

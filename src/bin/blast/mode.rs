@@ -1,0 +1,168 @@
+//! What blast was asked to do, validated once: the flags (`Args`, as clap
+//! parsed them) checked against each other, then resolved into a `Mode`
+//! that `main` dispatches on. Nothing after this reaches back into the
+//! raw lists to decide what kind of run it is.
+
+use std::time::Duration;
+
+use blastdrop::fail::Failure;
+use blastdrop::session;
+use ladder::Ladder;
+use layout::StepLayout;
+
+use crate::args::Args;
+
+/// The length of a measured window when --duration is not given.
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+/// One kind of run, with the values it runs with already resolved.
+pub enum Mode {
+    /// One step, no receiver: a line a second and a sender-side summary.
+    Single(Single),
+    /// Several steps, or any run against a --peer: one measured step each.
+    Ladder(LadderRun),
+    /// --find-knee: the NDR/PDR search at one traffic.
+    Knee(Knee),
+}
+
+/// A single step.
+pub struct Single {
+    pub queues: u16,
+    pub size: u32,
+    pub flows: u32,
+    /// Ports, queues and streams, as the sender will run them.
+    pub layout: StepLayout,
+    /// None only when --count ends the run.
+    pub duration: Option<Duration>,
+    pub count: Option<u64>,
+    pub shape: pace::Shape,
+}
+
+/// A ladder of steps.
+pub struct LadderRun {
+    pub ladder: Ladder,
+    /// Each step's measured window.
+    pub duration: Duration,
+    pub shape: pace::Shape,
+}
+
+/// A knee search at fixed queues, size and shape.
+pub struct Knee {
+    pub queues: u16,
+    pub size: u32,
+    pub flows: u32,
+    pub shape: pace::Shape,
+    /// Each confirmation's length (search trials use --search-duration).
+    pub duration: Duration,
+    /// drop's RX queues.
+    pub rx_queues: u16,
+}
+
+impl Mode {
+    /// Checks the flags against each other (in the order the errors have
+    /// always been reported) and the output files, then resolves the mode.
+    pub fn from_args(args: &Args) -> Result<Mode, Failure> {
+        check(args)?;
+        Ok(if args.find_knee {
+            Mode::Knee(knee(args))
+        } else if is_ladder(args) {
+            Mode::Ladder(LadderRun {
+                ladder: Ladder::new(args.queues.0.clone(), args.size.0.clone(), args.order),
+                duration: args.duration.unwrap_or(DEFAULT_DURATION),
+                shape: args.arrival_shape(),
+            })
+        } else {
+            Mode::Single(single(args)?)
+        })
+    }
+}
+
+/// A ladder: several steps, or a receiver to measure against.
+fn is_ladder(args: &Args) -> bool {
+    !args.find_knee && (args.queues.len() > 1 || args.size.len() > 1 || args.repeat > 1 || args.peer.is_some())
+}
+
+fn single(args: &Args) -> Result<Single, Failure> {
+    let queues = args.queues[0];
+    let flows = args.flows.unwrap_or(u32::from(queues));
+    Ok(Single {
+        queues,
+        size: args.size[0],
+        flows,
+        layout: StepLayout::new(queues, args.port.len() as u16, flows, args.src_port).map_err(session::layout_failure)?,
+        duration: args.duration.or(if args.count.is_none() { Some(DEFAULT_DURATION) } else { None }),
+        count: args.count,
+        shape: args.arrival_shape(),
+    })
+}
+
+fn knee(args: &Args) -> Knee {
+    let queues = args.queues[0];
+    Knee {
+        queues,
+        size: args.size[0],
+        flows: args.flows.unwrap_or(u32::from(queues)),
+        shape: args.shape.unwrap_or(pace::Shape::Burst(args.burst as u32)),
+        duration: args.duration.unwrap_or(DEFAULT_DURATION),
+        rx_queues: args.rx_queues.unwrap_or(queues),
+    }
+}
+
+/// Every check clap cannot make alone, before anything starts.
+fn check(args: &Args) -> Result<(), Failure> {
+    if args.src_mac.iter().any(|m| m.is_multicast()) {
+        return Err(Failure::usage("--src-mac must be a unicast address (its first byte even)"));
+    }
+    if is_ladder(args) && args.count.is_some() {
+        return Err(Failure::usage("--count is for a single step; a ladder measures each step over --duration"));
+    }
+    check_shape(args)?;
+    if args.find_knee {
+        check_knee(args)?;
+    }
+    if args.sla.is_some() && !(args.find_knee && args.reflect) {
+        return Err(Failure::usage(
+            "--sla limits the knee's latency: use it with --find-knee and --reflect (drop --reflect on the other end)",
+        ));
+    }
+    if args.sentence && !args.find_knee {
+        return Err(Failure::usage("--sentence renders a knee: use it with --find-knee"));
+    }
+    // Every step's flow plan must be possible before anything starts.
+    for &q in args.queues.iter() {
+        StepLayout::new(q, args.port.len() as u16, args.flows.unwrap_or(u32::from(q)), args.src_port).map_err(session::layout_failure)?;
+    }
+    // Output files are checked now, not after the whole run.
+    session::check_outputs(&[("--json", args.json.as_deref()), ("--csv", args.csv.as_deref()), ("--plot", args.plot.as_deref())])
+}
+
+/// --shape against --rate.
+fn check_shape(args: &Args) -> Result<(), Failure> {
+    match (args.shape, args.rate) {
+        (Some(s), None) if s.is_paced() && !args.find_knee => {
+            Err(Failure::usage(format!("--shape {s} paces frames: give the rate with --rate (frames per second, e.g. 1M)")))
+        }
+        (Some(pace::Shape::Open), Some(_)) => Err(Failure::usage("--shape open is unpaced: drop --rate, or pick even, burst:N or poisson")),
+        _ => Ok(()),
+    }
+}
+
+/// What --find-knee needs of the other flags.
+fn check_knee(args: &Args) -> Result<(), Failure> {
+    if args.peer.is_none() {
+        return Err(Failure::usage("--find-knee measures loss at the receiver: run drop --listen ADDR:PORT and give --peer ADDR:PORT"));
+    }
+    if args.queues.len() > 1 || args.size.len() > 1 || args.repeat > 1 || args.count.is_some() {
+        return Err(Failure::usage("--find-knee searches one traffic: give one --queues and one --size, and no --repeat or --count"));
+    }
+    if args.shape == Some(pace::Shape::Open) {
+        return Err(Failure::usage("--find-knee paces its trials: pick --shape even, burst:N or poisson"));
+    }
+    if !(0.0..100.0).contains(&args.loss) || !(0.0..100.0).contains(&args.pdr_loss) || args.pdr_loss < args.loss {
+        return Err(Failure::usage("--loss and --pdr-loss are percentages from 0 to 100, with --pdr-loss at least --loss"));
+    }
+    if !(args.knee_precision > 0.0 && args.knee_precision < 50.0) {
+        return Err(Failure::usage("--knee-precision is a percentage above 0 and below 50 (e.g. 2)"));
+    }
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! drop's summary as printed at the end of a run.
+
+use crate::summary::Summary;
+
+pub(crate) fn print_summary(s: &Summary) {
+    println!("--- drop summary (receiver-side: frames that arrived) ---");
+    println!(
+        "received {} frames, {} bytes in {:.3} s (first to last arrival): {:.3} Mpps, {:.3} Gb/s of frames, {:.3} Gb/s on the wire (+20 B/frame)",
+        s.received.packets, s.received.bytes, s.received.seconds, s.received.mpps, s.received.frame_gbps, s.received.wire_gbps
+    );
+    println!(
+        "probe: {} streams, lost {} reordered {} duplicates {} late {}  no-probe frames {}  untracked {}{}",
+        s.streams.len(),
+        s.probe.lost,
+        s.probe.reordered,
+        s.probe.duplicates,
+        s.probe.late,
+        s.no_probe,
+        s.untracked,
+        if s.probe.restarts > 0 { format!("  ({} stream starts of a new sender run)", s.probe.restarts) } else { String::new() }
+    );
+    println!(
+        "port: ipackets {}{} imissed {} rx_nombuf {} ierrors {}  cycles/pkt {:.1}{}",
+        s.port.ipackets,
+        if s.port_counters_reset { " (device reset its counters before the end; last live read)" } else { "" },
+        s.port.imissed,
+        s.port.rx_nombuf,
+        s.port.ierrors,
+        s.cycles_per_packet,
+        if s.interrupted { "  (interrupted)" } else { "" }
+    );
+    println!("limit: {} [receiver-side, from drop's own counters]", s.limit);
+    for l in &s.verdict.limits {
+        println!("  {}: {}", l.kind.as_str(), l.evidence);
+    }
+    if s.faults > 0 {
+        println!("faults: {} burst(s) caught when a memif peer left under them (their frames are not counted)", s.faults);
+    }
+    print_arrivals(s);
+    print_rows(s);
+}
+
+/// The arrivals' burstiness and, with --one-way, the one-way latency.
+fn print_arrivals(s: &Summary) {
+    let a = &s.arrivals;
+    let per_interval = match (a.interval_us, a.peak_per_interval, a.mean_per_interval, a.peak_to_mean) {
+        (Some(us), Some(peak), Some(mean), Some(r)) => {
+            format!("; per {us} us: peak {peak} frames, mean {mean:.1}, peak-to-mean {r:.1}")
+        }
+        _ => String::new(),
+    };
+    println!(
+        "arrivals: {} full polls (frames waiting beyond one poll), backlog up to {} frames{per_interval}{}",
+        a.full_polls,
+        a.max_backlog_frames,
+        if s.reflect_drops > 0 { format!("; reflect: {} frames the TX queue refused", s.reflect_drops) } else { String::new() }
+    );
+    if let Some(o) = &s.one_way {
+        println!(
+            "one way (by both hosts' CLOCK_REALTIME; this host's clock {}): {}{}",
+            match o.sync {
+                Some(c) if c.synchronized => format!("synchronised, max error {} us", c.max_error_us),
+                Some(c) => format!("NOT synchronised (max error {} us): the figures are only as good as the clocks", c.max_error_us),
+                None => "sync status unknown".to_string(),
+            },
+            o.latency.line(),
+            if o.negative > 0 {
+                format!("; {} probes arrived before they were sent: the clocks disagree", o.negative)
+            } else {
+                String::new()
+            }
+        );
+    }
+}
+
+/// Each port's and each queue's share.
+fn print_rows(s: &Summary) {
+    for p in &s.ports {
+        println!(
+            "  port {} ({}): {:.3} Mpps, {} frames, lost {}; device: ipackets {} imissed {} rx_nombuf {} ierrors {}",
+            p.port,
+            p.name,
+            p.received.mpps,
+            p.received.packets,
+            p.probe.lost,
+            p.device.ipackets,
+            p.device.imissed,
+            p.device.rx_nombuf,
+            p.device.ierrors
+        );
+    }
+    for q in &s.queues {
+        println!(
+            "  q{} (port {}, lcore {}): {:.3} Mpps, {} frames, {:.1} cycles/pkt, lost {} reordered {} dup {}",
+            q.queue,
+            q.port,
+            q.lcore,
+            q.received.mpps,
+            q.received.packets,
+            q.cycles_per_packet,
+            q.probe.lost,
+            q.probe.reordered,
+            q.probe.duplicates
+        );
+    }
+}

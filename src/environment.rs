@@ -1,0 +1,68 @@
+//! The environment record (`report::Environment`): where and on what a run
+//! happened. One builder for both tools; blast describes its sender, drop
+//! its receiver, and each passes only what differs.
+
+use crate::fail::Failure;
+use crate::receiver::{Receiver, Totals};
+use crate::report::{self, Environment, LcoreRecord, MempoolRecord, PortRecord};
+use crate::sender::Sender;
+use crate::session::Started;
+
+/// A queue's worker: (queue, index of its port in --port order, lcore).
+pub type QueueLcore = (u16, u16, u32);
+
+/// The environment of a run: this host, the EAL as `started`, the ports
+/// (the first is `port`; all of them in `ports` when there are several),
+/// each queue's lcore and CPU, and the mempools.
+pub fn build(
+    started: &Started,
+    tsc_hz: u64,
+    ports: Vec<PortRecord>,
+    lcores: impl IntoIterator<Item = QueueLcore>,
+    mempools: Vec<MempoolRecord>,
+) -> Environment {
+    let eal = &started.eal;
+    Environment {
+        hostname: report::hostname(),
+        cpu_model: report::cpu_model(),
+        machine: report::Machine::read(),
+        dpdk_runtime: dpdk::runtime_version(),
+        dpdk_built_against: dpdk::built_against().into(),
+        tsc_hz,
+        hugepages: eal.has_hugepages(),
+        eal_args: started.eal_args.clone(),
+        placement: started.placement.clone(),
+        port: ports[0].clone(),
+        ports: if ports.len() > 1 { ports } else { Vec::new() },
+        lcores: lcores
+            .into_iter()
+            .map(|(queue, port, lcore)| LcoreRecord { queue, port, lcore, cpu: eal.lcore_cpu(lcore), socket: eal.lcore_socket(lcore) })
+            .collect(),
+        mempools,
+    }
+}
+
+/// The sender's environment, its first `queues` queues' lcores.
+pub fn of_sender(started: &Started, sender: &Sender, queues: u16) -> Environment {
+    let nports = sender.sides().len() as u16;
+    let ports = sender.sides().iter().map(|side| PortRecord::of(&side.port, side.own_mac, false, side.link, side.ena.clone())).collect();
+    let lcores = sender.lcores()[..usize::from(queues)]
+        .iter()
+        .enumerate()
+        .map(|(q, &l)| (q as u16, layout::Spread::new(queues, nports).port_of(q as u16).0, l));
+    build(started, sender.tsc_hz(), ports, lcores, sender.mempools.clone())
+}
+
+/// The receiver's environment, with the lcores of the queues in `totals`.
+pub fn of_receiver(started: &Started, receiver: &Receiver, totals: &Totals) -> Result<Environment, Failure> {
+    let ports = receiver
+        .sides()
+        .iter()
+        .map(|side| {
+            let mac = wire::MacAddr(side.port.mac()?);
+            Ok(PortRecord::of(&side.port, mac, side.promiscuous, side.port.link(), side.ena.clone()))
+        })
+        .collect::<Result<Vec<PortRecord>, Failure>>()?;
+    let lcores = totals.queues.iter().map(|(&q, t)| (q, t.port, t.lcore));
+    Ok(build(started, receiver.tsc_hz(), ports, lcores, receiver.mempools.clone()))
+}

@@ -1,0 +1,92 @@
+//! The skeleton of the once-a-second live line: when a line is due, the
+//! seconds since the last one, the time stamp that opens it, and the
+//! per-queue rates. What the line says between is each tool's own.
+
+use std::time::{Duration, Instant};
+
+use crate::counters::Tally;
+
+/// Ticks once a second from `began`, on the second (a late tick does not
+/// move the ones after it).
+#[derive(Debug, Clone, Copy)]
+pub struct Ticker {
+    began: Instant,
+    next: Instant,
+    prev: Instant,
+}
+
+/// One due tick.
+#[derive(Debug, Clone, Copy)]
+pub struct Tick {
+    /// Since the ticker began.
+    pub elapsed: Duration,
+    /// Since the previous tick (or the start): what a second's deltas are over.
+    pub secs: f64,
+}
+
+impl Ticker {
+    pub fn new(began: Instant) -> Ticker {
+        Ticker { began, next: began + Duration::from_secs(1), prev: began }
+    }
+
+    /// The tick at `now`, if one is due; the next falls a second later.
+    pub fn due(&mut self, now: Instant) -> Option<Tick> {
+        if now < self.next {
+            return None;
+        }
+        self.next += Duration::from_secs(1);
+        let tick = Tick { elapsed: now.duration_since(self.began), secs: now.duration_since(self.prev).as_secs_f64() };
+        self.prev = now;
+        Some(tick)
+    }
+}
+
+impl Tick {
+    /// "[   3.0s]": what every live line starts with.
+    pub fn stamp(&self) -> String {
+        format!("[{:6.1}s]", self.elapsed.as_secs_f64())
+    }
+
+    /// "q0 1.234 q1 1.230": each queue's Mpps over the tick, from its
+    /// counters now and at the last tick (`prev`, updated to `now`).
+    pub fn per_queue(&self, now: &[Tally], prev: &mut [Tally]) -> String {
+        now.iter()
+            .zip(prev.iter_mut())
+            .enumerate()
+            .map(|(q, (c, p))| {
+                let s = format!("q{q} {:.3}", c.packets.saturating_sub(p.packets) as f64 / self.secs / 1e6);
+                *p = *c;
+                s
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_once_a_second_on_the_second() {
+        let t0 = Instant::now();
+        let mut t = Ticker::new(t0);
+        assert!(t.due(t0 + Duration::from_millis(999)).is_none());
+        let a = t.due(t0 + Duration::from_millis(1200)).expect("due");
+        assert_eq!(a.stamp(), "[   1.2s]");
+        assert!((a.secs - 1.2).abs() < 1e-9);
+        // The next is due at 2 s, not 2.2 s; its deltas are over 0.8 s.
+        let b = t.due(t0 + Duration::from_millis(2000)).expect("due");
+        assert!((b.secs - 0.8).abs() < 1e-9);
+    }
+
+    #[test]
+    fn per_queue_rates_move_the_previous_counts() {
+        let t0 = Instant::now();
+        let tick = Ticker::new(t0).due(t0 + Duration::from_secs(1)).expect("due");
+        let now = [Tally { packets: 2_000_000, ..Default::default() }, Tally { packets: 500_000, ..Default::default() }];
+        let mut prev = [Tally { packets: 1_000_000, ..Default::default() }, Tally::default()];
+        assert_eq!(tick.per_queue(&now, &mut prev), "q0 1.000 q1 0.500");
+        assert_eq!(prev[0].packets, 2_000_000);
+    }
+}
