@@ -12,6 +12,7 @@ use wire::{FrameSpec, MacAddr};
 
 use crate::counters::{self, LaneCounters, Tally};
 use crate::fail::Failure;
+use crate::live::{Tick, Ticker};
 use crate::port_set::{open_ports, OpenedPort};
 use crate::report::{self, cycles_per_packet, MempoolRecord, Rates};
 use crate::session;
@@ -663,9 +664,8 @@ impl Sender {
         let mut prev = Tally::default();
         let mut next_link_check = began;
         let mut prev_q: Vec<Tally> = vec![Tally::default(); lanes.len()];
-        let mut prev_t = began;
         let mut last_progress = began;
-        let mut next_tick = began + Duration::from_secs(1);
+        let mut ticker = Ticker::new(began);
         loop {
             std::thread::sleep(Duration::from_millis(5));
             let now = Instant::now();
@@ -682,39 +682,14 @@ impl Sender {
                     return Some(gone);
                 }
             }
-            if now < next_tick {
-                continue;
-            }
-            next_tick += Duration::from_secs(1);
+            let Some(tick) = ticker.due(now) else { continue };
             if let Err(e) = hooks.peer_alive() {
                 return Some(format!("the receiver is gone: {e}"));
             }
             let cur = counters::total(lanes);
             let d = cur.since(&prev);
             if p.live {
-                let secs = now.duration_since(prev_t).as_secs_f64();
-                let r = Rates::over(d.packets, d.bytes, secs);
-                let per_q: Vec<String> = lanes
-                    .iter()
-                    .zip(prev_q.iter_mut())
-                    .enumerate()
-                    .map(|(q, (l, pq))| {
-                        let c = l.read();
-                        let s = format!("q{q} {:.3}", (c.packets - pq.packets) as f64 / secs / 1e6);
-                        *pq = c;
-                        s
-                    })
-                    .collect();
-                println!(
-                    "[{:6.1}s] sent {} Mpps  {:7.3} Gb/s wire (+20 B/frame preamble+gap)  {:6.1} cycles/pkt  ring-full retries {}  | {}{}",
-                    now.duration_since(began).as_secs_f64(),
-                    report::mpps(r.mpps),
-                    r.wire_gbps,
-                    cycles_per_packet(d.busy_cycles, d.packets),
-                    d.ring_full_retries,
-                    per_q.join(" "),
-                    self.live_watch_text().map(|w| format!(" | {w}")).unwrap_or_default()
-                );
+                self.print_live(&tick, &d, lanes, &mut prev_q);
             }
             if d.packets > 0 {
                 last_progress = now;
@@ -725,8 +700,23 @@ impl Sender {
                 ));
             }
             prev = cur;
-            prev_t = now;
         }
+    }
+
+    /// The once-a-second line: the second's sending, and each queue's.
+    fn print_live(&self, tick: &Tick, d: &Tally, lanes: &[Arc<LaneCounters>], prev_q: &mut [Tally]) {
+        let r = Rates::over(d.packets, d.bytes, tick.secs);
+        let now_q: Vec<Tally> = lanes.iter().map(|l| l.read()).collect();
+        println!(
+            "{} sent {} Mpps  {:7.3} Gb/s wire (+20 B/frame preamble+gap)  {:6.1} cycles/pkt  ring-full retries {}  | {}{}",
+            tick.stamp(),
+            report::mpps(r.mpps),
+            r.wire_gbps,
+            cycles_per_packet(d.busy_cycles, d.packets),
+            d.ring_full_retries,
+            tick.per_queue(&now_q, prev_q),
+            self.live_watch_text().map(|w| format!(" | {w}")).unwrap_or_default()
+        );
     }
 }
 
