@@ -207,65 +207,95 @@ impl BusyRuns {
 
 impl RxLane {
     pub fn run(self, stop: &AtomicBool) -> RxOutcome {
-        let (mut queue, mut reflect) = (self.queue, self.reflect);
+        let (mut queue, mut reflect, mut bufs) = (self.queue, self.reflect, Burst::new());
         let burst = self.burst.clamp(1, MAX_BURST);
-        let mut table = StreamTable::with_capacity(if self.count_only { 0 } else { self.stream_capacity });
-        let (mut bufs, mut tally, mut busy) = (Burst::new(), Tally::default(), BusyRuns::default());
-        let mut one_way = self.one_way.map(|c| (c, latency::LatencyHistogram::new(), 0u64));
-        let mut meter = Meter::new(self.interval_cycles);
-
+        let mut t = Figures::new(&self.counters, self.count_only, self.stream_capacity, self.interval_cycles, self.one_way);
         while !stop.load(Relaxed) {
             let n = bufs.rx(&mut queue, burst);
             if n == 0 {
                 if queue.faulted() {
                     // The ring vanished under the burst (a memif peer left):
                     // not to be polled again until restarted.
-                    tally.faults += 1;
+                    t.tally.faults += 1;
                     break;
                 }
-                meter.empty();
-                tally.empty_polls += 1;
-                // Publish when a run ends, and now and then so the live view sees idle polls.
-                if busy.empty(&mut tally) || tally.empty_polls & 0xffff == 0 {
-                    self.counters.publish(&tally);
-                }
+                t.empty_poll();
                 continue;
             }
-            if busy.frames(&mut tally) {
-                self.counters.publish(&tally);
+            if t.busy.frames(&mut t.tally) {
+                t.counters.publish(&t.tally);
             }
             // Burstiness costs a few instructions per poll; --count-only, the cheapest loop, goes without.
             if self.count_only {
-                (tally.bytes, tally.no_probe) = (tally.bytes + bufs.bytes(), tally.no_probe + n as u64);
+                (t.tally.bytes, t.tally.no_probe) = (t.tally.bytes + bufs.bytes(), t.tally.no_probe + n as u64);
             } else {
-                meter.frames(n, burst, dpdk::rdtsc);
-                count_probes(&bufs, &mut table, &mut tally, &mut one_way);
+                t.meter.frames(n, burst, dpdk::rdtsc);
+                count_probes(&bufs, &mut t.table, &mut t.tally, &mut t.one_way);
             }
             // The FCS each frame carried on the wire, once per burst.
-            tally.bytes += (wire::FCS_LEN * n) as u64;
+            t.tally.bytes += (wire::FCS_LEN * n) as u64;
             spend(self.cost_per_frame * n as u64);
             if let Some(txq) = reflect.as_mut() {
-                if !send_back(&mut bufs, txq, &mut tally) {
+                if !send_back(&mut bufs, txq, &mut t.tally) {
                     break;
                 }
             }
             bufs.free();
-            (tally.packets, tally.bursts) = (tally.packets + n as u64, tally.bursts + 1);
+            (t.tally.packets, t.tally.bursts) = (t.tally.packets + n as u64, t.tally.bursts + 1);
         }
-        if let Some(start) = busy.run_start {
-            busy.last_tsc = dpdk::rdtsc();
-            tally.busy_cycles += busy.last_tsc - start;
+        t.finish(queue, reflect)
+    }
+}
+
+/// What a receive lane counts while it runs.
+struct Figures<'a> {
+    counters: &'a LaneCounters,
+    tally: Tally,
+    table: StreamTable,
+    busy: BusyRuns,
+    meter: Meter,
+    /// --one-way: this host's clock, the latencies, and probes stamped later than they arrived.
+    one_way: Option<(WallClock, LatencyHistogram, u64)>,
+}
+
+impl<'a> Figures<'a> {
+    fn new(counters: &'a LaneCounters, count_only: bool, streams: usize, interval_cycles: u64, one_way: Option<WallClock>) -> Figures<'a> {
+        Figures {
+            counters,
+            tally: Tally::default(),
+            table: StreamTable::with_capacity(if count_only { 0 } else { streams }),
+            busy: BusyRuns::default(),
+            meter: Meter::new(interval_cycles),
+            one_way: one_way.map(|c| (c, LatencyHistogram::new(), 0)),
         }
-        self.counters.publish(&tally);
+    }
+
+    /// A poll came back empty. Publishes when a run of busy polls ends, and
+    /// now and then so the live view sees idle polls.
+    #[inline(always)]
+    fn empty_poll(&mut self) {
+        self.meter.empty();
+        self.tally.empty_polls += 1;
+        if self.busy.empty(&mut self.tally) || self.tally.empty_polls & 0xffff == 0 {
+            self.counters.publish(&self.tally);
+        }
+    }
+
+    fn finish(mut self, queue: RxQueue, reflect: Option<TxQueue>) -> RxOutcome {
+        if let Some(start) = self.busy.run_start {
+            self.busy.last_tsc = dpdk::rdtsc();
+            self.tally.busy_cycles += self.busy.last_tsc - start;
+        }
+        self.counters.publish(&self.tally);
         self.counters.mark_done();
-        let (one_way, one_way_negative) = one_way.map(|(_, h, neg)| (h, neg)).unzip();
+        let (one_way, one_way_negative) = self.one_way.map(|(_, h, neg)| (h, neg)).unzip();
         RxOutcome {
             queue,
-            tally,
-            streams: table,
-            first_tsc: busy.first_tsc,
-            last_tsc: busy.first_tsc.map(|_| busy.last_tsc),
-            burstiness: meter.finish(tally.empty_polls),
+            tally: self.tally,
+            streams: self.table,
+            first_tsc: self.busy.first_tsc,
+            last_tsc: self.busy.first_tsc.map(|_| self.busy.last_tsc),
+            burstiness: self.meter.finish(self.tally.empty_polls),
             reflect,
             one_way,
             one_way_negative: one_way_negative.unwrap_or(0),
