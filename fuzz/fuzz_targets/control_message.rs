@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
         match hs.step(line) {
             control::HandshakeStep::Reply(..) => {}
             control::HandshakeStep::Refuse(..) => break,
-            control::HandshakeStep::Authenticated(_) => panic!("authenticated without the secret"),
+            control::HandshakeStep::Authenticated(..) => panic!("authenticated without the secret"),
         }
     }
     // Without a secret, the handshake only ever lets in after hello then auth.
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         match open.step(line) {
             control::HandshakeStep::Reply(..) => saw_hello = true,
             control::HandshakeStep::Refuse(..) => break,
-            control::HandshakeStep::Authenticated(_) => {
+            control::HandshakeStep::Authenticated(..) => {
                 assert!(saw_hello, "auth before hello let in");
                 break;
             }

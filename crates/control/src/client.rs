@@ -58,6 +58,12 @@ impl Client {
     /// The handshake: hello, then the answer to drop's challenge (proving
     /// the secret without sending it). Returns drop's description.
     pub fn handshake(&mut self, secret: Option<&Secret>, timeout: Duration) -> Result<PeerInfo, ClientError> {
+        self.handshake_for(secret, None, timeout)
+    }
+
+    /// The handshake of a client that comes to join group trial `group`
+    /// (None: a run of its own).
+    pub fn handshake_for(&mut self, secret: Option<&Secret>, group: Option<&str>, timeout: Duration) -> Result<PeerInfo, ClientError> {
         let (nonce, auth) = match self.call(Request::Hello, timeout)? {
             Response::Challenge { nonce, auth } => (nonce, auth),
             other => return Err(ClientError::Protocol(format!("expected a challenge, got {other:?}"))),
@@ -71,7 +77,7 @@ impl Client {
                 ))
             }
         };
-        match self.call(Request::Auth { proof }, timeout)? {
+        match self.call(Request::Auth { proof, group: group.map(str::to_string) }, timeout)? {
             Response::Hello { info } => Ok(info),
             other => Err(ClientError::Protocol(format!("expected hello after auth, got {other:?}"))),
         }

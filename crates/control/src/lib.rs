@@ -12,6 +12,7 @@ mod addr;
 mod auth;
 mod client;
 mod group;
+mod group_session;
 mod message;
 mod server;
 
@@ -20,7 +21,7 @@ pub use auth::{nonce, Secret, SecretError, SecretSource, SECRET_ENV};
 pub use client::{Client, ClientError};
 pub use group::{member_of, q_burst, stream_range, Arrival, Group, GroupError, PlannedStep, Stage, StepPlan, MAX_SENDERS};
 pub use message::{
-    parse_request, reply_line, Envelope, PeerInfo, Prepared, ProtoError, QueueFigures, Request, Response, WindowFigures, MAX_LINE,
-    MIN_FRAME_SIZE, VERSION,
+    parse_request, reply_line, Envelope, GroupFigures, MemberFigures, PeerInfo, Prepared, ProtoError, QueueFigures, Request, Response,
+    WindowFigures, MAX_LINE, MIN_FRAME_SIZE, VERSION,
 };
 pub use server::{serve, Backend, BackendError, Handshake, HandshakeStep, Refusal, ServerConfig};

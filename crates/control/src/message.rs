@@ -12,7 +12,7 @@ pub const MIN_FRAME_SIZE: u32 = 64;
 pub const MAX_LINE: usize = 64 * 1024;
 
 /// What blast asks of drop.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
     /// Opens the handshake; answered with a challenge (a nonce).
@@ -20,7 +20,13 @@ pub enum Request {
     /// Answers the challenge: HMAC-SHA256 of the nonce under the shared
     /// secret, in hex (empty when drop has no secret). Answered with drop's
     /// [`PeerInfo`], and the session is the client's.
-    Auth { proof: String },
+    Auth {
+        proof: String,
+        /// The group trial this client comes to join (it then sends join
+        /// first); None: a run of its own, which holds drop alone.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        group: Option<String>,
+    },
     /// Get ready for a step: use this many RX queues (restarting the port if
     /// the count changes) and frames up to `max_size` bytes.
     Prepare { rx_queues: u16, max_size: u32 },
@@ -30,6 +36,14 @@ pub enum Request {
     EndWindow { window: u64 },
     /// Closing the connection.
     Bye,
+    /// Join group `group` of `senders` senders for a group trial, with
+    /// this member's whole plan (every member's must match). Answered with
+    /// [`Response::Joined`]; from then on prepare, start_window and
+    /// group_end wait until every member has reached them.
+    Join { group: String, senders: u16, plan: crate::StepPlan },
+    /// A group member's end of a window: what it sent in it. The window
+    /// closes when every member has said so; each gets the group's figures.
+    GroupEnd { window: u64, sent_packets: u64, sent_bytes: u64 },
 }
 
 /// The receiver as blast's record needs it.
@@ -123,6 +137,28 @@ pub struct WindowFigures {
     /// on with the window open): why. Its figures stop where it went.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
+    /// A group trial's window: the group and what each member sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<Box<GroupFigures>>,
+}
+
+/// What each member of a group sent in a window (its own count, given at group_end).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupFigures {
+    pub name: String,
+    pub members: Vec<MemberFigures>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemberFigures {
+    pub member: u16,
+    /// The member's control address, as drop saw it.
+    pub client: String,
+    /// The member's stream ids: [stream_base, stream_base + stream_count).
+    pub stream_base: u32,
+    pub stream_count: u32,
+    pub sent_packets: u64,
+    pub sent_bytes: u64,
 }
 
 /// What drop answers.
@@ -143,6 +179,14 @@ pub enum Response {
     },
     WindowFigures(WindowFigures),
     Bye,
+    /// This client is member `member` of a group of `senders`: its streams
+    /// are the ids [stream_base, stream_base + stream_count).
+    Joined {
+        member: u16,
+        senders: u16,
+        stream_base: u32,
+        stream_count: u32,
+    },
     Error {
         error: String,
     },
@@ -199,7 +243,7 @@ pub fn parse_request(line: &[u8]) -> Result<Envelope<Request>, (u64, ProtoError)
         Some(k) => k.to_owned(),
         None => return Err((id, ProtoError::Malformed("no message \"type\"".into()))),
     };
-    if !matches!(kind.as_str(), "hello" | "auth" | "prepare" | "start_window" | "end_window" | "bye") {
+    if !matches!(kind.as_str(), "hello" | "auth" | "prepare" | "start_window" | "end_window" | "bye" | "join" | "group_end") {
         return Err((id, ProtoError::Unknown(kind)));
     }
     serde_json::from_value::<Envelope<Request>>(value).map_err(|e| (id, ProtoError::BadFields(e.to_string())))
@@ -225,11 +269,14 @@ mod tests {
     fn requests_round_trip() {
         for body in [
             Request::Hello,
-            Request::Auth { proof: "ab01".into() },
+            Request::Auth { proof: "ab01".into(), group: None },
+            Request::Auth { proof: "ab01".into(), group: Some("g".into()) },
             Request::Prepare { rx_queues: 4, max_size: 1518 },
             Request::StartWindow,
             Request::EndWindow { window: 7 },
             Request::Bye,
+            Request::Join { group: "g".into(), senders: 3, plan: crate::StepPlan::default() },
+            Request::GroupEnd { window: 7, sent_packets: 10, sent_bytes: 640 },
         ] {
             let env = Envelope { v: VERSION, id: 3, body: body.clone() };
             let line = serde_json::to_string(&env).unwrap();

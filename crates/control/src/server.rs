@@ -8,10 +8,11 @@
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::auth::{nonce, Secret};
+use crate::group_session::{self, GroupRun};
 use crate::message::{parse_request, reply_line, PeerInfo, Prepared, Request, Response, WindowFigures, MAX_LINE, MIN_FRAME_SIZE};
 
 /// Why the receiver could not do what a request asked; its text goes back
@@ -172,12 +173,22 @@ impl LineReader {
 }
 
 /// How often a waiting read looks at the stop flag.
-const TICK: Duration = Duration::from_millis(100);
+pub(crate) const TICK: Duration = Duration::from_millis(100);
 
 /// Who holds the session, and since when.
 struct Holder {
     client: String,
     since: SystemTime,
+    state: HolderState,
+}
+
+/// What the holder does with drop.
+#[derive(Debug, Clone, PartialEq)]
+enum HolderState {
+    /// A run of its own: nobody else is served until it ends.
+    Single,
+    /// Group trial `0`: its members are served (until it is full), nobody else.
+    Group(String),
 }
 
 impl Holder {
@@ -186,16 +197,19 @@ impl Holder {
     }
 }
 
-struct Shared {
+pub(crate) struct Shared {
     backend: Arc<Mutex<dyn Backend>>,
-    cfg: ServerConfig,
+    pub(crate) cfg: ServerConfig,
     session: Mutex<Option<Holder>>,
     pending: AtomicUsize,
-    stop: &'static AtomicBool,
+    pub(crate) stop: &'static AtomicBool,
+    /// The group trial being formed or run, if any; its members wait on `group_moved`.
+    pub(crate) group: Mutex<Option<GroupRun>>,
+    pub(crate) group_moved: Condvar,
 }
 
 impl Shared {
-    fn backend(&self) -> MutexGuard<'_, dyn Backend + 'static> {
+    pub(crate) fn backend(&self) -> MutexGuard<'_, dyn Backend + 'static> {
         self.backend.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -203,8 +217,37 @@ impl Shared {
         self.session.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Why a client coming for `group` (None: a run of its own) cannot be served now.
+    fn busy_for(&self, group: Option<&str>) -> Option<String> {
+        let holder = self.holder();
+        let h = holder.as_ref()?;
+        match (&h.state, group) {
+            (HolderState::Group(g), Some(want)) if g == want && self.group_joinable() => None,
+            (HolderState::Group(_), _) => Some(match self.group_text() {
+                Some(g) => format!("busy: serving {g} since {} UTC; try again when its run ends", utc(h.since)),
+                None => h.busy(),
+            }),
+            (HolderState::Single, _) => Some(h.busy()),
+        }
+    }
+
+    /// The busy answer for a connection not yet authenticated: none while a
+    /// group is forming (its members must get through to say so).
     fn busy_text(&self) -> Option<String> {
-        self.holder().as_ref().map(Holder::busy)
+        let forming = matches!(self.holder().as_ref().map(|h| &h.state), Some(HolderState::Group(_))) && self.group_joinable();
+        if forming {
+            return None;
+        }
+        self.busy_for(None)
+    }
+
+    /// The group may take a member: formed with room, or not formed yet.
+    fn group_joinable(&self) -> bool {
+        self.group.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_none_or(GroupRun::joinable)
+    }
+
+    fn group_text(&self) -> Option<String> {
+        self.group.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(GroupRun::describe)
     }
 }
 
@@ -231,7 +274,7 @@ fn send(stream: &mut TcpStream, id: u64, reply: &Response) -> std::io::Result<()
     stream.write_all(reply_line(id, reply).as_bytes())
 }
 
-fn error(e: impl Into<String>) -> Response {
+pub(crate) fn error(e: impl Into<String>) -> Response {
     Response::Error { error: e.into() }
 }
 
@@ -239,7 +282,15 @@ fn error(e: impl Into<String>) -> Response {
 /// accept loop never waits on a peer.
 pub fn serve(listener: TcpListener, backend: Arc<Mutex<dyn Backend>>, cfg: ServerConfig, stop: &'static AtomicBool) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
-    let shared = Arc::new(Shared { backend, cfg, session: Mutex::new(None), pending: AtomicUsize::new(0), stop });
+    let shared = Arc::new(Shared {
+        backend,
+        cfg,
+        session: Mutex::new(None),
+        pending: AtomicUsize::new(0),
+        stop,
+        group: Mutex::new(None),
+        group_moved: Condvar::new(),
+    });
     let mut threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         threads.retain(|t| !t.is_finished());
@@ -322,19 +373,32 @@ fn connection(stream: TcpStream, peer: String, shared: &Shared) {
         }
     };
     let mut reader = LineReader::new(stream);
-    match handshake(&mut reader, &mut writer, &peer, shared, accepted) {
-        Ok(()) => {}
+    let admitted = match handshake(&mut reader, &mut writer, &peer, shared, accepted) {
+        Ok(a) => a,
         Err(why) => {
             tracing::info!("control: {peer} not served ({why})");
             return;
         }
-    }
+    };
     pending.done();
     shared.backend().session_started(&peer);
     tracing::info!("control: {peer} authenticated; session started");
-    let why = session(&mut reader, &mut writer, &peer, shared);
+    let guest = admitted.guest;
+    let mut st = SessionState { group: admitted.group, member: None };
+    let why = session(&mut reader, &mut writer, &peer, shared, &mut st);
     shared.backend().session_ended(&peer, &why);
-    *shared.holder() = None;
+    // The holder's run ends with its session; a group's with its last member.
+    let group_over = st.member.map(|m| group_session::leave(shared, m, &why));
+    let mut holder = shared.holder();
+    match group_over {
+        Some(true) => *holder = None,
+        Some(false) => {}
+        // The holder left without joining: the group it announced is not
+        // formed unless a guest formed it.
+        None if !guest && lock_group(shared).is_none() => *holder = None,
+        None => {}
+    }
+    drop(holder);
     tracing::info!("control: {peer} done ({why})");
 }
 
@@ -352,7 +416,7 @@ pub enum HandshakeStep {
     /// Answer this and read the next line (the challenge).
     Reply(u64, Response),
     /// The proof holds: the session may start (answer with drop's info).
-    Authenticated(u64),
+    Authenticated(u64, Option<String>),
     /// Answer this and close the connection.
     Refuse(u64, Response, Refusal),
 }
@@ -409,13 +473,13 @@ impl Handshake {
                 self.said_hello = true;
                 HandshakeStep::Reply(env.id, Response::Challenge { nonce: self.nonce.clone(), auth: self.secret.is_some() })
             }
-            (Request::Auth { proof }, true) => match &self.secret {
+            (Request::Auth { proof, group }, true) => match &self.secret {
                 Some(s) if !s.verify(&self.nonce, &proof) => HandshakeStep::Refuse(
                     env.id,
                     error("wrong secret: give blast the secret drop was started with (--token-file or BLASTDROP_TOKEN)"),
                     Refusal::WrongSecret,
                 ),
-                _ => HandshakeStep::Authenticated(env.id),
+                _ => HandshakeStep::Authenticated(env.id, group),
             },
             (other, said_hello) => {
                 let expected = if said_hello { "auth" } else { "hello" };
@@ -432,7 +496,20 @@ impl Handshake {
 /// hello, challenge, auth: by the deadlines, or the connection closes.
 /// Nothing before a verified proof extends a deadline, and any error
 /// before it ends the connection.
-fn handshake(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared: &Shared, accepted: Instant) -> Result<(), NotServed> {
+/// A client through the handshake: whether it came while another held
+/// drop (to join that one's group), and the group it came for.
+struct Admitted {
+    guest: bool,
+    group: Option<String>,
+}
+
+fn handshake(
+    reader: &mut LineReader,
+    writer: &mut TcpStream,
+    peer: &str,
+    shared: &Shared,
+    accepted: Instant,
+) -> Result<Admitted, NotServed> {
     let cfg = &shared.cfg;
     let first = accepted + cfg.first_line_deadline;
     let auth_by = accepted + cfg.auth_deadline;
@@ -467,24 +544,31 @@ fn handshake(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared
                 }
                 return Err(NotServed::Refused(why));
             }
-            HandshakeStep::Authenticated(id) => {
+            HandshakeStep::Authenticated(id, group) => {
                 // The session is this client's from before it hears so,
                 // unless another got there first.
-                {
-                    let mut holder = shared.holder();
-                    if let Some(busy) = holder.as_ref().map(Holder::busy) {
-                        drop(holder);
-                        let _ = send(writer, id, &error(busy));
-                        return Err(NotServed::Busy);
-                    }
-                    *holder = Some(Holder { client: peer.to_string(), since: SystemTime::now() });
+                if let Some(busy) = shared.busy_for(group.as_deref()) {
+                    let _ = send(writer, id, &error(busy));
+                    return Err(NotServed::Busy);
                 }
+                let guest = {
+                    let mut holder = shared.holder();
+                    if holder.is_some() {
+                        true
+                    } else {
+                        let state = group.clone().map_or(HolderState::Single, HolderState::Group);
+                        *holder = Some(Holder { client: peer.to_string(), since: SystemTime::now(), state });
+                        false
+                    }
+                };
                 let info = shared.backend().info();
                 if let Err(e) = send(writer, id, &Response::Hello { info }) {
-                    *shared.holder() = None;
+                    if !guest {
+                        *shared.holder() = None;
+                    }
                     return Err(NotServed::Write(e));
                 }
-                return Ok(());
+                return Ok(Admitted { guest, group });
             }
         }
     }
@@ -498,11 +582,25 @@ fn kind(r: &Request) -> &'static str {
         Request::StartWindow => "start_window",
         Request::EndWindow { .. } => "end_window",
         Request::Bye => "bye",
+        Request::Join { .. } => "join",
+        Request::GroupEnd { .. } => "group_end",
     }
 }
 
+/// What a session is to the server besides its socket.
+struct SessionState {
+    /// The group trial it came for (said at auth); it must join it first.
+    group: Option<String>,
+    /// Its index in the group, once it joined.
+    member: Option<u16>,
+}
+
+fn lock_group(shared: &Shared) -> MutexGuard<'_, Option<GroupRun>> {
+    shared.group.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Serves an authenticated session until it ends. Returns why it ended.
-fn session(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared: &Shared) -> String {
+fn session(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared: &Shared, st: &mut SessionState) -> String {
     let cfg = &shared.cfg;
     let info = shared.backend().info();
     let mut window: Option<u64> = None;
@@ -523,7 +621,7 @@ fn session(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared: 
         let (id, reply) = match line {
             Line::Text(text) => match parse_request(&text) {
                 Err((id, e)) => (id, error(e.to_string())),
-                Ok(env) => (env.id, request(env.body, &info, &mut window, &mut next_window, shared)),
+                Ok(env) => (env.id, dispatch(env.body, &info, &mut window, &mut next_window, shared, peer, st)),
             },
             _ => (0, error(format!("message longer than {MAX_LINE} bytes"))),
         };
@@ -541,19 +639,84 @@ fn session(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared: 
     why
 }
 
+/// Routes a request: a group member's go through the group's barriers; a
+/// guest may only join; the holder's first request settles what it does.
+fn dispatch(
+    req: Request,
+    info: &PeerInfo,
+    window: &mut Option<u64>,
+    next_window: &mut u64,
+    shared: &Shared,
+    peer: &str,
+    st: &mut SessionState,
+) -> Response {
+    if let Request::Join { group, senders, plan } = req {
+        return join(shared, peer, st, &group, senders, plan);
+    }
+    if let Some(m) = st.member {
+        return match req {
+            Request::Prepare { rx_queues, max_size } => match check_prepare(info, rx_queues, max_size) {
+                Some(e) => e,
+                None => group_session::prepare(shared, m, rx_queues, max_size),
+            },
+            Request::StartWindow => group_session::start_window(shared, m),
+            Request::GroupEnd { window, sent_packets, sent_bytes } => {
+                group_session::end_window(shared, m, window, (sent_packets, sent_bytes))
+            }
+            Request::EndWindow { .. } => error("a group member ends its window with group_end (what it sent)"),
+            other => request(other, info, window, next_window, shared),
+        };
+    }
+    if st.group.is_some() && !matches!(req, Request::Bye | Request::Hello | Request::Auth { .. }) {
+        return error("this session came for a group trial: join it first");
+    }
+    request(req, info, window, next_window, shared)
+}
+
+fn join(shared: &Shared, peer: &str, st: &mut SessionState, group: &str, senders: u16, plan: crate::StepPlan) -> Response {
+    if st.member.is_some() {
+        return error("already a member of a group: one group per session");
+    }
+    if st.group.as_deref() != Some(group) {
+        return error(match &st.group {
+            Some(g) => format!("this session came for group {g}, not {group}"),
+            None => "this session came for a run of its own: say the group at auth to join one".into(),
+        });
+    }
+    match group_session::join(shared, peer, group, senders, plan) {
+        Ok((m, answer)) => {
+            st.member = Some(m);
+            let mut holder = shared.holder();
+            if holder.is_none() {
+                // The client that announced the group left before it formed: the group holds drop now.
+                *holder = Some(Holder { client: peer.to_string(), since: SystemTime::now(), state: HolderState::Group(group.to_string()) });
+            }
+            answer
+        }
+        Err(e) => error(e),
+    }
+}
+
+fn check_prepare(info: &PeerInfo, rx_queues: u16, max_size: u32) -> Option<Response> {
+    if rx_queues == 0 || rx_queues > info.max_rx_queues {
+        return Some(error(format!("rx_queues {rx_queues} is out of range: drop takes 1 to {}", info.max_rx_queues)));
+    }
+    if max_size < MIN_FRAME_SIZE || max_size > info.max_size {
+        return Some(error(format!(
+            "max_size {max_size} is out of range: drop takes frames of {MIN_FRAME_SIZE} to {} bytes",
+            info.max_size
+        )));
+    }
+    None
+}
+
 /// One request of an authenticated session.
 fn request(req: Request, info: &PeerInfo, window: &mut Option<u64>, next_window: &mut u64, shared: &Shared) -> Response {
     match req {
         Request::Hello | Request::Auth { .. } => error("already authenticated: this session is open"),
         Request::Prepare { rx_queues, max_size } => {
-            if rx_queues == 0 || rx_queues > info.max_rx_queues {
-                return error(format!("rx_queues {rx_queues} is out of range: drop takes 1 to {}", info.max_rx_queues));
-            }
-            if max_size < MIN_FRAME_SIZE || max_size > info.max_size {
-                return error(format!(
-                    "max_size {max_size} is out of range: drop takes frames of {MIN_FRAME_SIZE} to {} bytes",
-                    info.max_size
-                ));
+            if let Some(e) = check_prepare(info, rx_queues, max_size) {
+                return e;
             }
             let mut b = shared.backend();
             if let Some(w) = window.take() {
@@ -595,6 +758,8 @@ fn request(req: Request, info: &PeerInfo, window: &mut Option<u64>, next_window:
             shared.backend().client_leaving();
             Response::Bye
         }
+        Request::Join { .. } => error("join comes first in a session"),
+        Request::GroupEnd { .. } => error("group_end is for a group member: join a group first"),
     }
 }
 

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use control::{
-    serve, Backend, BackendError, Client, ClientError, PeerInfo, Prepared, Request, Response, Secret, ServerConfig, WindowFigures, MAX_LINE,
+    serve, Backend, BackendError, Client, ClientError, PeerInfo, PlannedStep, Prepared, Request, Response, Secret, ServerConfig, StepPlan,
+    WindowFigures, MAX_LINE,
 };
 
 #[derive(Default)]
@@ -348,4 +349,151 @@ fn a_silent_client_times_out_and_a_silent_server_too() {
     // Nobody listening at all.
     drop(mute);
     assert!(matches!(Client::connect(&addr, Duration::from_secs(1)), Err(ClientError::Connect(_))));
+}
+
+// ---- group trials (issue 15): N senders, one window per step ----
+
+fn group_plan(size: u32) -> StepPlan {
+    StepPlan { steps: vec![PlannedStep { queues: 1, size, rx_queues: 1, rate: Some(1e5), duration_ms: 1000, warmup_ms: 0 }] }
+}
+
+fn member(srv: &Server, group: &str) -> Result<Client, ClientError> {
+    let mut c = Client::connect(&srv.addr, Duration::from_secs(2))?;
+    c.handshake_for(None, Some(group), Duration::from_secs(3))?;
+    Ok(c)
+}
+
+/// Joins and runs `steps` whole steps on its own thread; returns the answers it got.
+fn run_member(
+    mut c: Client,
+    group: &str,
+    senders: u16,
+    sent: u64,
+    steps: usize,
+) -> std::thread::JoinHandle<Result<Vec<Response>, ClientError>> {
+    let group = group.to_string();
+    std::thread::spawn(move || {
+        let t = Duration::from_secs(10);
+        let mut got = vec![c.call(Request::Join { group, senders, plan: group_plan(64) }, t)?];
+        for _ in 0..steps {
+            got.push(c.call(Request::Prepare { rx_queues: 1, max_size: 64 }, t)?);
+            let w = match c.call(Request::StartWindow, t)? {
+                Response::WindowStarted { window } => window,
+                other => panic!("{other:?}"),
+            };
+            got.push(Response::WindowStarted { window: w });
+            got.push(c.call(Request::GroupEnd { window: w, sent_packets: sent, sent_bytes: sent * 64 }, t)?);
+        }
+        c.call(Request::Bye, t)?;
+        Ok(got)
+    })
+}
+
+#[test]
+fn a_group_steps_together_and_every_member_gets_the_group_figures() {
+    let srv = Server::start(ServerConfig::default());
+    let joiners: Vec<_> = (0..3).map(|i| run_member(member(&srv, "g").unwrap(), "g", 3, 1000 * (i + 1), 2)).collect();
+    let answers: Vec<Vec<Response>> = joiners.into_iter().map(|j| j.join().unwrap().unwrap()).collect();
+    let mut bases: Vec<u32> = answers
+        .iter()
+        .map(|a| match &a[0] {
+            Response::Joined { senders: 3, stream_base, stream_count, .. } => {
+                assert_eq!(*stream_count, 21_845);
+                *stream_base
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    bases.sort();
+    assert_eq!(bases, [0, 21_845, 43_690], "each member its own streams");
+    for a in &answers {
+        // Both steps: the same window numbers, and the same figures with every member's count.
+        assert!(matches!(a[2], Response::WindowStarted { window: 1 }) && matches!(a[5], Response::WindowStarted { window: 2 }), "{a:?}");
+        for f in [&a[3], &a[6]] {
+            let Response::WindowFigures(f) = f else { panic!("{f:?}") };
+            let g = f.group.as_ref().expect("group figures");
+            assert_eq!(g.name, "g");
+            let mut sent: Vec<u64> = g.members.iter().map(|m| m.sent_packets).collect();
+            sent.sort();
+            assert_eq!(sent, [1000, 2000, 3000]);
+            assert_eq!(f.packets, 42, "the receiver's own count");
+        }
+    }
+    let log = srv.log.lock().unwrap();
+    assert_eq!((log.prepared.len(), log.started, log.ended), (2, 2, 2), "the receiver works once per step, not once per member");
+    drop(log);
+    wait_until("a run of its own is served once the group is over", || client(&srv, None).is_ok());
+}
+
+#[test]
+fn a_member_with_another_plan_or_size_is_refused_by_name() {
+    let srv = Server::start(ServerConfig::default());
+    let t = Duration::from_secs(3);
+    let mut a = member(&srv, "g").unwrap();
+    assert!(matches!(
+        a.call(Request::Join { group: "g".into(), senders: 2, plan: group_plan(64) }, t).unwrap(),
+        Response::Joined { member: 0, .. }
+    ));
+    let mut b = member(&srv, "g").unwrap();
+    match b.call(Request::Join { group: "g".into(), senders: 2, plan: group_plan(1500) }, t) {
+        Err(ClientError::Remote(e)) => assert!(e.contains("step 1: frame size 1500 B, the group's is 64 B"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    match b.call(Request::Join { group: "g".into(), senders: 3, plan: group_plan(64) }, t) {
+        Err(ClientError::Remote(e)) => assert!(e.contains("expects 2 senders") && e.contains("--senders"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    // Before joining, a member may do nothing else; a client of its own, or of another group, is busy.
+    assert!(matches!(b.call(Request::StartWindow, t), Err(ClientError::Remote(e)) if e.contains("join it first")));
+    assert!(matches!(client(&srv, None), Err(ClientError::Remote(e)) if e.contains("busy: serving group g")));
+    assert!(matches!(member(&srv, "other"), Err(ClientError::Remote(e)) if e.contains("busy")));
+    assert!(matches!(
+        b.call(Request::Join { group: "g".into(), senders: 2, plan: group_plan(64) }, t).unwrap(),
+        Response::Joined { member: 1, .. }
+    ));
+    // Full now: a third is told so at its handshake.
+    assert!(matches!(member(&srv, "g"), Err(ClientError::Remote(e)) if e.contains("busy: serving group g (2 of 2")));
+}
+
+#[test]
+fn a_member_that_vanishes_ends_the_step_for_all_and_the_next_group_is_served() {
+    let srv = Server::start(ServerConfig::default());
+    for round in 0..3 {
+        let t = Duration::from_secs(10);
+        let name = format!("g{round}");
+        let join = |c: &mut Client| c.call(Request::Join { group: name.clone(), senders: 3, plan: group_plan(64) }, t).unwrap();
+        let mut cs: Vec<Client> = (0..3).map(|_| member(&srv, &name).unwrap()).collect();
+        cs.iter_mut().for_each(|c| assert!(matches!(join(c), Response::Joined { .. })));
+        let mut killed = cs.pop().unwrap();
+        // The step is prepared by all three and its window opened by all three...
+        let mut waiting: Vec<_> = cs
+            .into_iter()
+            .map(|mut c| {
+                std::thread::spawn(move || {
+                    c.call(Request::Prepare { rx_queues: 1, max_size: 64 }, t).unwrap();
+                    let w = match c.call(Request::StartWindow, t).unwrap() {
+                        Response::WindowStarted { window } => window,
+                        other => panic!("{other:?}"),
+                    };
+                    // ...then two wait at the window's end for the third, which is gone.
+                    c.call(Request::GroupEnd { window: w, sent_packets: 1, sent_bytes: 64 }, t)
+                })
+            })
+            .collect();
+        killed.call(Request::Prepare { rx_queues: 1, max_size: 64 }, t).unwrap();
+        killed.call(Request::StartWindow, t).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        drop(killed);
+        for w in waiting.drain(..) {
+            match w.join().unwrap() {
+                Err(ClientError::Remote(e)) => {
+                    assert!(e.contains("member 2 left the group") && e.contains("the step ends for every member"), "{e}")
+                }
+                other => panic!("round {round}: {other:?}"),
+            }
+        }
+        wait_until("the open window is recorded as incomplete", || srv.log.lock().unwrap().abandoned == round + 1);
+    }
+    // The members of the last group are gone with their threads: a new client is served.
+    wait_until("served again", || client(&srv, None).is_ok());
 }
