@@ -118,7 +118,8 @@ pub enum HookError {
 /// Called at the window's edges; an error ends the step.
 pub trait WindowHooks {
     fn start(&mut self) -> Result<(), HookError>;
-    fn end(&mut self) -> Result<(), HookError>;
+    /// The window ends; `sent` is what this sender's lanes sent in it.
+    fn end(&mut self, sent: &Tally) -> Result<(), HookError>;
     /// Whether the receiver is still there (asked about once a second
     /// while sending): an error names how it went, and ends the step.
     fn peer_alive(&mut self) -> Result<(), HookError> {
@@ -133,7 +134,7 @@ impl WindowHooks for NoPeer {
     fn start(&mut self) -> Result<(), HookError> {
         Ok(())
     }
-    fn end(&mut self) -> Result<(), HookError> {
+    fn end(&mut self, _sent: &Tally) -> Result<(), HookError> {
         Ok(())
     }
 }
@@ -249,6 +250,8 @@ pub struct Sender {
     pub mempools: Vec<MempoolRecord>,
     hz: u64,
     clock: crate::clock::WallClock,
+    /// A group member's share of the stream ids: (first, how many).
+    own_streams: Option<(u16, u32)>,
 }
 
 impl Sender {
@@ -311,6 +314,7 @@ impl Sender {
             mempools,
             hz: dpdk::tsc_hz(),
             clock: crate::clock::WallClock::new(dpdk::tsc_hz()),
+            own_streams: None,
         })
     }
 
@@ -554,15 +558,24 @@ impl Sender {
             window.total.add(&l.outcome.tally);
             window.per_queue.push(l.outcome.tally);
         }
-        let closed = if trial.interrupted { Ok(()) } else { hooks.end() };
+        let closed = if trial.interrupted { Ok(()) } else { hooks.end(&window.total) };
         Ok(trial.into_outcome(Some(window), closed.err().map(|e| e.to_string())))
     }
 
     /// The step's layout over this sender's ports.
     pub fn layout(&self, p: &StepParams) -> Result<StepLayout, Failure> {
         let base = self.sides[0].addressing.src_port;
-        let layout = StepLayout::new(p.queues, self.sides.len() as u16, p.flows, base).map_err(crate::session::layout_failure)?;
+        let mut layout = StepLayout::new(p.queues, self.sides.len() as u16, p.flows, base).map_err(crate::session::layout_failure)?;
+        if let Some((first, room)) = self.own_streams {
+            layout = layout.with_streams_from(first, room).map_err(crate::session::layout_failure)?;
+        }
         Ok(layout.with_rate(p.rate))
+    }
+
+    /// This sender numbers its streams from `first`, at most `room` of them
+    /// (its share of a group's stream ids, so the receiver tells the members apart).
+    pub fn own_streams(&mut self, first: u16, room: u32) {
+        self.own_streams = Some((first, room));
     }
 
     /// Sends on every queue of `plan` until `duration`, `count`, a stall or a signal.

@@ -345,6 +345,7 @@ pub fn layout_failure(e: layout::LayoutError) -> Failure {
         layout::LayoutError::PortsRunOut { flows, base_port } => {
             format!("--flows {flows} from source port {base_port} runs past port 65535: lower --flows or --src-port")
         }
+        layout::LayoutError::TooManyStreams { .. } => format!("{e}: lower --flows (and --queues) to fit this group member's share"),
     })
 }
 

@@ -246,6 +246,24 @@ impl Netns {
         Ok(ns)
     }
 
+    /// Fan-in: `senders` veth pairs bd-sI <-> bd-sI-p and bd-r <-> bd-r-p,
+    /// every -p end on one bridge: senders on bd-s0.., the receiver on
+    /// bd-r, all through one kernel bridge to one receiver port.
+    pub fn with_fan_in(name: &str, senders: u16) -> Result<Netns, String> {
+        let ns = Self::create(name)?;
+        ns.link(&["add", "bd-br", "type", "bridge"])?;
+        let ends: Vec<String> = (0..senders).map(|i| format!("bd-s{i}")).chain(["bd-r".to_string()]).collect();
+        for end in &ends {
+            let peer = format!("{end}-p");
+            ns.link(&["add", end, "type", "veth", "peer", "name", &peer])?;
+            ns.link(&["set", &peer, "master", "bd-br"])?;
+            ns.link(&["set", &peer, "up"])?;
+            ns.link(&["set", end, "up"])?;
+        }
+        ns.link(&["set", "bd-br", "up"])?;
+        Ok(ns)
+    }
+
     /// `bin args...` run inside the namespace.
     pub fn exec(&self, bin: &str, args: Vec<String>) -> Vec<String> {
         let mut v = strings(&["netns", "exec", &self.0, bin]);

@@ -15,6 +15,10 @@ use serde::{Deserialize, Serialize};
 /// The most senders in one group (the stream-id space is split between them).
 pub const MAX_SENDERS: u16 = 64;
 
+/// The stream ids a group shares out: drop tracks ids below its --streams
+/// (4096 by default) one by one, so a group's ids stay below that.
+pub const GROUP_STREAM_SPACE: u32 = 4096;
+
 /// One step as a member plans it: what must match across the group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannedStep {
@@ -66,17 +70,17 @@ impl StepPlan {
     }
 }
 
-/// Member `member` of `senders` owns these stream ids: the 16-bit stream
+/// Member `member` of `senders` owns these stream ids: the group's stream
 /// space split evenly, so every sender's streams are its own at the receiver.
 pub fn stream_range(member: u16, senders: u16) -> Range<u32> {
-    let width = 65_536 / u32::from(senders.max(1));
+    let width = GROUP_STREAM_SPACE / u32::from(senders.max(1));
     let start = u32::from(member) * width;
     start..start + width
 }
 
 /// Which member of `senders` sent stream `stream`.
 pub fn member_of(stream: u16, senders: u16) -> u16 {
-    let width = 65_536 / u32::from(senders.max(1));
+    let width = GROUP_STREAM_SPACE / u32::from(senders.max(1));
     (u32::from(stream) / width).min(u32::from(senders.max(1)) - 1) as u16
 }
 
@@ -246,18 +250,18 @@ mod tests {
 
     #[test]
     fn stream_ranges_split_the_space_and_map_back() {
-        assert_eq!(stream_range(0, 3), 0..21_845);
-        assert_eq!(stream_range(2, 3), 43_690..65_535);
+        assert_eq!(stream_range(0, 3), 0..1365);
+        assert_eq!(stream_range(2, 3), 2730..4095);
         for senders in [2u16, 3, 7, 64] {
             for m in 0..senders {
                 let r = stream_range(m, senders);
-                assert!(r.end <= 65_536);
+                assert!(r.end <= GROUP_STREAM_SPACE);
                 assert_eq!(member_of(r.start as u16, senders), m);
                 assert_eq!(member_of((r.end - 1) as u16, senders), m);
             }
         }
-        // Ids past the last full range (65535 with 3 senders) belong to the last member.
-        assert_eq!(member_of(65_535, 3), 2);
+        // Ids past the last full range (4095 with 3 senders) belong to the last member.
+        assert_eq!(member_of(4095, 3), 2);
     }
 
     #[test]

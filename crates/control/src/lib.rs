@@ -19,7 +19,9 @@ mod server;
 pub use addr::{all_loopback, listen_addrs, unspecified, ListenError};
 pub use auth::{nonce, Secret, SecretError, SecretSource, SECRET_ENV};
 pub use client::{Client, ClientError};
-pub use group::{member_of, q_burst, stream_range, Arrival, Group, GroupError, PlannedStep, Stage, StepPlan, MAX_SENDERS};
+pub use group::{
+    member_of, q_burst, stream_range, Arrival, Group, GroupError, PlannedStep, Stage, StepPlan, GROUP_STREAM_SPACE, MAX_SENDERS,
+};
 pub use message::{
     parse_request, reply_line, Envelope, GroupFigures, MemberFigures, PeerInfo, Prepared, ProtoError, QueueFigures, Request, Response,
     WindowFigures, MAX_LINE, MIN_FRAME_SIZE, VERSION,

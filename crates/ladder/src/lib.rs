@@ -15,5 +15,5 @@ pub use analysis::{crossover, find_ceiling, spread, Ceiling, Crossover, SizeVerd
 pub use plan::{parse_list, Ladder, Order, PlanError, StepSpec};
 pub use plot::{render_svg, PlotError};
 pub use rates::Rates;
-pub use record::{AchievedShape, Aggregate, PortStep, StepRecord};
+pub use record::{AchievedShape, Aggregate, GroupStep, PortStep, StepRecord};
 pub use table::{render_csv, render_table, CSV_HEADER};

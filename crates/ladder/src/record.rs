@@ -56,6 +56,25 @@ pub struct StepRecord {
     /// are their sums); empty with one port.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<PortStep>,
+    /// A group trial (blast --group): every member's sending and this
+    /// sender's place. `sent`, `received`, `loss_pct` and the verdict are
+    /// then the group's: what all members sent, drop's counts against it,
+    /// and the verdict from drop's own counters (receiver-side); the
+    /// sender_* fields stay this member's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<GroupStep>,
+}
+
+/// A step of a group trial.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupStep {
+    pub name: String,
+    pub senders: u16,
+    /// This sender's index in the group.
+    pub member: u16,
+    /// What this member sent over the trial.
+    pub own_sent: Rates,
+    pub members: Vec<control::MemberFigures>,
 }
 
 /// One port's share of a step, when blast sends on several: sender port i

@@ -23,6 +23,8 @@ pub struct FlowPlan {
     pub queues: u16,
     pub flows: u32,
     pub base_port: u16,
+    /// The first stream id (0, or a group member's share of the ids).
+    pub first_stream: u16,
 }
 
 impl FlowPlan {
@@ -39,7 +41,7 @@ impl FlowPlan {
         if last > u32::from(u16::MAX) {
             return Err(LayoutError::PortsRunOut { flows, base_port });
         }
-        Ok(FlowPlan { queues, flows, base_port })
+        Ok(FlowPlan { queues, flows, base_port, first_stream: 0 })
     }
 
     /// Number of streams: one per flow, or one per queue when flows are fewer.
@@ -49,7 +51,7 @@ impl FlowPlan {
 
     pub fn stream(&self, id: u32) -> Stream {
         let flow = id % self.flows;
-        Stream { id: id as u16, queue: (id % u32::from(self.queues)) as u16, src_port: self.base_port + flow as u16 }
+        Stream { id: self.first_stream + id as u16, queue: (id % u32::from(self.queues)) as u16, src_port: self.base_port + flow as u16 }
     }
 
     /// The streams queue `q` sends, in round-robin order.

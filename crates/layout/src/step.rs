@@ -9,6 +9,8 @@ pub enum LayoutError {
     NoFlows,
     #[error("{flows} flows from source port {base_port} run past port 65535")]
     PortsRunOut { flows: u32, base_port: u16 },
+    #[error("{streams} streams, but this sender owns {room} stream ids")]
+    TooManyStreams { streams: u32, room: u32 },
 }
 
 /// One step's layout: `queues` global queues spread round robin over
@@ -41,6 +43,16 @@ impl StepLayout {
     pub fn new(queues: u16, ports: u16, flows: u32, base_port: u16) -> Result<StepLayout, LayoutError> {
         let flows = FlowPlan::new(queues, flows, base_port)?;
         Ok(StepLayout { spread: Spread::new(queues, ports), flows, count: None, rate: None })
+    }
+
+    /// Stream ids from `first`, at most `room` of them (a group member's share).
+    pub fn with_streams_from(mut self, first: u16, room: u32) -> Result<StepLayout, LayoutError> {
+        let streams = self.flows.stream_count();
+        if streams > room {
+            return Err(LayoutError::TooManyStreams { streams, room });
+        }
+        self.flows.first_stream = first;
+        Ok(self)
     }
 
     pub fn with_count(mut self, count: Option<u64>) -> StepLayout {
@@ -138,6 +150,15 @@ mod tests {
         assert_eq!(slots.iter().map(|s| s.streams.len()).sum::<usize>(), 7);
         assert!(slots.iter().all(|s| s.rate == Some(1.0) && s.streams.iter().all(|st| st.queue == s.queue)));
         assert_eq!((0..2).map(|p| l.queues_on(p)).collect::<Vec<_>>(), [3, 2]);
+    }
+
+    #[test]
+    fn a_group_member_numbers_its_streams_from_its_share() {
+        let l = StepLayout::new(2, 1, 3, 1000).unwrap().with_streams_from(1365, 1365).unwrap();
+        let ids: Vec<u16> = (0..2).flat_map(|q| l.streams(q)).map(|s| s.id).collect();
+        assert_eq!(ids, [1365, 1367, 1366]);
+        let e = StepLayout::new(1, 1, 2000, 1000).unwrap().with_streams_from(0, 1365).unwrap_err();
+        assert_eq!(e, LayoutError::TooManyStreams { streams: 2000, room: 1365 });
     }
 
     #[test]

@@ -133,6 +133,14 @@ pub struct Args {
     #[arg(long)]
     #[serde(skip)]
     pub token: Option<String>,
+    /// Join group trial NAME at drop with the other senders of the group: drop opens each step's
+    /// window when all are ready and closes it when all have stopped (every member gives the same
+    /// ladder, --group and --senders)
+    #[arg(long, value_name = "NAME", requires = "senders")]
+    pub group: Option<String>,
+    /// How many senders the --group has, this one included (2 to 64)
+    #[arg(long, value_name = "N", requires = "group", value_parser = clap::value_parser!(u16).range(2..=64))]
+    pub senders: Option<u16>,
     /// How long to wait for each answer from drop
     #[arg(long, default_value = "15", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]

@@ -120,6 +120,19 @@ fn check(args: &Args) -> Result<(), Failure> {
     if args.find_knee {
         check_knee(args)?;
     }
+    if args.group.is_some() {
+        if args.peer.is_none() {
+            return Err(Failure::usage("--group joins a group trial at drop: give --peer ADDR:PORT (drop --listen)"));
+        }
+        if args.find_knee {
+            return Err(Failure::usage("--group runs a ladder with the other senders; --find-knee is for one sender: drop one of them"));
+        }
+        if args.reflect {
+            return Err(Failure::usage(
+                "--reflect times one sender's probes; in a --group drop would send every member's back: drop --reflect",
+            ));
+        }
+    }
     if args.sla.is_some() && !(args.find_knee && args.reflect) {
         return Err(Failure::usage(
             "--sla limits the knee's latency: use it with --find-knee and --reflect (drop --reflect on the other end)",

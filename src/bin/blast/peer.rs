@@ -23,6 +23,18 @@ pub struct Environments {
 pub struct Peer {
     client: Client,
     timeout: Duration,
+    /// In a group trial: this sender's place in it.
+    pub member: Option<Membership>,
+}
+
+/// A group member's place: its index, the group's size and its stream ids.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Membership {
+    pub group: String,
+    pub member: u16,
+    pub senders: u16,
+    pub stream_base: u32,
+    pub stream_count: u32,
 }
 
 impl Peer {
@@ -56,9 +68,32 @@ pub fn connect(args: &Args) -> Result<(Option<Peer>, Option<PeerInfo>), Failure>
         client: Client::connect(addr, args.control_timeout)
             .map_err(|e| Failure::runtime(format!("{e}: is drop running with --listen {addr}?")))?,
         timeout: args.control_timeout,
+        member: None,
     };
-    let info = p.client.handshake(secret.as_ref().map(|(s, _)| s), args.control_timeout).map_err(|e| Failure::runtime(e.to_string()))?;
+    let info = p
+        .client
+        .handshake_for(secret.as_ref().map(|(s, _)| s), args.group.as_deref(), args.control_timeout)
+        .map_err(|e| Failure::runtime(e.to_string()))?;
     Ok((Some(p), Some(info)))
+}
+
+/// Joins the --group with this sender's whole plan, and numbers this
+/// sender's streams from its share of the group's ids.
+pub fn join(p: &mut Peer, args: &Args, plan: control::StepPlan, sender: &mut Sender) -> Result<(), Failure> {
+    let (Some(group), Some(senders)) = (args.group.clone(), args.senders) else { return Ok(()) };
+    let req = Request::Join { group: group.clone(), senders, plan };
+    match p.call(req).map_err(|e| Failure::runtime(format!("--group {group}: {e}")))? {
+        Response::Joined { member, senders, stream_base, stream_count } => {
+            println!(
+                "blast: member {member} of group {group} ({senders} senders); stream ids {stream_base} to {}",
+                stream_base + stream_count - 1
+            );
+            sender.own_streams(stream_base as u16, stream_count);
+            p.member = Some(Membership { group, member, senders, stream_base, stream_count });
+            Ok(())
+        }
+        other => Err(Failure::runtime(format!("drop answered {other:?} to join"))),
+    }
 }
 
 /// Refuses, before anything is sent, what the receiver cannot do.
@@ -121,10 +156,14 @@ impl WindowHooks for PeerHooks<'_> {
         }
     }
 
-    fn end(&mut self) -> Result<(), HookError> {
+    fn end(&mut self, sent: &blastdrop::counters::Tally) -> Result<(), HookError> {
         let Some(p) = self.peer.as_deref_mut() else { return Ok(()) };
         let window = self.window.ok_or(HookError::NoWindow)?;
-        match p.call(Request::EndWindow { window }).map_err(HookError::Channel)? {
+        let req = match p.member {
+            Some(_) => Request::GroupEnd { window, sent_packets: sent.packets, sent_bytes: sent.bytes },
+            None => Request::EndWindow { window },
+        };
+        match p.call(req).map_err(HookError::Channel)? {
             Response::WindowFigures(f) => {
                 self.figures = Some(f);
                 Ok(())
@@ -147,6 +186,7 @@ pub type Measured = (StepRecord, Option<String>, bool);
 
 /// Runs one step as a trial and merges both ends' figures.
 pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams, step: usize, run: u32) -> Result<Measured, Failure> {
+    let group_member = peer.as_deref().and_then(|p| p.member.clone());
     let mut hooks = PeerHooks { peer, window: None, figures: None };
     let outcome = sender.run_step(params, &mut hooks)?;
     let figures = hooks.figures.take();
@@ -177,14 +217,20 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
                 rec.latency_histogram = h.buckets();
                 rec.reflected = Some(w.reflected);
             }
-            let v = limits::verdict(&attribution::window_counters(&w, figures.as_ref(), attribution::offered(params.rate, w.seconds)));
-            rec.verdict = Some(v);
-            rec.ports = attribution::port_steps(&w, figures.as_ref(), params.rate, &sender.port_names(), params.queues);
+            if let Some(member) = group_member {
+                group_step(&mut rec, member, figures.as_ref(), w.seconds);
+            } else {
+                let v = limits::verdict(&attribution::window_counters(&w, figures.as_ref(), attribution::offered(params.rate, w.seconds)));
+                rec.verdict = Some(v);
+                rec.ports = attribution::port_steps(&w, figures.as_ref(), params.rate, &sender.port_names(), params.queues);
+                if let Some(f) = &figures {
+                    rec.loss_pct = Some(StepRecord::loss_from(w.total.packets, f.packets));
+                }
+            }
             if let Some(f) = figures {
                 // Frames of the trial that arrived, over the trial's length
                 // (RFC 2544's throughput); drop's own window is longer by the drains.
                 rec.received = Some(Rates::over(f.packets, f.bytes, w.seconds));
-                rec.loss_pct = Some(StepRecord::loss_from(w.total.packets, f.packets));
                 rec.receiver = Some(f);
             }
         }
@@ -195,6 +241,35 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
         (None, None) => rec.error = Some("interrupted before the window closed".into()),
     }
     Ok((rec, failure, outcome.interrupted))
+}
+
+/// A group trial's step: the loss is drop's count against what every
+/// member sent, and the verdict drop's own (receiver-side): this sender's
+/// counters are one member's, so a both-ends verdict would compare one
+/// member's sending with everybody's arrivals.
+fn group_step(rec: &mut StepRecord, m: Membership, figures: Option<&WindowFigures>, seconds: f64) {
+    let Some(f) = figures else { return };
+    let Some(g) = f.group.as_deref() else {
+        rec.error = Some("drop answered a group window without the group's figures".into());
+        return;
+    };
+    let (packets, bytes) = g.members.iter().fold((0, 0), |(p, b), x| (p + x.sent_packets, b + x.sent_bytes));
+    rec.loss_pct = Some(StepRecord::loss_from(packets, f.packets));
+    let busy_pct = (f.seconds > 0.0).then(|| 100.0 * f.busy_seconds / f.seconds);
+    rec.verdict = Some(limits::receiver_verdict(&limits::ReceiverCounters {
+        received: f.packets,
+        imissed: f.imissed,
+        rx_nombuf: f.rx_nombuf,
+        ierrors: f.ierrors,
+        xstats: limits::XstatsByKind::from_wire(&f.xstats, &f.levels),
+        probe_lost: f.probe.lost,
+        probes_read: f.no_probe < f.packets,
+        busy_pct,
+        invalid: f.xstats_invalid.clone(),
+    }));
+    rec.group =
+        Some(ladder::GroupStep { name: m.group, senders: m.senders, member: m.member, own_sent: rec.sent, members: g.members.clone() });
+    rec.sent = Rates::over(packets, bytes, seconds);
 }
 
 /// The shape a trial achieved, from its send times.

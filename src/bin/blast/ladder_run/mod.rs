@@ -21,6 +21,9 @@ use record::Outcome;
 pub fn run(args: &Args, m: &LadderRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
     let (mut peer, peer_info) = peer::connect(args)?;
     check_receiver(args, m, sender, peer_info.as_ref())?;
+    if let Some(p) = peer.as_mut() {
+        peer::join(p, args, plan(args, m), sender)?;
+    }
     let receiver_side = peer.is_some();
     report::announce(args, m, peer_info.as_ref());
 
@@ -40,6 +43,20 @@ pub fn run(args: &Args, m: &LadderRun, started: &Started, sender: &mut Sender) -
         Some(e) => Err(Failure::runtime(format!("ladder stopped after {} step(s): {e}", records.len()))),
         None => Ok(()),
     }
+}
+
+/// Every step of the run, repeats included, as a group's members compare them.
+fn plan(args: &Args, m: &LadderRun) -> control::StepPlan {
+    let one = m.ladder.steps.iter().map(|s| control::PlannedStep {
+        queues: s.queues,
+        size: s.size,
+        rx_queues: args.rx_queues.unwrap_or(s.queues),
+        rate: args.rate,
+        duration_ms: m.duration.as_millis() as u64,
+        warmup_ms: args.warmup.as_millis() as u64,
+    });
+    let one: Vec<control::PlannedStep> = one.collect();
+    control::StepPlan { steps: (0..args.repeat).flat_map(|_| one.iter().cloned()).collect() }
 }
 
 /// Refuses, before any step, what the receiver (or memif's pairing) cannot do.

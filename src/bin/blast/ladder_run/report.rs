@@ -136,6 +136,18 @@ pub fn print_analysis(a: &Analysis, paced: Option<f64>) {
 
 pub fn print_row(r: &StepRecord) {
     print_step(r);
+    if let Some(g) = &r.group {
+        let each: Vec<String> = g.members.iter().map(|m| format!("{} {:.3}", m.member, m.sent_packets as f64 / 1e6)).collect();
+        println!(
+            "    group {} ({} senders; this is member {}, {:.3} Mpps): all sent {:.3} Mpps; M frames sent per member: {}",
+            g.name,
+            g.senders,
+            g.member,
+            g.own_sent.mpps,
+            r.sent.mpps,
+            each.join(", ")
+        );
+    }
     for p in &r.ports {
         println!(
             "    port {} ({}, {} queue(s)): sent {:.3} Mpps{}; limit: {}",

@@ -1,0 +1,101 @@
+//! A group trial: three blasts, one drop, one measured window per step.
+//! The senders reach drop's one port through a kernel bridge in a network
+//! namespace this test creates (af_packet on veths), as N hosts reach one
+//! receiver through a switch.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+const SENDERS: u16 = 3;
+
+#[test]
+fn three_senders_one_receiver_step_together() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("three_senders_one_receiver_step_together", |n| Netns::with_fan_in(n, SENDERS)) else { return };
+    let dir = scratch("group");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let drop_json = dir.join("drop.json");
+    let mut d = strings(&["--port", "net_af_packet0", "--queues", "1", "--listen", &addr, "--duration", "120", "--json"]);
+    d.push(drop_json.display().to_string());
+    d.push("--".into());
+    d.extend(eal_base());
+    d.extend(strings(&["--vdev=net_af_packet0,iface=bd-r", "--lcores=0@1,1@1"]));
+    let mut drop_proc = spawn("ip", &ns.exec(DROP, d));
+    drop_proc.wait_for_line("control on", Duration::from_secs(30));
+
+    let blasts: Vec<(Running, std::path::PathBuf)> = (0..SENDERS)
+        .map(|i| {
+            let json = dir.join(format!("blast{i}.json"));
+            let mut b = strings(&[
+                "--port",
+                "net_af_packet0",
+                "--peer",
+                &addr,
+                "--group",
+                "trio",
+                "--senders",
+                &SENDERS.to_string(),
+                "--queues",
+                "1",
+                "--size",
+                "64,128",
+                "--rate",
+                "20k",
+                "--flows",
+                "2",
+                "--duration",
+                "1",
+                "--warmup",
+                "0.2",
+                "--json",
+            ]);
+            b.push(json.display().to_string());
+            b.push("--".into());
+            b.extend(eal_base());
+            let cpu = i % 2;
+            b.extend([format!("--vdev=net_af_packet0,iface=bd-s{i}"), format!("--lcores=0@{cpu},1@{cpu}")]);
+            (spawn("ip", &ns.exec(BLAST, b)), json)
+        })
+        .collect();
+    let mut sent_by_member = vec![0u64; usize::from(SENDERS)];
+    let mut group_windows: Vec<Vec<serde_json::Value>> = Vec::new();
+    for (b, json) in blasts {
+        let out = b.finish(Duration::from_secs(120));
+        assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("of group trio (3 senders)"), "{}", out.stdout);
+        let v = read_json(&json);
+        let steps = v["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 2);
+        for s in steps {
+            let g = &s["group"];
+            assert_eq!((g["name"].as_str(), g["senders"].as_u64()), (Some("trio"), Some(3)), "{s}");
+            let me = g["member"].as_u64().unwrap() as usize;
+            let members = g["members"].as_array().unwrap();
+            assert_eq!(members.len(), 3);
+            // What this member says it sent is what drop lists for it.
+            let own = g["own_sent"]["packets"].as_u64().unwrap();
+            assert_eq!(members[me]["sent_packets"].as_u64().unwrap(), own, "{s}");
+            let all: u64 = members.iter().map(|m| m["sent_packets"].as_u64().unwrap()).sum();
+            assert_eq!(s["sent"]["packets"].as_u64().unwrap(), all, "the step's sent is the group's");
+            let received = s["receiver"]["packets"].as_u64().unwrap();
+            let lost = s["receiver"]["probe"]["lost"].as_u64().unwrap();
+            assert!(received <= all && received + lost >= all - all / 100, "received {received} + lost {lost} vs {all} sent by all");
+            sent_by_member[me] += own;
+        }
+        group_windows.push(steps.iter().map(|s| s["receiver"]["window"].clone()).collect());
+    }
+    // One window per step, the same for every member.
+    assert!(group_windows.windows(2).all(|w| w[0] == w[1]), "{group_windows:?}");
+    assert!(sent_by_member.iter().all(|&n| n > 0), "{sent_by_member:?}");
+
+    sigint(&drop_proc);
+    let out = drop_proc.finish(Duration::from_secs(30));
+    assert!(out.status.success(), "drop: {}\n{}", out.stdout, out.stderr);
+    // drop tracked each member's streams apart: 3 members x 2 flows.
+    let v = read_json(&drop_json);
+    let streams = v["summary"]["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 6, "{}", out.stdout);
+    let ids: Vec<u64> = streams.iter().map(|s| s["id"].as_u64().unwrap()).collect();
+    assert_eq!(ids, [0, 1, 1365, 1366, 2730, 2731], "each member's streams from its own share");
+}
