@@ -99,3 +99,84 @@ fn three_senders_one_receiver_step_together() {
     let ids: Vec<u64> = streams.iter().map(|s| s["id"].as_u64().unwrap()).collect();
     assert_eq!(ids, [0, 1, 1365, 1366, 2730, 2731], "each member's streams from its own share");
 }
+
+/// drop's af_packet port and control address in a fan-in namespace.
+fn group_drop(ns: &Netns, addr: &str) -> Running {
+    let mut d = strings(&["--port", "net_af_packet0", "--queues", "1", "--listen", addr, "--duration", "300", "--"]);
+    d.extend(eal_base());
+    d.extend(strings(&["--vdev=net_af_packet0,iface=bd-r", "--lcores=0@1,1@1"]));
+    let mut p = spawn("ip", &ns.exec(DROP, d));
+    p.wait_for_line("control on", Duration::from_secs(30));
+    p
+}
+
+fn group_blast(ns: &Netns, addr: &str, group: &str, i: u16, sizes: &str, duration: &str) -> Running {
+    let mut b = strings(&[
+        "--port",
+        "net_af_packet0",
+        "--peer",
+        addr,
+        "--group",
+        group,
+        "--senders",
+        "2",
+        "--queues",
+        "1",
+        "--size",
+        sizes,
+        "--rate",
+        "10k",
+        "--duration",
+        duration,
+        "--warmup",
+        "0.1",
+    ]);
+    b.push("--".into());
+    b.extend(eal_base());
+    b.extend([format!("--vdev=net_af_packet0,iface=bd-s{i}"), format!("--lcores=0@{i},1@{i}")]);
+    spawn("ip", &ns.exec(BLAST, b))
+}
+
+#[test]
+fn a_member_killed_mid_step_ends_it_for_the_group_and_drop_serves_the_next() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("a_member_killed_mid_step_ends_it", |n| Netns::with_fan_in(n, 2)) else { return };
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut drop_proc = group_drop(&ns, &addr);
+    for round in 0..3 {
+        let group = format!("pair{round}");
+        let survivor = group_blast(&ns, &addr, &group, 0, "64", "4");
+        let mut victim = group_blast(&ns, &addr, &group, 1, "64", "4");
+        victim.wait_for_line("of group", Duration::from_secs(30));
+        std::thread::sleep(Duration::from_secs(2));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(victim.pid()), nix::sys::signal::Signal::SIGKILL).unwrap();
+        let _ = victim.finish(Duration::from_secs(10));
+        let out = survivor.finish(Duration::from_secs(60));
+        assert!(!out.status.success(), "round {round}: the survivor's step cannot stand: {}", out.stdout);
+        let said = format!("{}{}", out.stdout, out.stderr);
+        assert!(said.contains("left the group") && said.contains("the step ends for every member"), "round {round}: {said}");
+        assert!(!said.contains("panicked"), "{said}");
+    }
+    // The next group: a member with another plan is refused by name, and
+    // the group goes on when one with the same plan comes.
+    let a = group_blast(&ns, &addr, "odd", 0, "64", "1");
+    let mut a = a;
+    a.wait_for_line("of group odd", Duration::from_secs(30));
+    let wrong = group_blast(&ns, &addr, "odd", 1, "128", "1").finish(Duration::from_secs(60));
+    assert!(!wrong.status.success(), "{}", wrong.stdout);
+    assert!(
+        wrong.stderr.contains("this member's plan differs: step 1: frame size 128 B, the group's is 64 B"),
+        "{}\n{}",
+        wrong.stdout,
+        wrong.stderr
+    );
+    let right = group_blast(&ns, &addr, "odd", 1, "64", "1");
+    for o in [a.finish(Duration::from_secs(60)), right.finish(Duration::from_secs(60))] {
+        assert!(o.status.success(), "{}\n{}", o.stdout, o.stderr);
+        assert!(o.stdout.contains("group odd (2 senders"), "{}", o.stdout);
+    }
+    assert!(drop_proc.try_status().is_none(), "drop is still serving");
+    sigint(&drop_proc);
+    let out = drop_proc.finish(Duration::from_secs(30));
+    assert!(out.status.success(), "drop: {}\n{}", out.stdout, out.stderr);
+}

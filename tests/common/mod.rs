@@ -55,8 +55,19 @@ pub struct Running {
     child: Child,
     lines: mpsc::Receiver<String>,
     seen: Vec<String>,
-    err: std::thread::JoinHandle<String>,
+    err: Option<std::thread::JoinHandle<String>>,
     started: Instant,
+}
+
+/// A test that panics leaves no process behind: a binary still running
+/// when its handle goes is killed.
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 pub fn spawn(bin: &str, args: &[String]) -> Running {
@@ -82,7 +93,7 @@ pub fn spawn(bin: &str, args: &[String]) -> Running {
         let _ = err.read_to_string(&mut s);
         s
     });
-    Running { child, lines: rx, seen: Vec::new(), err, started: Instant::now() }
+    Running { child, lines: rx, seen: Vec::new(), err: Some(err), started: Instant::now() }
 }
 
 impl Running {
@@ -138,7 +149,7 @@ impl Running {
                 while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
                     self.seen.push(l);
                 }
-                let stderr = self.err.join().unwrap_or_default();
+                let stderr = self.err.take().map(|e| e.join().unwrap_or_default()).unwrap_or_default();
                 panic!("process still running after {timeout:?}; stdout so far: {:?}; stderr: {stderr}", self.seen);
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -147,7 +158,7 @@ impl Running {
         while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(500)) {
             self.seen.push(l);
         }
-        let stderr = self.err.join().unwrap_or_default();
+        let stderr = self.err.take().map(|e| e.join().unwrap_or_default()).unwrap_or_default();
         Output { status, stdout: self.seen.join("\n"), stderr, elapsed }
     }
 }

@@ -140,6 +140,9 @@ pub(crate) fn end_window(shared: &Shared, member: u16, window: u64, sent: (u64, 
     {
         let mut g = lock(shared);
         let Some(run) = g.as_mut() else { return error("the group is gone") };
+        if let Some(e) = run.group.broken() {
+            return error(e.to_string());
+        }
         if run.window != Some(window) {
             return error(format!("window {window} is not the group's open window ({:?})", run.window));
         }
