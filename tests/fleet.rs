@@ -1,0 +1,57 @@
+//! The fleet playbook (deploy/ansible/fleet.yml) through scripts/fleet-demo:
+//! three senders and one receiver on this machine, a 2-step ladder. Checks
+//! the records it fetches: every member's JSON valid against the schema,
+//! the group's sent the sum of its members', and the group's received what
+//! drop counted in the same window.
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn the_fleet_playbook_runs_a_group_ladder() {
+    let _g = heavy();
+    if !is_root() {
+        eprintln!("SKIP the_fleet_playbook_runs_a_group_ladder: scripts/fleet-demo needs root (a network namespace)");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(root.join("scripts/fleet-demo")).current_dir(root).output().expect("scripts/fleet-demo runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if !out.status.success() && stderr.contains("could not install ansible-core") {
+        eprintln!("SKIP the_fleet_playbook_runs_a_group_ladder: {}", stderr.trim());
+        return;
+    }
+    assert!(out.status.success(), "fleet-demo failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("group demo: 3 senders -> drop"), "{stdout}");
+
+    let records = root.join("target/fleet-demo/records");
+    let drop = read_json(&records.join("rx/drop.json"));
+    let windows = drop["windows"].as_array().expect("drop's windows");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("docs/schema/blast-ladder.schema.json")).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let mut members_seen = Vec::new();
+    for i in 0..3 {
+        let v = read_json(&records.join(format!("tx{i}/tx{i}.json")));
+        let errors: Vec<String> = validator.iter_errors(&v).map(|e| format!("{e} at {}", e.instance_path)).collect();
+        assert!(errors.is_empty(), "tx{i}'s record does not match docs/schema: {errors:#?}");
+        let steps = v["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 2, "a 2-step ladder");
+        for s in steps {
+            let g = &s["group"];
+            members_seen.push(g["member"].as_u64().unwrap());
+            let sum: u64 = g["members"].as_array().unwrap().iter().map(|m| m["sent_packets"].as_u64().unwrap()).sum();
+            assert_eq!(s["sent"]["packets"].as_u64().unwrap(), sum, "the group's sent is its members' sum");
+            let w = s["receiver"]["window"].as_u64().unwrap();
+            let counted = windows.iter().find(|x| x["window"].as_u64() == Some(w)).expect("drop kept the window");
+            assert_eq!(s["receiver"]["packets"], counted["packets"], "the group's received is what drop counted in window {w}");
+            let received = s["receiver"]["packets"].as_u64().unwrap();
+            let lost = s["receiver"]["probe"]["lost"].as_u64().unwrap();
+            assert!(received <= sum && received + lost >= sum - sum / 100, "received {received} + lost {lost} vs {sum} sent");
+        }
+    }
+    members_seen.sort();
+    assert_eq!(members_seen, [0, 0, 1, 1, 2, 2], "three members, each in both steps");
+}
