@@ -47,6 +47,7 @@ fn the_fleet_playbook_runs_a_group_ladder() {
             let w = s["receiver"]["window"].as_u64().unwrap();
             let counted = windows.iter().find(|x| x["window"].as_u64() == Some(w)).expect("drop kept the window");
             assert_eq!(s["receiver"]["packets"], counted["packets"], "the group's received is what drop counted in window {w}");
+            assert_eq!(counted["group"]["members"], s["group"]["members"], "drop's own record of the window holds the group");
             let received = s["receiver"]["packets"].as_u64().unwrap();
             let lost = s["receiver"]["probe"]["lost"].as_u64().unwrap();
             assert!(received <= sum && received + lost >= sum - sum / 100, "received {received} + lost {lost} vs {sum} sent");

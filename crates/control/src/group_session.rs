@@ -150,10 +150,13 @@ pub(crate) fn end_window(shared: &Shared, member: u16, window: u64, sent: (u64, 
     }
     barrier(shared, member, Stage::Done, |run, shared| {
         run.window = None;
-        match shared.backend().end_window(window) {
+        let mut b = shared.backend();
+        match b.end_window(window) {
             Ok(mut f) => {
+                let group = figures(run);
+                b.window_group(window, &group);
                 f.window = window;
-                f.group = Some(Box::new(figures(run)));
+                f.group = Some(Box::new(group));
                 Response::WindowFigures(f)
             }
             Err(e) => error(e.to_string()),

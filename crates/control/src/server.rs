@@ -54,6 +54,9 @@ pub trait Backend: Send {
     /// A session begins (the client authenticated) or ends.
     fn session_started(&mut self, _client: &str) {}
     fn session_ended(&mut self, _client: &str, _why: &str) {}
+    /// Group window `window` closed: the group's figures, for the
+    /// receiver's own record of that window.
+    fn window_group(&mut self, _window: u64, _group: &crate::message::GroupFigures) {}
 }
 
 #[derive(Debug, Clone)]

@@ -151,6 +151,13 @@ impl Backend for DropBackend {
         self.history.lock().unwrap_or_else(|e| e.into_inner()).push(f);
     }
 
+    fn window_group(&mut self, window: u64, group: &control::GroupFigures) {
+        let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = h.windows.iter_mut().rev().find(|f| f.window == window) {
+            f.group = Some(Box::new(group.clone()));
+        }
+    }
+
     fn session_started(&mut self, client: &str) {
         let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
         h.sessions.push_back(SessionRecord {
