@@ -4,6 +4,7 @@
 //! [`Tally`] and publishes them with relaxed stores once per burst (no
 //! locked instructions). The main thread reads them about once a second.
 
+use control::{BlockCounts, STREAM_BLOCKS};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// Plain totals an lcore keeps while it works.
@@ -98,10 +99,23 @@ impl Tally {
 /// 64-byte lines on x86 where the adjacent-line prefetcher pairs them; one
 /// line on 128-byte-line arm64 parts).
 #[repr(C, align(128))]
-#[derive(Default)]
 pub struct LaneCounters {
     values: [AtomicU64; FIELDS],
     done: AtomicBool,
+    /// Arrivals and losses per block of stream ids (a group's members are
+    /// told apart by them): published when a run of busy polls ends, not
+    /// with every publish.
+    blocks: [AtomicU64; 2 * STREAM_BLOCKS],
+}
+
+impl Default for LaneCounters {
+    fn default() -> LaneCounters {
+        LaneCounters {
+            values: std::array::from_fn(|_| AtomicU64::new(0)),
+            done: AtomicBool::new(false),
+            blocks: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
 }
 
 impl LaneCounters {
@@ -115,6 +129,18 @@ impl LaneCounters {
 
     pub fn read(&self) -> Tally {
         Tally::from_array(std::array::from_fn(|i| self.values[i].load(Relaxed)))
+    }
+
+    /// Publishes the per-block counts (single writer).
+    pub fn publish_blocks(&self, blocks: &[BlockCounts; STREAM_BLOCKS]) {
+        for (i, b) in blocks.iter().enumerate() {
+            self.blocks[2 * i].store(b.received, Relaxed);
+            self.blocks[2 * i + 1].store(b.lost, Relaxed);
+        }
+    }
+
+    pub fn read_blocks(&self) -> [BlockCounts; STREAM_BLOCKS] {
+        std::array::from_fn(|i| BlockCounts { received: self.blocks[2 * i].load(Relaxed), lost: self.blocks[2 * i + 1].load(Relaxed) })
     }
 
     pub fn mark_done(&self) {

@@ -60,6 +60,8 @@ pub struct Snapshot {
     pub generation: u64,
     pub tsc: u64,
     pub lanes: Vec<Tally>,
+    /// Each lane's arrivals and losses per block of stream ids.
+    pub blocks: Vec<[control::BlockCounts; control::STREAM_BLOCKS]>,
     /// By port, in --port order.
     pub ports: Vec<PortStats>,
     pub xs: Vec<Sample>,
@@ -486,6 +488,7 @@ impl Receiver {
             generation: self.generation,
             tsc: dpdk::rdtsc(),
             lanes: self.lanes.iter().map(|l| l.counters.read()).collect(),
+            blocks: self.lanes.iter().map(|l| l.counters.read_blocks()).collect(),
             ports: self.sides.iter().map(|s| s.port.stats().unwrap_or_default()).collect(),
             xs: self.sides.iter().map(|s| s.watch.sample()).collect(),
         }
@@ -533,6 +536,7 @@ impl Receiver {
         if nports == 1 {
             let mut f = per.pop().expect("one port");
             f.port_name = None;
+            f.stream_blocks = blocks_between(a, b);
             return Ok(f);
         }
         let mut t = control::WindowFigures { seconds, ..Default::default() };
@@ -554,6 +558,7 @@ impl Receiver {
         put_xstats(&mut t, &xs);
         t.queues.sort_by_key(|q| q.queue);
         t.ports = per;
+        t.stream_blocks = blocks_between(a, b);
         Ok(t)
     }
 
@@ -592,4 +597,17 @@ impl Receiver {
 fn put_xstats(f: &mut control::WindowFigures, xs: &WindowXstats) {
     (f.xstats, f.levels) = xs.counters.to_wire();
     f.xstats_invalid = xs.invalid.clone();
+}
+
+/// Every lane's arrivals and losses per block of stream ids between two
+/// snapshots, summed (losses as wrapping sums: exact over the window).
+fn blocks_between(a: &Snapshot, b: &Snapshot) -> Vec<control::BlockCounts> {
+    let mut sum = vec![control::BlockCounts::default(); control::STREAM_BLOCKS];
+    for (x, y) in b.blocks.iter().zip(&a.blocks) {
+        for (s, (bx, by)) in sum.iter_mut().zip(x.iter().zip(y)) {
+            s.received += bx.received.wrapping_sub(by.received);
+            s.lost = s.lost.wrapping_add(bx.lost.wrapping_sub(by.lost));
+        }
+    }
+    sum
 }

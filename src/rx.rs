@@ -9,6 +9,8 @@ use dpdk::{Burst, RxQueue, TxQueue};
 use latency::LatencyHistogram;
 use seqtrack::StreamTable;
 
+use control::{block_of, BlockCounts, STREAM_BLOCKS};
+
 use crate::clock::WallClock;
 use crate::counters::{LaneCounters, Tally};
 use crate::MAX_BURST;
@@ -230,7 +232,7 @@ impl RxLane {
                 (t.tally.bytes, t.tally.no_probe) = (t.tally.bytes + bufs.bytes(), t.tally.no_probe + n as u64);
             } else {
                 t.meter.frames(n, burst, dpdk::rdtsc);
-                count_probes(&bufs, &mut t.table, &mut t.tally, &mut t.one_way);
+                count_probes(&bufs, &mut t.table, &mut t.tally, &mut t.blocks, &mut t.one_way);
             }
             // The FCS each frame carried on the wire, once per burst.
             t.tally.bytes += (wire::FCS_LEN * n) as u64;
@@ -256,6 +258,8 @@ struct Figures<'a> {
     meter: Meter,
     /// --one-way: this host's clock, the latencies, and probes stamped later than they arrived.
     one_way: Option<(WallClock, LatencyHistogram, u64)>,
+    /// Arrivals and losses per block of stream ids (a group's members).
+    blocks: [BlockCounts; STREAM_BLOCKS],
 }
 
 impl<'a> Figures<'a> {
@@ -267,6 +271,7 @@ impl<'a> Figures<'a> {
             busy: BusyRuns::default(),
             meter: Meter::new(interval_cycles),
             one_way: one_way.map(|c| (c, LatencyHistogram::new(), 0)),
+            blocks: [BlockCounts::default(); STREAM_BLOCKS],
         }
     }
 
@@ -276,8 +281,12 @@ impl<'a> Figures<'a> {
     fn empty_poll(&mut self) {
         self.meter.empty();
         self.tally.empty_polls += 1;
-        if self.busy.empty(&mut self.tally) || self.tally.empty_polls & 0xffff == 0 {
+        let run_ended = self.busy.empty(&mut self.tally);
+        if run_ended || self.tally.empty_polls & 0xffff == 0 {
             self.counters.publish(&self.tally);
+        }
+        if run_ended {
+            self.counters.publish_blocks(&self.blocks);
         }
     }
 
@@ -287,6 +296,7 @@ impl<'a> Figures<'a> {
             self.tally.busy_cycles += self.busy.last_tsc - start;
         }
         self.counters.publish(&self.tally);
+        self.counters.publish_blocks(&self.blocks);
         self.counters.mark_done();
         let (one_way, one_way_negative) = self.one_way.map(|(_, h, neg)| (h, neg)).unzip();
         RxOutcome {
@@ -335,13 +345,19 @@ fn send_back(bufs: &mut Burst, txq: &mut TxQueue, tally: &mut Tally) -> bool {
 /// Counts the burst's bytes and records each frame's probe in the stream
 /// table; --one-way also times each probe against this host's clock.
 #[inline(always)]
-fn count_probes(bufs: &Burst, table: &mut StreamTable, tally: &mut Tally, one_way: &mut Option<(WallClock, LatencyHistogram, u64)>) {
+fn count_probes(
+    bufs: &Burst,
+    table: &mut StreamTable,
+    tally: &mut Tally,
+    blocks: &mut [BlockCounts; STREAM_BLOCKS],
+    one_way: &mut Option<(WallClock, LatencyHistogram, u64)>,
+) {
     tally.bytes += bufs.bytes();
     match one_way.as_mut() {
-        None => parse_probes(bufs.frames(), table, tally, |_| {}),
+        None => parse_probes(bufs.frames(), table, tally, blocks, |_| {}),
         Some((clock, hist, negative)) => {
             let now = clock.ns(dpdk::rdtsc());
-            parse_probes(bufs.frames(), table, tally, |p| match now.checked_sub(p.tx_ns) {
+            parse_probes(bufs.frames(), table, tally, blocks, |p| match now.checked_sub(p.tx_ns) {
                 Some(d) => hist.record_ns(d),
                 None => *negative += 1,
             });
@@ -353,11 +369,22 @@ fn count_probes(bufs: &Burst, table: &mut StreamTable, tally: &mut Tally, one_wa
 /// to `also` (one-way timing, or nothing: the closure is inlined, so no
 /// branch per frame decides which).
 #[inline(always)]
-fn parse_probes<'a>(frames: impl Iterator<Item = &'a [u8]>, table: &mut StreamTable, tally: &mut Tally, mut also: impl FnMut(wire::Probe)) {
+fn parse_probes<'a>(
+    frames: impl Iterator<Item = &'a [u8]>,
+    table: &mut StreamTable,
+    tally: &mut Tally,
+    blocks: &mut [BlockCounts; STREAM_BLOCKS],
+    mut also: impl FnMut(wire::Probe),
+) {
     for frame in frames {
         match wire::parse_probe(frame) {
             Some(p) => {
+                // The block's loss is the stream's change in the table's
+                // (a wrapping sum: a late frame takes one back).
+                let lost = table.totals.lost;
                 table.record(p.stream, p.seq, wire::run_id(frame));
+                let b = &mut blocks[block_of(p.stream)];
+                (b.received, b.lost) = (b.received + 1, b.lost.wrapping_add(table.totals.lost.wrapping_sub(lost)));
                 also(p);
             }
             None => tally.no_probe += 1,

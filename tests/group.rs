@@ -82,6 +82,17 @@ fn three_senders_one_receiver_step_together() {
             let lost = s["receiver"]["probe"]["lost"].as_u64().unwrap();
             assert!(received <= all && received + lost >= all - all / 100, "received {received} + lost {lost} vs {all} sent by all");
             sent_by_member[me] += own;
+            // Each member's own accounting at drop: its streams' arrivals and losses.
+            for m in members {
+                let (sent, rx, lost) = (m["sent_packets"].as_u64().unwrap(), m["received"].as_u64().unwrap(), m["lost"].as_u64().unwrap());
+                assert!(
+                    rx <= sent && rx + lost >= sent - sent / 100 && rx + lost <= sent,
+                    "member {}: sent {sent}, received {rx}, lost {lost}",
+                    m["member"]
+                );
+            }
+            let rx_sum: u64 = members.iter().map(|m| m["received"].as_u64().unwrap()).sum();
+            assert_eq!(rx_sum, received, "the members' arrivals add up to drop's count");
         }
         group_windows.push(steps.iter().map(|s| s["receiver"]["window"].clone()).collect());
     }
@@ -97,7 +108,7 @@ fn three_senders_one_receiver_step_together() {
     let streams = v["summary"]["streams"].as_array().unwrap();
     assert_eq!(streams.len(), 6, "{}", out.stdout);
     let ids: Vec<u64> = streams.iter().map(|s| s["id"].as_u64().unwrap()).collect();
-    assert_eq!(ids, [0, 1, 1365, 1366, 2730, 2731], "each member's streams from its own share");
+    assert_eq!(ids, [0, 1, 1344, 1345, 2688, 2689], "each member's streams from its own share");
 }
 
 /// drop's af_packet port and control address in a fan-in namespace.

@@ -229,10 +229,21 @@ impl Netns {
         Self::ip(&v)
     }
 
+    /// A veth pair whose ends have interface indexes `4096 x i` and
+    /// `4096 x j`. DPDK's af_packet joins a fanout group numbered (pid ^
+    /// ifindex) & 0xffff, and the kernel refuses a second device in one
+    /// group: with the small consecutive indexes the kernel picks, two
+    /// processes started one after the other (consecutive pids) on the two
+    /// ends of a pair collide. Indexes 4096 apart keep every such XOR distinct.
+    fn veth(&self, a: &str, i: u32, b: &str, j: u32) -> Result<(), String> {
+        let (ia, ib) = ((4096 * i).to_string(), (4096 * j).to_string());
+        self.link(&["add", a, "index", &ia, "type", "veth", "peer", "name", b, "index", &ib])
+    }
+
     /// bd-a <-> bd-b.
     pub fn with_pair(name: &str) -> Result<Netns, String> {
         let ns = Self::create(name)?;
-        ns.link(&["add", "bd-a", "type", "veth", "peer", "name", "bd-b"])?;
+        ns.veth("bd-a", 1, "bd-b", 2)?;
         for dev in ["bd-a", "bd-b"] {
             ns.link(&["set", dev, "up"])?;
         }
@@ -245,8 +256,8 @@ impl Netns {
     /// port counts them.
     pub fn with_bridged_path(name: &str, mid_mtu: u32) -> Result<Netns, String> {
         let ns = Self::create(name)?;
-        ns.link(&["add", "bd-a", "type", "veth", "peer", "name", "bd-b"])?;
-        ns.link(&["add", "bd-c", "type", "veth", "peer", "name", "bd-d"])?;
+        ns.veth("bd-a", 1, "bd-b", 2)?;
+        ns.veth("bd-c", 3, "bd-d", 4)?;
         ns.link(&["add", "bd-br", "type", "bridge"])?;
         ns.link(&["set", "bd-b", "master", "bd-br"])?;
         ns.link(&["set", "bd-c", "master", "bd-br"])?;
@@ -264,9 +275,9 @@ impl Netns {
         let ns = Self::create(name)?;
         ns.link(&["add", "bd-br", "type", "bridge"])?;
         let ends: Vec<String> = (0..senders).map(|i| format!("bd-s{i}")).chain(["bd-r".to_string()]).collect();
-        for end in &ends {
+        for (i, end) in ends.iter().enumerate() {
             let peer = format!("{end}-p");
-            ns.link(&["add", end, "type", "veth", "peer", "name", &peer])?;
+            ns.veth(end, 2 * i as u32 + 1, &peer, 2 * i as u32 + 2)?;
             ns.link(&["set", &peer, "master", "bd-br"])?;
             ns.link(&["set", &peer, "up"])?;
             ns.link(&["set", end, "up"])?;

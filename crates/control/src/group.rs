@@ -19,6 +19,38 @@ pub const MAX_SENDERS: u16 = 64;
 /// (4096 by default) one by one, so a group's ids stay below that.
 pub const GROUP_STREAM_SPACE: u32 = 4096;
 
+/// drop counts arrivals and losses per block of this many stream ids
+/// (ids at or past the last block count in the last): a member's share is
+/// whole blocks, so its arrivals are its blocks' sum.
+pub const STREAM_BLOCK: u32 = 64;
+pub const STREAM_BLOCKS: usize = (GROUP_STREAM_SPACE / STREAM_BLOCK) as usize;
+
+/// Frames that arrived in a block of stream ids, and the net frames lost
+/// there (gaps in the sequence numbers, less the ones that came late):
+/// `lost` is a wrapping sum, exact over a window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlockCounts {
+    pub received: u64,
+    pub lost: u64,
+}
+
+/// The block of stream ids `stream` is counted in.
+#[inline(always)]
+pub fn block_of(stream: u16) -> usize {
+    (u32::from(stream) / STREAM_BLOCK).min(STREAM_BLOCKS as u32 - 1) as usize
+}
+
+/// (received, lost) of `member`'s share, from per-block counts.
+pub fn member_arrivals(blocks: &[BlockCounts], member: u16, senders: u16) -> (u64, u64) {
+    let r = stream_range(member, senders);
+    let (first, end) = ((r.start / STREAM_BLOCK) as usize, (r.end / STREAM_BLOCK) as usize);
+    blocks
+        .get(first..end.min(blocks.len()))
+        .unwrap_or(&[])
+        .iter()
+        .fold((0, 0), |(rx, lost), b| (rx + b.received, lost.wrapping_add(b.lost)))
+}
+
 /// One step as a member plans it: what must match across the group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannedStep {
@@ -73,14 +105,14 @@ impl StepPlan {
 /// Member `member` of `senders` owns these stream ids: the group's stream
 /// space split evenly, so every sender's streams are its own at the receiver.
 pub fn stream_range(member: u16, senders: u16) -> Range<u32> {
-    let width = GROUP_STREAM_SPACE / u32::from(senders.max(1));
+    let width = STREAM_BLOCK * (STREAM_BLOCKS as u32 / u32::from(senders.max(1)));
     let start = u32::from(member) * width;
     start..start + width
 }
 
 /// Which member of `senders` sent stream `stream`.
 pub fn member_of(stream: u16, senders: u16) -> u16 {
-    let width = GROUP_STREAM_SPACE / u32::from(senders.max(1));
+    let width = STREAM_BLOCK * (STREAM_BLOCKS as u32 / u32::from(senders.max(1)));
     (u32::from(stream) / width).min(u32::from(senders.max(1)) - 1) as u16
 }
 
@@ -250,8 +282,10 @@ mod tests {
 
     #[test]
     fn stream_ranges_split_the_space_and_map_back() {
-        assert_eq!(stream_range(0, 3), 0..1365);
-        assert_eq!(stream_range(2, 3), 2730..4095);
+        // Whole blocks of 64 ids: 21 blocks each for 3 senders.
+        assert_eq!(stream_range(0, 3), 0..1344);
+        assert_eq!(stream_range(2, 3), 2688..4032);
+        assert_eq!(stream_range(63, 64), 4032..4096);
         for senders in [2u16, 3, 7, 64] {
             for m in 0..senders {
                 let r = stream_range(m, senders);
@@ -262,6 +296,21 @@ mod tests {
         }
         // Ids past the last full range (4095 with 3 senders) belong to the last member.
         assert_eq!(member_of(4095, 3), 2);
+    }
+
+    #[test]
+    fn a_members_arrivals_are_its_blocks_sum() {
+        let mut blocks = [BlockCounts::default(); STREAM_BLOCKS];
+        blocks[block_of(0)].received += 10;
+        blocks[block_of(1343)].received += 5;
+        blocks[block_of(1344)] = BlockCounts { received: 7, lost: 2 };
+        // A reorder after a gap: +3 lost, then -1 (wrapping), net 2.
+        blocks[block_of(2688)].lost = 3u64.wrapping_add(u64::MAX);
+        blocks[block_of(60_000)].received += 1; // past the space: the last block
+        assert_eq!(member_arrivals(&blocks, 0, 3), (15, 0));
+        assert_eq!(member_arrivals(&blocks, 1, 3), (7, 2));
+        assert_eq!(member_arrivals(&blocks, 2, 3), (0, 2));
+        assert_eq!(block_of(60_000), STREAM_BLOCKS - 1);
     }
 
     #[test]

@@ -153,7 +153,7 @@ pub(crate) fn end_window(shared: &Shared, member: u16, window: u64, sent: (u64, 
         let mut b = shared.backend();
         match b.end_window(window) {
             Ok(mut f) => {
-                let group = figures(run);
+                let group = figures(run, &f.stream_blocks);
                 b.window_group(window, &group);
                 f.window = window;
                 f.group = Some(Box::new(group));
@@ -164,7 +164,7 @@ pub(crate) fn end_window(shared: &Shared, member: u16, window: u64, sent: (u64, 
     })
 }
 
-fn figures(run: &GroupRun) -> GroupFigures {
+fn figures(run: &GroupRun, blocks: &[crate::BlockCounts]) -> GroupFigures {
     let senders = run.group.senders;
     let members = run
         .group
@@ -174,6 +174,8 @@ fn figures(run: &GroupRun) -> GroupFigures {
         .map(|(m, client)| {
             let r = stream_range(m as u16, senders);
             let (sent_packets, sent_bytes) = run.sent[m];
+            // Per member only where drop counted per block of streams.
+            let arrivals = (!blocks.is_empty()).then(|| crate::member_arrivals(blocks, m as u16, senders));
             MemberFigures {
                 member: m as u16,
                 client: client.clone(),
@@ -181,6 +183,8 @@ fn figures(run: &GroupRun) -> GroupFigures {
                 stream_count: r.end - r.start,
                 sent_packets,
                 sent_bytes,
+                received: arrivals.map(|a| a.0),
+                lost: arrivals.map(|a| a.1),
             }
         })
         .collect();

@@ -20,7 +20,8 @@ pub use addr::{all_loopback, listen_addrs, unspecified, ListenError};
 pub use auth::{nonce, Secret, SecretError, SecretSource, SECRET_ENV};
 pub use client::{Client, ClientError};
 pub use group::{
-    member_of, q_burst, stream_range, Arrival, Group, GroupError, PlannedStep, Stage, StepPlan, GROUP_STREAM_SPACE, MAX_SENDERS,
+    block_of, member_arrivals, member_of, q_burst, stream_range, Arrival, BlockCounts, Group, GroupError, PlannedStep, Stage, StepPlan,
+    GROUP_STREAM_SPACE, MAX_SENDERS, STREAM_BLOCK, STREAM_BLOCKS,
 };
 pub use message::{
     parse_request, reply_line, Envelope, GroupFigures, MemberFigures, PeerInfo, Prepared, ProtoError, QueueFigures, Request, Response,

@@ -140,6 +140,11 @@ pub struct WindowFigures {
     /// A group trial's window: the group and what each member sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<Box<GroupFigures>>,
+    /// Arrivals and losses per block of stream ids (crate::STREAM_BLOCK
+    /// ids each), for a group's per-member figures; drop's side only,
+    /// never on the wire.
+    #[serde(skip)]
+    pub stream_blocks: Vec<crate::BlockCounts>,
 }
 
 /// What each member of a group sent in a window (its own count, given at group_end).
@@ -159,6 +164,12 @@ pub struct MemberFigures {
     pub stream_count: u32,
     pub sent_packets: u64,
     pub sent_bytes: u64,
+    /// What drop counted of this member's streams in the window: frames
+    /// that arrived, and frames lost (gaps in their sequence numbers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<u64>,
 }
 
 /// What drop answers.

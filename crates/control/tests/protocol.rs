@@ -398,14 +398,14 @@ fn a_group_steps_together_and_every_member_gets_the_group_figures() {
         .iter()
         .map(|a| match &a[0] {
             Response::Joined { senders: 3, stream_base, stream_count, .. } => {
-                assert_eq!(*stream_count, 1365);
+                assert_eq!(*stream_count, 1344);
                 *stream_base
             }
             other => panic!("{other:?}"),
         })
         .collect();
     bases.sort();
-    assert_eq!(bases, [0, 1365, 2730], "each member its own streams");
+    assert_eq!(bases, [0, 1344, 2688], "each member its own streams");
     for a in &answers {
         // Both steps: the same window numbers, and the same figures with every member's count.
         assert!(matches!(a[2], Response::WindowStarted { window: 1 }) && matches!(a[5], Response::WindowStarted { window: 2 }), "{a:?}");

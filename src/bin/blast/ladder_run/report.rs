@@ -137,9 +137,16 @@ pub fn print_analysis(a: &Analysis, paced: Option<f64>) {
 pub fn print_row(r: &StepRecord) {
     print_step(r);
     if let Some(g) = &r.group {
-        let each: Vec<String> = g.members.iter().map(|m| format!("{} {:.3}", m.member, m.sent_packets as f64 / 1e6)).collect();
+        let each: Vec<String> = g
+            .members
+            .iter()
+            .map(|m| match (m.received, m.lost) {
+                (Some(rx), Some(lost)) => format!("{} sent {} received {rx} lost {lost}", m.member, m.sent_packets),
+                _ => format!("{} sent {}", m.member, m.sent_packets),
+            })
+            .collect();
         println!(
-            "    group {} ({} senders; this is member {}, {:.3} Mpps): all sent {:.3} Mpps; M frames sent per member: {}",
+            "    group {} ({} senders; this is member {}, {:.3} Mpps): all sent {:.3} Mpps; frames per member: {}",
             g.name,
             g.senders,
             g.member,
