@@ -38,6 +38,9 @@ def main(folder: str) -> int:
         row = [s["step"] + 1, s["queues"], s["size"]] + [f"{x:.3f}" for x in each]
         row += [f"{s['sent']['mpps']:.3f}", f"{(s.get('received') or {}).get('mpps', 0):.3f}", f"{s.get('loss_pct') or 0:.3f}", s.get("limit", "")]
         print("  ".join(f"{str(x):>10}" for x in row))
+        for m in sorted(g["members"], key=lambda m: m["member"]):
+            if "received" in m:
+                print(f"{'':>10}  member {m['member']} ({m['client']}): sent {m['sent_packets']}, drop received {m['received']}, lost {m['lost']}")
     return 0
 
 
