@@ -352,12 +352,11 @@ fn count_probes(
     blocks: &mut [BlockCounts; STREAM_BLOCKS],
     one_way: &mut Option<(WallClock, LatencyHistogram, u64)>,
 ) {
-    tally.bytes += bufs.bytes();
     match one_way.as_mut() {
-        None => parse_probes(bufs.frames(), table, tally, blocks, |_| {}),
+        None => parse_probes(bufs, table, tally, blocks, |_| {}),
         Some((clock, hist, negative)) => {
             let now = clock.ns(dpdk::rdtsc());
-            parse_probes(bufs.frames(), table, tally, blocks, |p| match now.checked_sub(p.tx_ns) {
+            parse_probes(bufs, table, tally, blocks, |p| match now.checked_sub(p.tx_ns) {
                 Some(d) => hist.record_ns(d),
                 None => *negative += 1,
             });
@@ -369,14 +368,15 @@ fn count_probes(
 /// to `also` (one-way timing, or nothing: the closure is inlined, so no
 /// branch per frame decides which).
 #[inline(always)]
-fn parse_probes<'a>(
-    frames: impl Iterator<Item = &'a [u8]>,
+fn parse_probes(
+    bufs: &Burst,
     table: &mut StreamTable,
     tally: &mut Tally,
     blocks: &mut [BlockCounts; STREAM_BLOCKS],
     mut also: impl FnMut(wire::Probe),
 ) {
-    for frame in frames {
+    bufs.read_frames(|len, frame| {
+        tally.bytes += u64::from(len);
         match wire::parse_probe(frame) {
             Some(p) => {
                 // The block's loss is the stream's change in the table's
@@ -389,7 +389,7 @@ fn parse_probes<'a>(
             }
             None => tally.no_probe += 1,
         }
-    }
+    });
     let t = &table.totals;
     (tally.lost, tally.reordered, tally.duplicates, tally.late) = (t.lost, t.reordered, t.duplicates, t.late);
     tally.untracked = table.untracked;

@@ -125,35 +125,45 @@ impl Stamper {
         }
     }
 
+    /// Stamps a burst's frames in place, each `len` bytes long.
     #[inline(always)]
-    fn stamp<'a>(&mut self, frames: impl Iterator<Item = &'a mut [u8]>, tx_ns: u64) {
+    fn stamp_burst(&mut self, burst: &mut Burst, len: u16, tx_ns: u64) {
         if self.ids.len() == 1 {
             // One stream: its sequence number lives in a register, not in
             // memory that each frame would read back after the last wrote it.
             let (stream, mut seq) = (self.ids[0], self.seqs[0]);
-            for f in frames {
+            burst.write_heads::<HEAD>(len, |f| {
                 write_probe(f, Probe { stream, seq, tx_ns });
                 seq = seq.wrapping_add(1);
-            }
+            });
             self.seqs[0] = seq;
-            return;
+        } else {
+            burst.write_heads::<HEAD>(len, |f| self.next_frame(f, tx_ns));
         }
-        for f in frames {
-            let s = self.next;
-            if self.multi_flow {
-                f[UDP_SRC_PORT..UDP_SRC_PORT + 2].copy_from_slice(&self.ports[s]);
-            }
-            write_probe(f, Probe { stream: self.ids[s], seq: self.seqs[s], tx_ns });
-            self.seqs[s] = self.seqs[s].wrapping_add(1);
-            self.next = if s + 1 == self.ids.len() { 0 } else { s + 1 };
+    }
+
+    /// The next stream's frame (round robin): its source port when the
+    /// queue sends several flows, and its probe.
+    #[inline(always)]
+    fn next_frame(&mut self, f: &mut [u8; HEAD], tx_ns: u64) {
+        let s = self.next;
+        if self.multi_flow {
+            f[UDP_SRC_PORT..UDP_SRC_PORT + 2].copy_from_slice(&self.ports[s]);
         }
+        write_probe(f, Probe { stream: self.ids[s], seq: self.seqs[s], tx_ns });
+        self.seqs[s] = self.seqs[s].wrapping_add(1);
+        self.next = if s + 1 == self.ids.len() { 0 } else { s + 1 };
     }
 }
 
+/// The bytes of a frame the loop writes: up to the probe's end (60, the
+/// smallest frame without its FCS).
+const HEAD: usize = PROBE_OFFSET + PROBE_LEN;
+
 #[inline(always)]
-fn write_probe(frame: &mut [u8], p: Probe) {
-    let at: &mut [u8; PROBE_LEN] = (&mut frame[PROBE_OFFSET..PROBE_OFFSET + PROBE_LEN]).try_into().expect("probe fits the frame");
-    p.stamp(at);
+fn write_probe(frame: &mut [u8; HEAD], p: Probe) {
+    let (_, probe) = frame.split_at_mut(PROBE_OFFSET);
+    p.stamp(probe.try_into().expect("HEAD ends at the probe's end"));
 }
 
 /// The pace of a paced lane and the shape it achieved.
@@ -222,7 +232,7 @@ impl TxLane {
                 pace.sent(tsc, pkts.len());
                 self.counters.publish(&tally);
                 remaining -= pkts.len() as u64;
-                stamper.stamp(pkts.frames_of_len(self.frame_len), clock.ns(tsc));
+                stamper.stamp_burst(&mut pkts, self.frame_len, clock.ns(tsc));
             }
             let sent = pkts.tx(&mut self.queue);
             if self.queue.faulted() {
@@ -358,8 +368,8 @@ mod tests {
         assert_eq!(&frame[UDP_SRC_PORT..UDP_SRC_PORT + 2], &[0xab, 0xcd]);
     }
 
-    fn frames(n: usize) -> Vec<Vec<u8>> {
-        let mut f = vec![0u8; 60];
+    fn frames(n: usize) -> Vec<[u8; HEAD]> {
+        let mut f = [0u8; HEAD];
         wire::write_frame(&FrameSpec::default(), &mut f).unwrap();
         vec![f; n]
     }
@@ -368,7 +378,7 @@ mod tests {
     fn one_stream_numbers_in_order() {
         let mut s = Stamper::new(&[Stream { id: 7, queue: 0, src_port: 1000 }], &[41]);
         let mut f = frames(3);
-        s.stamp(f.iter_mut().map(|v| v.as_mut_slice()), 99);
+        f.iter_mut().for_each(|f| s.next_frame(f, 99));
         let got: Vec<(u16, u32, u64)> = f.iter().map(|v| wire::parse_probe(v).map(|p| (p.stream, p.seq, p.tx_ns)).unwrap()).collect();
         assert_eq!(got, [(7, 41, 99), (7, 42, 99), (7, 43, 99)]);
         assert_eq!(s.seqs, [44]);
@@ -379,9 +389,9 @@ mod tests {
         let streams = [Stream { id: 0, queue: 0, src_port: 1000 }, Stream { id: 2, queue: 0, src_port: 1002 }];
         let mut s = Stamper::new(&streams, &[0, 10]);
         let mut f = frames(3);
-        s.stamp(f.iter_mut().map(|v| v.as_mut_slice()), 5);
+        f.iter_mut().for_each(|f| s.next_frame(f, 5));
         let mut g = frames(1);
-        s.stamp(g.iter_mut().map(|v| v.as_mut_slice()), 6);
+        g.iter_mut().for_each(|f| s.next_frame(f, 6));
         let all: Vec<(u16, u32, u16)> = f
             .iter()
             .chain(&g)
