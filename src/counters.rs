@@ -106,6 +106,53 @@ pub struct LaneCounters {
     /// told apart by them): published when a run of busy polls ends, not
     /// with every publish.
     blocks: [AtomicU64; 2 * STREAM_BLOCKS],
+    /// The measured window now open (the main thread's only write), and
+    /// the lane's arrival counts as of its last busy-run end, in
+    /// [`ArrivalCounts::to_array`] order.
+    window: AtomicU64,
+    arrivals: [AtomicU64; ARRIVAL_FIELDS],
+}
+
+/// A receive lane's arrival counts: sums since it started, and maxima
+/// since the window `window` opened (the lane takes the new window's
+/// number at the first busy run it ends after it opened: drop opens
+/// windows with the lanes idle, after the senders' drain).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArrivalCounts {
+    pub window: u64,
+    pub full_polls: u64,
+    pub intervals: u64,
+    pub frames_in_intervals: u64,
+    pub peak_per_interval: u64,
+    pub max_backlog: u64,
+}
+
+const ARRIVAL_FIELDS: usize = 6;
+
+impl ArrivalCounts {
+    fn to_array(self) -> [u64; ARRIVAL_FIELDS] {
+        [self.window, self.full_polls, self.intervals, self.frames_in_intervals, self.peak_per_interval, self.max_backlog]
+    }
+
+    fn from_array(a: [u64; ARRIVAL_FIELDS]) -> ArrivalCounts {
+        let [window, full_polls, intervals, frames_in_intervals, peak_per_interval, max_backlog] = a;
+        ArrivalCounts { window, full_polls, intervals, frames_in_intervals, peak_per_interval, max_backlog }
+    }
+
+    /// The counts over window `window`, from `earlier` (read when it
+    /// opened) to these: sums as differences; maxima only when the lane
+    /// took that window's number (it had no busy run in it otherwise).
+    pub fn over_window(&self, earlier: &ArrivalCounts, window: u64) -> ArrivalCounts {
+        let in_window = self.window == window;
+        ArrivalCounts {
+            window,
+            full_polls: self.full_polls.wrapping_sub(earlier.full_polls),
+            intervals: self.intervals.wrapping_sub(earlier.intervals),
+            frames_in_intervals: self.frames_in_intervals.wrapping_sub(earlier.frames_in_intervals),
+            peak_per_interval: if in_window { self.peak_per_interval } else { 0 },
+            max_backlog: if in_window { self.max_backlog } else { 0 },
+        }
+    }
 }
 
 impl Default for LaneCounters {
@@ -114,6 +161,8 @@ impl Default for LaneCounters {
             values: std::array::from_fn(|_| AtomicU64::new(0)),
             done: AtomicBool::new(false),
             blocks: std::array::from_fn(|_| AtomicU64::new(0)),
+            window: AtomicU64::new(0),
+            arrivals: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 }
@@ -141,6 +190,28 @@ impl LaneCounters {
 
     pub fn read_blocks(&self) -> [BlockCounts; STREAM_BLOCKS] {
         std::array::from_fn(|i| BlockCounts { received: self.blocks[2 * i].load(Relaxed), lost: self.blocks[2 * i + 1].load(Relaxed) })
+    }
+
+    /// Window `n` opens (main thread).
+    pub fn open_window(&self, n: u64) {
+        self.window.store(n, Relaxed);
+    }
+
+    /// The window open now, as the lane sees it.
+    #[inline(always)]
+    pub fn open_window_number(&self) -> u64 {
+        self.window.load(Relaxed)
+    }
+
+    /// Publishes the arrival counts (single writer).
+    pub fn publish_arrivals(&self, a: &ArrivalCounts) {
+        for (slot, v) in self.arrivals.iter().zip(a.to_array()) {
+            slot.store(v, Relaxed);
+        }
+    }
+
+    pub fn read_arrivals(&self) -> ArrivalCounts {
+        ArrivalCounts::from_array(std::array::from_fn(|i| self.arrivals[i].load(Relaxed)))
     }
 
     pub fn mark_done(&self) {
@@ -184,5 +255,21 @@ mod tests {
         sum.add(&t);
         assert_eq!(sum.packets, 10);
         assert_eq!(sum.since(&t), t);
+    }
+
+    #[test]
+    fn arrival_maxima_count_only_in_the_window_the_lane_saw() {
+        let c = LaneCounters::default();
+        let before =
+            ArrivalCounts { window: 1, full_polls: 5, intervals: 100, frames_in_intervals: 900, peak_per_interval: 40, max_backlog: 9 };
+        c.publish_arrivals(&before);
+        assert_eq!(c.read_arrivals(), before);
+        let after =
+            ArrivalCounts { window: 2, full_polls: 7, intervals: 150, frames_in_intervals: 1000, peak_per_interval: 12, max_backlog: 3 };
+        let w = after.over_window(&before, 2);
+        assert_eq!((w.full_polls, w.intervals, w.frames_in_intervals, w.peak_per_interval, w.max_backlog), (2, 50, 100, 12, 3));
+        // A lane that ended no busy run in window 3 still shows window 2's maxima: not window 3's.
+        let idle = after.over_window(&after, 3);
+        assert_eq!((idle.peak_per_interval, idle.max_backlog, idle.intervals), (0, 0, 0));
     }
 }

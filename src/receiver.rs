@@ -10,7 +10,7 @@ use dpdk::{DeviceInfo, Eal, LcoreJob, Mempool, PoolSizing, Port, PortConfig, Por
 use layout::Spread;
 use seqtrack::SeqCounts;
 
-use crate::counters::{LaneCounters, Tally};
+use crate::counters::{ArrivalCounts, LaneCounters, Tally};
 use crate::fail::Failure;
 use crate::port_set::{open_ports, OpenedPort};
 use crate::report::MempoolRecord;
@@ -62,6 +62,9 @@ pub struct Snapshot {
     pub lanes: Vec<Tally>,
     /// Each lane's arrivals and losses per block of stream ids.
     pub blocks: Vec<[control::BlockCounts; control::STREAM_BLOCKS]>,
+    /// The measured window open when it was taken, and each lane's arrival counts.
+    pub window: u64,
+    pub arrivals: Vec<ArrivalCounts>,
     /// By port, in --port order.
     pub ports: Vec<PortStats>,
     pub xs: Vec<Sample>,
@@ -185,6 +188,8 @@ pub struct Receiver {
     held: bool,
     stop: Arc<AtomicBool>,
     generation: u64,
+    /// Measured windows opened (lanes keep their arrival maxima per window).
+    windows_opened: u64,
     totals: Totals,
     pub mempools: Vec<MempoolRecord>,
     hz: u64,
@@ -236,6 +241,7 @@ impl Receiver {
             held: false,
             stop: Arc::new(AtomicBool::new(false)),
             generation: 0,
+            windows_opened: 0,
             totals: Totals::default(),
             mempools,
             hz: dpdk::tsc_hz(),
@@ -483,12 +489,24 @@ impl Receiver {
         Ok(true)
     }
 
+    /// A measured window opens: the lanes count their arrival maxima anew
+    /// from here. Its starting snapshot.
+    pub fn open_window(&mut self) -> Snapshot {
+        self.windows_opened += 1;
+        for l in &self.lanes {
+            l.counters.open_window(self.windows_opened);
+        }
+        self.snapshot()
+    }
+
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
             generation: self.generation,
             tsc: dpdk::rdtsc(),
             lanes: self.lanes.iter().map(|l| l.counters.read()).collect(),
             blocks: self.lanes.iter().map(|l| l.counters.read_blocks()).collect(),
+            window: self.windows_opened,
+            arrivals: self.lanes.iter().map(|l| l.counters.read_arrivals()).collect(),
             ports: self.sides.iter().map(|s| s.port.stats().unwrap_or_default()).collect(),
             xs: self.sides.iter().map(|s| s.watch.sample()).collect(),
         }
@@ -533,10 +551,12 @@ impl Receiver {
             port_xs.push(side.watch.window(&a.xs[i], &b.xs[i]));
             put_xstats(f, &port_xs[i]);
         }
+        let arrivals = self.arrivals_between(a, b);
         if nports == 1 {
             let mut f = per.pop().expect("one port");
             f.port_name = None;
             f.stream_blocks = blocks_between(a, b);
+            f.arrivals = arrivals;
             return Ok(f);
         }
         let mut t = control::WindowFigures { seconds, ..Default::default() };
@@ -559,7 +579,37 @@ impl Receiver {
         t.queues.sort_by_key(|q| q.queue);
         t.ports = per;
         t.stream_blocks = blocks_between(a, b);
+        t.arrivals = arrivals;
         Ok(t)
+    }
+
+    /// How the arrivals bunched up between two snapshots (None with
+    /// --count-only, whose lanes do not measure it).
+    fn arrivals_between(&self, a: &Snapshot, b: &Snapshot) -> Option<Box<control::WindowArrivals>> {
+        if self.cfg.count_only {
+            return None;
+        }
+        let lanes: Vec<control::LaneArrivals> = self
+            .lanes
+            .iter()
+            .zip(b.lanes.iter().zip(&a.lanes))
+            .zip(b.arrivals.iter().zip(&a.arrivals))
+            .map(|((lane, (x, y)), (ax, ay))| {
+                let d = x.since(y);
+                let w = ax.over_window(ay, a.window);
+                control::LaneArrivals {
+                    queue: lane.queue,
+                    full_polls: w.full_polls,
+                    max_backlog: w.max_backlog,
+                    intervals: w.intervals,
+                    frames_in_intervals: w.frames_in_intervals,
+                    peak_per_interval: w.peak_per_interval,
+                    packets: d.packets,
+                    busy_seconds: d.busy_cycles as f64 / self.hz as f64,
+                }
+            })
+            .collect();
+        Some(Box::new(control::window_arrivals(&lanes, (self.cfg.interval_us > 0).then_some(self.cfg.interval_us))))
     }
 
     /// Every port's watched counters now, in --port order.

@@ -235,6 +235,21 @@ pub fn cpu_model() -> String {
 }
 
 /// "12.345" with a fixed width, for aligned live lines.
+/// The receiver's arrival view in one line.
+pub fn arrivals_text(a: &control::WindowArrivals) -> String {
+    let mut s = format!("{} full polls, backlog up to {} frames", a.full_polls, a.max_backlog_frames);
+    if let (Some(us), Some(peak), Some(mean), Some(ratio)) = (a.interval_us, a.peak_per_interval, a.mean_per_interval, a.peak_to_mean) {
+        s += &format!("; per {us} us on a queue: peak {peak}, mean {mean:.1}, peak-to-mean {ratio:.2}");
+    }
+    if let Some(q) = &a.q_burst {
+        s += &format!(
+            "; Q_burst = ({:.3} - {:.3} Mpps) x {:.0} us = {:.0} frames (queue {})",
+            q.lambda_peak_mpps, q.mu_mpps, q.t_b_us, q.frames, q.queue
+        );
+    }
+    s
+}
+
 pub fn mpps(v: f64) -> String {
     format!("{v:7.3}")
 }

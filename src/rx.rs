@@ -12,7 +12,7 @@ use seqtrack::StreamTable;
 use control::{block_of, BlockCounts, STREAM_BLOCKS};
 
 use crate::clock::WallClock;
-use crate::counters::{LaneCounters, Tally};
+use crate::counters::{ArrivalCounts, LaneCounters, Tally};
 use crate::MAX_BURST;
 
 pub struct RxLane {
@@ -114,22 +114,39 @@ struct Meter {
     interval: u64,
     in_interval: u64,
     any_interval: bool,
+    /// The most frames in a closed interval and the largest backlog since
+    /// the last publish (folded into `b` and `window` then).
+    recent_peak: u64,
+    recent_backlog: u64,
+    /// The measured window as of the last publish: its number and maxima.
+    window: ArrivalCounts,
 }
 
 impl Meter {
     fn new(interval_cycles: u64) -> Meter {
         let b = Burstiness { interval_cycles, ..Default::default() };
-        Meter { b, after_full: false, backlog: 0, interval: 0, in_interval: 0, any_interval: false }
+        Meter {
+            b,
+            after_full: false,
+            backlog: 0,
+            interval: 0,
+            in_interval: 0,
+            any_interval: false,
+            recent_peak: 0,
+            recent_backlog: 0,
+            window: ArrivalCounts::default(),
+        }
     }
 
     /// A poll that brought `n` frames of the `burst` asked for; `tsc` is read
-    /// only when intervals are on.
+    /// only when intervals are on, `open_window` (the measured window open
+    /// now) only after a gap.
     #[inline(always)]
-    fn frames(&mut self, n: usize, burst: usize, tsc: impl FnOnce() -> u64) {
+    fn frames(&mut self, n: usize, burst: usize, tsc: impl FnOnce() -> u64, open_window: impl FnOnce() -> u64) {
         let b = &mut self.b;
         b.polls_by_size[poll_bucket(n)] += 1;
         self.backlog = if self.after_full { self.backlog + n as u64 } else { 0 };
-        b.max_backlog = b.max_backlog.max(self.backlog);
+        self.recent_backlog = self.recent_backlog.max(self.backlog);
         self.after_full = n == burst;
         b.full_polls += u64::from(self.after_full);
         if b.interval_cycles == 0 {
@@ -138,12 +155,15 @@ impl Meter {
         let i = tsc() / b.interval_cycles;
         self.any_interval = true;
         if i != self.interval {
-            b.max_per_interval = b.max_per_interval.max(self.in_interval);
+            self.recent_peak = self.recent_peak.max(self.in_interval);
             // The empty intervals in between count (the mean is over time),
-            // unless the gap was a pause between runs or trials, which would
-            // only dilute it.
+            // unless the gap was a pause between runs or trials, or the one
+            // before a window's first frame (the senders' drain): those
+            // would only dilute it. A window is counted from its first
+            // frame to its last.
             let empty = i.saturating_sub(self.interval + 1);
-            b.intervals += u64::from(self.in_interval > 0) + if empty <= IDLE_INTERVALS { empty } else { 0 };
+            let pause = empty > IDLE_INTERVALS || (empty > 0 && open_window() != self.window.window);
+            b.intervals += u64::from(self.in_interval > 0) + if pause { 0 } else { empty };
             (self.interval, self.in_interval) = (i, 0);
         }
         self.in_interval += n as u64;
@@ -155,7 +175,37 @@ impl Meter {
         self.after_full = false;
     }
 
+    /// Folds what was seen since the last publish into the run's and the
+    /// window's maxima; a window opened since then starts its maxima anew
+    /// (the lanes were idle when it opened: what was seen since is its).
+    fn fold(&mut self, open_window: u64) {
+        if open_window != self.window.window {
+            self.window = ArrivalCounts { window: open_window, ..Default::default() };
+        }
+        let (b, w) = (&mut self.b, &mut self.window);
+        b.max_per_interval = b.max_per_interval.max(self.recent_peak);
+        b.max_backlog = b.max_backlog.max(self.recent_backlog);
+        w.peak_per_interval = w.peak_per_interval.max(self.recent_peak);
+        w.max_backlog = w.max_backlog.max(self.recent_backlog);
+        (self.recent_peak, self.recent_backlog) = (0, 0);
+    }
+
+    /// Publishes the arrival counts, at the end of a busy run.
+    fn publish(&mut self, counters: &LaneCounters) {
+        self.fold(counters.open_window_number());
+        let (b, w) = (&self.b, &self.window);
+        counters.publish_arrivals(&ArrivalCounts {
+            full_polls: b.full_polls,
+            intervals: b.intervals,
+            frames_in_intervals: b.frames_in_intervals,
+            // The interval still open counts as far as it got.
+            peak_per_interval: w.peak_per_interval.max(self.in_interval),
+            ..*w
+        });
+    }
+
     fn finish(mut self, empty_polls: u64) -> Burstiness {
+        self.fold(self.window.window);
         if self.any_interval {
             self.b.max_per_interval = self.b.max_per_interval.max(self.in_interval);
             self.b.intervals += u64::from(self.in_interval > 0);
@@ -231,7 +281,7 @@ impl RxLane {
             if self.count_only {
                 (t.tally.bytes, t.tally.no_probe) = (t.tally.bytes + bufs.bytes(), t.tally.no_probe + n as u64);
             } else {
-                t.meter.frames(n, burst, dpdk::rdtsc);
+                t.meter.frames(n, burst, dpdk::rdtsc, || t.counters.open_window_number());
                 count_probes(&bufs, &mut t.table, &mut t.tally, &mut t.blocks, &mut t.one_way);
             }
             // The FCS each frame carried on the wire, once per burst.
@@ -287,6 +337,7 @@ impl<'a> Figures<'a> {
         }
         if run_ended {
             self.counters.publish_blocks(&self.blocks);
+            self.meter.publish(self.counters);
         }
     }
 
@@ -297,6 +348,7 @@ impl<'a> Figures<'a> {
         }
         self.counters.publish(&self.tally);
         self.counters.publish_blocks(&self.blocks);
+        self.meter.publish(self.counters);
         self.counters.mark_done();
         let (one_way, one_way_negative) = self.one_way.map(|(_, h, neg)| (h, neg)).unzip();
         RxOutcome {
@@ -416,10 +468,10 @@ mod tests {
     fn backlog_counts_frames_after_full_polls() {
         let mut m = Meter::new(0);
         for n in [32, 32, 5, 32, 1] {
-            m.frames(n, 32, || unreachable!("intervals off: no TSC read"));
+            m.frames(n, 32, || unreachable!("intervals off: no TSC read"), || 0);
         }
         m.empty();
-        m.frames(32, 32, || 0);
+        m.frames(32, 32, || 0, || 0);
         let b = m.finish(7);
         assert_eq!(b.full_polls, 4);
         // After the first full poll: 32 + 5 frames waited; after the third, 1.
@@ -431,14 +483,45 @@ mod tests {
     #[test]
     fn intervals_count_empty_ones_between_but_not_pauses() {
         let mut m = Meter::new(100);
-        m.frames(10, 32, || 0);
-        m.frames(10, 32, || 50);
-        m.frames(4, 32, || 350); // intervals 1 and 2 passed empty
-        m.frames(6, 32, || 100 * (3 + IDLE_INTERVALS + 2)); // a pause: not counted
+        m.frames(10, 32, || 0, || 0);
+        m.frames(10, 32, || 50, || 0);
+        m.frames(4, 32, || 350, || 0); // intervals 1 and 2 passed empty
+        m.frames(6, 32, || 100 * (3 + IDLE_INTERVALS + 2), || 0); // a pause: not counted
         let b = m.finish(0);
         assert_eq!(b.max_per_interval, 20);
         assert_eq!(b.frames_in_intervals, 30);
         // 0 (20 frames), 1 and 2 (empty), 3 (4 frames), the last (6 frames).
         assert_eq!(b.intervals, 5);
+    }
+
+    #[test]
+    fn a_window_keeps_its_own_maxima() {
+        let c = LaneCounters::default();
+        let mut m = Meter::new(100);
+        // Before window 1: a burst of 30 in interval 0, a backlog of 64.
+        for n in [32, 32, 30] {
+            m.frames(n, 32, || 10, || 0);
+        }
+        m.frames(1, 32, || 150, || 0);
+        m.empty();
+        m.publish(&c);
+        let before = c.read_arrivals();
+        assert_eq!((before.window, before.peak_per_interval, before.max_backlog), (0, 94, 62));
+        // Window 1 opens; the lane's next busy run is gentler.
+        c.open_window(1);
+        // The gap before the window's first frame (the drain) is not counted.
+        m.frames(5, 32, || 1000, || c.open_window_number());
+        m.frames(4, 32, || 1100, || c.open_window_number());
+        m.empty();
+        m.publish(&c);
+        let after = c.read_arrivals();
+        let w = after.over_window(&before, 1);
+        assert_eq!((w.peak_per_interval, w.max_backlog), (5, 0), "window 1's own maxima, not the run's");
+        assert_eq!(w.frames_in_intervals, 9);
+        // Interval 1 (closed in the window) and 10: not the 8 empty ones before 10.
+        assert_eq!(w.intervals, 2);
+        // The run's maxima keep the earlier burst.
+        let b = m.finish(0);
+        assert_eq!((b.max_per_interval, b.max_backlog), (94, 62));
     }
 }

@@ -119,7 +119,7 @@ pub enum HookError {
 pub trait WindowHooks {
     fn start(&mut self) -> Result<(), HookError>;
     /// The window ends; `sent` is what this sender's lanes sent in it.
-    fn end(&mut self, sent: &Tally) -> Result<(), HookError>;
+    fn end(&mut self, sent: &SenderWindow) -> Result<(), HookError>;
     /// Whether the receiver is still there (asked about once a second
     /// while sending): an error names how it went, and ends the step.
     fn peer_alive(&mut self) -> Result<(), HookError> {
@@ -134,7 +134,7 @@ impl WindowHooks for NoPeer {
     fn start(&mut self) -> Result<(), HookError> {
         Ok(())
     }
-    fn end(&mut self, _sent: &Tally) -> Result<(), HookError> {
+    fn end(&mut self, _sent: &SenderWindow) -> Result<(), HookError> {
         Ok(())
     }
 }
@@ -558,7 +558,7 @@ impl Sender {
             window.total.add(&l.outcome.tally);
             window.per_queue.push(l.outcome.tally);
         }
-        let closed = if trial.interrupted { Ok(()) } else { hooks.end(&window.total) };
+        let closed = if trial.interrupted { Ok(()) } else { hooks.end(&window) };
         Ok(trial.into_outcome(Some(window), closed.err().map(|e| e.to_string())))
     }
 

@@ -1,8 +1,9 @@
 //! The fleet playbook (deploy/ansible/fleet.yml) through scripts/fleet-demo:
 //! three senders and one receiver on this machine, a 2-step ladder. Checks
 //! the records it fetches: every member's JSON valid against the schema,
-//! the group's sent the sum of its members', and the group's received what
-//! drop counted in the same window.
+//! the group's sent the sum of its members', the group's received what
+//! drop counted in the same window, every member's own row, and drop's
+//! arrival view with Q_burst's inputs.
 
 mod common;
 use common::*;
@@ -51,6 +52,21 @@ fn the_fleet_playbook_runs_a_group_ladder() {
             let received = s["receiver"]["packets"].as_u64().unwrap();
             let lost = s["receiver"]["probe"]["lost"].as_u64().unwrap();
             assert!(received <= sum && received + lost >= sum - sum / 100, "received {received} + lost {lost} vs {sum} sent");
+            for m in g["members"].as_array().unwrap() {
+                assert!(m["cycles_per_packet"].as_f64().unwrap() > 0.0, "each member's own cycles per frame: {m}");
+                assert!(m["sender_limit"].is_string(), "each member's own sender-side verdict: {m}");
+            }
+            // drop's view of the superposed arrivals, with Q_burst's inputs.
+            let a = &s["receiver"]["arrivals"];
+            assert_eq!(a["interval_us"], 100, "{a}");
+            let (peak, mean) = (a["peak_per_interval"].as_u64().unwrap(), a["mean_per_interval"].as_f64().unwrap());
+            assert!(peak >= 1 && mean > 0.0 && peak as f64 >= mean, "{a}");
+            let q = &a["q_burst"];
+            let (lambda, mu, t_b) =
+                (q["lambda_peak_mpps"].as_f64().unwrap(), q["mu_mpps"].as_f64().unwrap(), q["t_b_us"].as_f64().unwrap());
+            assert!(lambda > 0.0 && lambda <= peak as f64 / t_b + 1e-6 && mu > 0.0, "lambda_peak is a busiest interval's rate: {a}");
+            let expect = ((lambda - mu) * t_b).max(0.0);
+            assert!((q["frames"].as_f64().unwrap() - expect).abs() < 1e-6, "Q_burst = (lambda - mu) x T_b: {a}");
         }
     }
     members_seen.sort();

@@ -2,7 +2,9 @@
 """Prints one table for a group trial from the records fleet.yml fetched:
 every member's blast JSON (steps[].group) and drop's. Each step's row has
 the group's sending (each member's, and in all), what drop received, the
-loss and drop's receiver-side verdict."""
+loss and drop's receiver-side verdict; under it each member's own row
+(what drop counted of its streams, its own sender-side verdict) and drop's
+view of the superposed arrivals (peak-to-mean, backlog, Q_burst)."""
 import json
 import pathlib
 import sys
@@ -39,9 +41,29 @@ def main(folder: str) -> int:
         row += [f"{s['sent']['mpps']:.3f}", f"{(s.get('received') or {}).get('mpps', 0):.3f}", f"{s.get('loss_pct') or 0:.3f}", s.get("limit", "")]
         print("  ".join(f"{str(x):>10}" for x in row))
         for m in sorted(g["members"], key=lambda m: m["member"]):
+            line = f"{'':>10}  member {m['member']} ({m['client']}): sent {m['sent_packets']}"
             if "received" in m:
-                print(f"{'':>10}  member {m['member']} ({m['client']}): sent {m['sent_packets']}, drop received {m['received']}, lost {m['lost']}")
+                line += f", drop received {m['received']}, lost {m['lost']}"
+            if "sender_limit" in m:
+                line += f"; {m.get('cycles_per_packet', 0):.1f} cycles/frame, sender-side limit: {m['sender_limit']}"
+            print(line)
+        a = (s.get("receiver") or {}).get("arrivals")
+        if a:
+            print(f"{'':>10}  arrivals at drop: {arrivals(a)}")
     return 0
+
+
+def arrivals(a: dict) -> str:
+    """drop's arrival view of the superposed traffic, as blast prints it."""
+    text = f"{a['full_polls']} full polls, backlog up to {a['max_backlog_frames']} frames"
+    if "peak_to_mean" in a:
+        text += (f"; per {a['interval_us']} us on a queue: peak {a['peak_per_interval']}, "
+                 f"mean {a['mean_per_interval']:.1f}, peak-to-mean {a['peak_to_mean']:.2f}")
+    q = a.get("q_burst")
+    if q:
+        text += (f"; Q_burst = ({q['lambda_peak_mpps']:.3f} - {q['mu_mpps']:.3f} Mpps) x {q['t_b_us']:.0f} us"
+                 f" = {q['frames']:.0f} frames (queue {q['queue']})")
+    return text
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 //! space (so flows from different senders never alias in the receiver's
 //! accounting), the barriers that keep the members in step (all ready
 //! before the warm-up, all in before the window opens, all drained before
-//! it closes), and the burst backlog estimate for superposed arrivals.
+//! it closes). crate::arrivals estimates the backlog their superposed
+//! arrivals build.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -250,13 +251,6 @@ impl Group {
     }
 }
 
-/// The backlog a burst of superposed arrivals builds at a receiver that
-/// serves `mu` frames/s: Q_burst = (lambda_peak - mu) x T_b frames, 0 when
-/// the peak does not exceed the service rate.
-pub fn q_burst(lambda_peak: f64, mu: f64, t_b: f64) -> f64 {
-    ((lambda_peak - mu) * t_b).max(0.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,12 +348,5 @@ mod tests {
         assert_eq!(g.arrive(0, Stage::Ready), Err(e.clone()));
         // The first reason stays.
         assert_eq!(g.leave(0, "later"), e);
-    }
-
-    #[test]
-    fn q_burst_is_the_excess_over_the_burst() {
-        // 3 senders bursting at 10 Mpps each for 10 us into a 20 Mpps receiver.
-        assert!((q_burst(30e6, 20e6, 10e-6) - 100.0).abs() < 1e-9);
-        assert_eq!(q_burst(10e6, 20e6, 1.0), 0.0);
     }
 }

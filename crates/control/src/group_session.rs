@@ -23,8 +23,17 @@ pub(crate) struct GroupRun {
     /// The group's open window, and the next window's number.
     window: Option<u64>,
     next_window: u64,
-    /// What each member sent in the open window (packets, bytes).
-    sent: Vec<(u64, u64)>,
+    /// What each member said of its sending in the open window.
+    sent: Vec<MemberSending>,
+}
+
+/// What a member says of its own sending at group_end.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MemberSending {
+    pub(crate) packets: u64,
+    pub(crate) bytes: u64,
+    pub(crate) cycles_per_packet: Option<f64>,
+    pub(crate) sender_limit: Option<String>,
 }
 
 impl GroupRun {
@@ -50,12 +59,20 @@ pub(crate) fn join(shared: &Shared, client: &str, name: &str, senders: u16, plan
         Some(run) => {
             let m = run.group.join(name, senders, &plan, client).map_err(|e| e.to_string())?;
             run.sessions += 1;
-            run.sent.push((0, 0));
+            run.sent.push(MemberSending::default());
             m
         }
         None => {
             let group = Group::new(name, senders, plan, client).map_err(|e| e.to_string())?;
-            *g = Some(GroupRun { group, sessions: 1, opened: 0, answer: None, window: None, next_window: 1, sent: vec![(0, 0)] });
+            *g = Some(GroupRun {
+                group,
+                sessions: 1,
+                opened: 0,
+                answer: None,
+                window: None,
+                next_window: 1,
+                sent: vec![MemberSending::default()],
+            });
             0
         }
     };
@@ -127,7 +144,7 @@ pub(crate) fn start_window(shared: &Shared, member: u16) -> Response {
         Ok(()) => {
             let w = run.next_window;
             (run.window, run.next_window) = (Some(w), w + 1);
-            run.sent.iter_mut().for_each(|s| *s = (0, 0));
+            run.sent.iter_mut().for_each(|s| *s = MemberSending::default());
             Response::WindowStarted { window: w }
         }
         Err(e) => error(e.to_string()),
@@ -136,7 +153,7 @@ pub(crate) fn start_window(shared: &Shared, member: u16) -> Response {
 
 /// Closes the window once every member has stopped and drained; every
 /// member gets the receiver's figures and what each member sent.
-pub(crate) fn end_window(shared: &Shared, member: u16, window: u64, sent: (u64, u64)) -> Response {
+pub(crate) fn end_window(shared: &Shared, member: u16, window: u64, sent: MemberSending) -> Response {
     {
         let mut g = lock(shared);
         let Some(run) = g.as_mut() else { return error("the group is gone") };
@@ -157,7 +174,7 @@ pub(crate) fn end_window(shared: &Shared, member: u16, window: u64, sent: (u64, 
                 b.window_group(window, &group);
                 f.window = window;
                 f.group = Some(Box::new(group));
-                Response::WindowFigures(f)
+                Response::WindowFigures(Box::new(f))
             }
             Err(e) => error(e.to_string()),
         }
@@ -173,7 +190,7 @@ fn figures(run: &GroupRun, blocks: &[crate::BlockCounts]) -> GroupFigures {
         .enumerate()
         .map(|(m, client)| {
             let r = stream_range(m as u16, senders);
-            let (sent_packets, sent_bytes) = run.sent[m];
+            let sent = &run.sent[m];
             // Per member only where drop counted per block of streams.
             let arrivals = (!blocks.is_empty()).then(|| crate::member_arrivals(blocks, m as u16, senders));
             MemberFigures {
@@ -181,10 +198,12 @@ fn figures(run: &GroupRun, blocks: &[crate::BlockCounts]) -> GroupFigures {
                 client: client.clone(),
                 stream_base: r.start,
                 stream_count: r.end - r.start,
-                sent_packets,
-                sent_bytes,
+                sent_packets: sent.packets,
+                sent_bytes: sent.bytes,
                 received: arrivals.map(|a| a.0),
                 lost: arrivals.map(|a| a.1),
+                cycles_per_packet: sent.cycles_per_packet,
+                sender_limit: sent.sender_limit.clone(),
             }
         })
         .collect();

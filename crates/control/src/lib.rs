@@ -9,6 +9,7 @@
 //! error included, and keeps serving.
 
 mod addr;
+mod arrivals;
 mod auth;
 mod client;
 mod group;
@@ -17,14 +18,15 @@ mod message;
 mod server;
 
 pub use addr::{all_loopback, listen_addrs, unspecified, ListenError};
+pub use arrivals::{q_burst, window_arrivals, LaneArrivals};
 pub use auth::{nonce, Secret, SecretError, SecretSource, SECRET_ENV};
 pub use client::{Client, ClientError};
 pub use group::{
-    block_of, member_arrivals, member_of, q_burst, stream_range, Arrival, BlockCounts, Group, GroupError, PlannedStep, Stage, StepPlan,
+    block_of, member_arrivals, member_of, stream_range, Arrival, BlockCounts, Group, GroupError, PlannedStep, Stage, StepPlan,
     GROUP_STREAM_SPACE, MAX_SENDERS, STREAM_BLOCK, STREAM_BLOCKS,
 };
 pub use message::{
-    parse_request, reply_line, Envelope, GroupFigures, MemberFigures, PeerInfo, Prepared, ProtoError, QueueFigures, Request, Response,
-    WindowFigures, MAX_LINE, MIN_FRAME_SIZE, VERSION,
+    parse_request, reply_line, Envelope, GroupFigures, MemberFigures, PeerInfo, Prepared, ProtoError, QBurst, QueueFigures, Request,
+    Response, WindowArrivals, WindowFigures, MAX_LINE, MIN_FRAME_SIZE, VERSION,
 };
 pub use server::{serve, Backend, BackendError, Handshake, HandshakeStep, Refusal, ServerConfig};

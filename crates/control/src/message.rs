@@ -41,9 +41,20 @@ pub enum Request {
     /// [`Response::Joined`]; from then on prepare, start_window and
     /// group_end wait until every member has reached them.
     Join { group: String, senders: u16, plan: crate::StepPlan },
-    /// A group member's end of a window: what it sent in it. The window
-    /// closes when every member has said so; each gets the group's figures.
-    GroupEnd { window: u64, sent_packets: u64, sent_bytes: u64 },
+    /// A group member's end of a window: what it sent in it, and how its
+    /// own sending went. The window closes when every member has said so;
+    /// each gets the group's figures.
+    GroupEnd {
+        window: u64,
+        sent_packets: u64,
+        sent_bytes: u64,
+        /// Its lanes' busy cycles per frame sent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cycles_per_packet: Option<f64>,
+        /// Its sender-side verdict (its own counters only), as a label.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sender_limit: Option<String>,
+    },
 }
 
 /// The receiver as blast's record needs it.
@@ -140,6 +151,9 @@ pub struct WindowFigures {
     /// A group trial's window: the group and what each member sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<Box<GroupFigures>>,
+    /// How the window's arrivals bunched up (absent with --count-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<Box<WindowArrivals>>,
     /// Arrivals and losses per block of stream ids (crate::STREAM_BLOCK
     /// ids each), for a group's per-member figures; drop's side only,
     /// never on the wire.
@@ -170,6 +184,53 @@ pub struct MemberFigures {
     pub received: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost: Option<u64>,
+    /// What the member said of its own sending at group_end: its lanes'
+    /// cycles per frame and its sender-side verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_per_packet: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_limit: Option<String>,
+}
+
+/// How the arrivals bunched up at the receiver over one window, for the
+/// traffic of every sender at once (drop's lanes measure it; off with
+/// --count-only). docs/methodology.md reads it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowArrivals {
+    /// Polls that came back full (frames were waiting beyond one poll),
+    /// and the most frames taken in one run of such polls on one queue.
+    pub full_polls: u64,
+    pub max_backlog_frames: u64,
+    /// Arrivals counted per interval of this many microseconds on each
+    /// queue (absent when drop's --arrival-interval-us is 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_us: Option<u64>,
+    /// Intervals with traffic (and the empty ones between), summed over queues.
+    #[serde(default)]
+    pub intervals: u64,
+    /// The most frames one queue took in one interval, and the mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_per_interval: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_per_interval: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_to_mean: Option<f64>,
+    /// The backlog the busiest interval's burst builds on its queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub q_burst: Option<QBurst>,
+}
+
+/// Q_burst = (lambda_peak - mu) x T_b for the queue whose estimate is the
+/// largest (where no peak exceeds its mu, the queue nearest to): lambda_peak its busiest interval's arrivals per second, mu the
+/// frames it served per second of busy time, T_b the interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QBurst {
+    pub queue: u16,
+    pub lambda_peak_mpps: f64,
+    pub mu_mpps: f64,
+    pub t_b_us: f64,
+    /// The estimate, in frames (0 when the peak does not exceed mu).
+    pub frames: f64,
 }
 
 /// What drop answers.
@@ -188,7 +249,7 @@ pub enum Response {
     WindowStarted {
         window: u64,
     },
-    WindowFigures(WindowFigures),
+    WindowFigures(Box<WindowFigures>),
     Bye,
     /// This client is member `member` of a group of `senders`: its streams
     /// are the ids [stream_base, stream_base + stream_count).
@@ -287,7 +348,14 @@ mod tests {
             Request::EndWindow { window: 7 },
             Request::Bye,
             Request::Join { group: "g".into(), senders: 3, plan: crate::StepPlan::default() },
-            Request::GroupEnd { window: 7, sent_packets: 10, sent_bytes: 640 },
+            Request::GroupEnd {
+                window: 7,
+                sent_packets: 10,
+                sent_bytes: 640,
+                cycles_per_packet: Some(41.5),
+                sender_limit: Some("none".into()),
+            },
+            Request::GroupEnd { window: 7, sent_packets: 10, sent_bytes: 640, cycles_per_packet: None, sender_limit: None },
         ] {
             let env = Envelope { v: VERSION, id: 3, body: body.clone() };
             let line = serde_json::to_string(&env).unwrap();

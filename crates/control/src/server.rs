@@ -663,8 +663,9 @@ fn dispatch(
                 None => group_session::prepare(shared, m, rx_queues, max_size),
             },
             Request::StartWindow => group_session::start_window(shared, m),
-            Request::GroupEnd { window, sent_packets, sent_bytes } => {
-                group_session::end_window(shared, m, window, (sent_packets, sent_bytes))
+            Request::GroupEnd { window, sent_packets, sent_bytes, cycles_per_packet, sender_limit } => {
+                let sent = group_session::MemberSending { packets: sent_packets, bytes: sent_bytes, cycles_per_packet, sender_limit };
+                group_session::end_window(shared, m, window, sent)
             }
             Request::EndWindow { .. } => error("a group member ends its window with group_end (what it sent)"),
             other => request(other, info, window, next_window, shared),
@@ -749,7 +750,7 @@ fn request(req: Request, info: &PeerInfo, window: &mut Option<u64>, next_window:
                 match shared.backend().end_window(w) {
                     Ok(mut f) => {
                         f.window = w;
-                        Response::WindowFigures(f)
+                        Response::WindowFigures(Box::new(f))
                     }
                     Err(e) => error(e.to_string()),
                 }

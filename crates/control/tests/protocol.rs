@@ -382,7 +382,16 @@ fn run_member(
                 other => panic!("{other:?}"),
             };
             got.push(Response::WindowStarted { window: w });
-            got.push(c.call(Request::GroupEnd { window: w, sent_packets: sent, sent_bytes: sent * 64 }, t)?);
+            got.push(c.call(
+                Request::GroupEnd {
+                    window: w,
+                    sent_packets: sent,
+                    sent_bytes: sent * 64,
+                    cycles_per_packet: Some(50.0),
+                    sender_limit: Some("none".into()),
+                },
+                t,
+            )?);
         }
         c.call(Request::Bye, t)?;
         Ok(got)
@@ -416,6 +425,8 @@ fn a_group_steps_together_and_every_member_gets_the_group_figures() {
             let mut sent: Vec<u64> = g.members.iter().map(|m| m.sent_packets).collect();
             sent.sort();
             assert_eq!(sent, [1000, 2000, 3000]);
+            // Each member's own word on its sending travels with its row.
+            assert!(g.members.iter().all(|m| m.cycles_per_packet == Some(50.0) && m.sender_limit.as_deref() == Some("none")), "{g:?}");
             assert_eq!(f.packets, 42, "the receiver's own count");
         }
     }
@@ -476,7 +487,7 @@ fn a_member_that_vanishes_ends_the_step_for_all_and_the_next_group_is_served() {
                         other => panic!("{other:?}"),
                     };
                     // ...then two wait at the window's end for the third, which is gone.
-                    c.call(Request::GroupEnd { window: w, sent_packets: 1, sent_bytes: 64 }, t)
+                    c.call(Request::GroupEnd { window: w, sent_packets: 1, sent_bytes: 64, cycles_per_packet: None, sender_limit: None }, t)
                 })
             })
             .collect();

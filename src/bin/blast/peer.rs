@@ -6,7 +6,7 @@ use std::time::Duration;
 use blastdrop::attribution;
 use blastdrop::fail::Failure;
 use blastdrop::report::{cycles_per_packet, Rates};
-use blastdrop::sender::{HookError, Sender, StepParams, WindowHooks};
+use blastdrop::sender::{HookError, Sender, SenderWindow, StepParams, WindowHooks};
 use control::{Client, PeerInfo, Request, Response, WindowFigures};
 use ladder::{AchievedShape, StepRecord};
 
@@ -140,6 +140,8 @@ pub fn check_port_pairing(info: &PeerInfo, sender_ports: usize) {
 /// Opens and closes drop's window as blast's window opens and closes.
 struct PeerHooks<'a> {
     peer: Option<&'a mut Peer>,
+    /// The step's paced rate (a member's own verdict reads it).
+    rate: Option<f64>,
     window: Option<u64>,
     figures: Option<WindowFigures>,
 }
@@ -156,16 +158,26 @@ impl WindowHooks for PeerHooks<'_> {
         }
     }
 
-    fn end(&mut self, sent: &blastdrop::counters::Tally) -> Result<(), HookError> {
+    fn end(&mut self, w: &SenderWindow) -> Result<(), HookError> {
         let Some(p) = self.peer.as_deref_mut() else { return Ok(()) };
         let window = self.window.ok_or(HookError::NoWindow)?;
         let req = match p.member {
-            Some(_) => Request::GroupEnd { window, sent_packets: sent.packets, sent_bytes: sent.bytes },
+            // A member's own sending, judged on its own counters alone: the
+            // group's row for it says whether it held back the group.
+            Some(_) => Request::GroupEnd {
+                window,
+                sent_packets: w.total.packets,
+                sent_bytes: w.total.bytes,
+                cycles_per_packet: Some(cycles_per_packet(w.total.busy_cycles, w.total.packets)),
+                sender_limit: Some(
+                    limits::verdict(&attribution::window_counters(w, None, attribution::offered(self.rate, w.seconds))).label(),
+                ),
+            },
             None => Request::EndWindow { window },
         };
         match p.call(req).map_err(HookError::Channel)? {
             Response::WindowFigures(f) => {
-                self.figures = Some(f);
+                self.figures = Some(*f);
                 Ok(())
             }
             other => Err(HookError::Unexpected { answer: format!("{other:?}"), request: "end_window" }),
@@ -187,7 +199,7 @@ pub type Measured = (StepRecord, Option<String>, bool);
 /// Runs one step as a trial and merges both ends' figures.
 pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams, step: usize, run: u32) -> Result<Measured, Failure> {
     let group_member = peer.as_deref().and_then(|p| p.member.clone());
-    let mut hooks = PeerHooks { peer, window: None, figures: None };
+    let mut hooks = PeerHooks { peer, rate: params.rate, window: None, figures: None };
     let outcome = sender.run_step(params, &mut hooks)?;
     let figures = hooks.figures.take();
     let mut rec = StepRecord {

@@ -105,7 +105,7 @@ impl Backend for DropBackend {
                     println!("drop: {what}");
                 }
                 if rx.receiving() {
-                    self.baseline = Some(rx.snapshot());
+                    self.baseline = Some(rx.open_window());
                     return Ok(());
                 }
             }
@@ -133,6 +133,9 @@ impl Backend for DropBackend {
             f.rx_nombuf,
             f.probe.lost
         );
+        if let Some(a) = &f.arrivals {
+            println!("drop: window {window} arrivals: {}", blastdrop::report::arrivals_text(a));
+        }
         self.history.lock().unwrap_or_else(|e| e.into_inner()).push(f.clone());
         Ok(f)
     }

@@ -137,23 +137,7 @@ pub fn print_analysis(a: &Analysis, paced: Option<f64>) {
 pub fn print_row(r: &StepRecord) {
     print_step(r);
     if let Some(g) = &r.group {
-        let each: Vec<String> = g
-            .members
-            .iter()
-            .map(|m| match (m.received, m.lost) {
-                (Some(rx), Some(lost)) => format!("{} sent {} received {rx} lost {lost}", m.member, m.sent_packets),
-                _ => format!("{} sent {}", m.member, m.sent_packets),
-            })
-            .collect();
-        println!(
-            "    group {} ({} senders; this is member {}, {:.3} Mpps): all sent {:.3} Mpps; frames per member: {}",
-            g.name,
-            g.senders,
-            g.member,
-            g.own_sent.mpps,
-            r.sent.mpps,
-            each.join(", ")
-        );
+        print_group(g, r);
     }
     for p in &r.ports {
         println!(
@@ -168,6 +152,31 @@ pub fn print_row(r: &StepRecord) {
             },
             p.limit()
         );
+    }
+}
+
+/// The group's table for a step: one row per member (its own sending and
+/// verdict, drop's count of its streams), then the superposed arrivals.
+fn print_group(g: &ladder::GroupStep, r: &StepRecord) {
+    println!(
+        "    group {} ({} senders; this is member {}): all sent {:.3} Mpps; received and lost are drop's counts of each member's streams",
+        g.name, g.senders, g.member, r.sent.mpps
+    );
+    let secs = if r.sent.mpps > 0.0 { r.sent.packets as f64 / (r.sent.mpps * 1e6) } else { 0.0 };
+    for m in &g.members {
+        let mpps = if secs > 0.0 { m.sent_packets as f64 / secs / 1e6 } else { 0.0 };
+        let counted = match (m.received, m.lost) {
+            (Some(rx), Some(lost)) => format!(", received {rx}, lost {lost}"),
+            _ => String::new(),
+        };
+        let own = match (m.cycles_per_packet, &m.sender_limit) {
+            (Some(c), Some(l)) => format!("; {c:.1} cycles/frame, sender-side limit: {l}"),
+            _ => String::new(),
+        };
+        println!("      member {} ({}): sent {} ({mpps:.3} Mpps){counted}{own}", m.member, m.client, m.sent_packets);
+    }
+    if let Some(a) = r.receiver.as_ref().and_then(|f| f.arrivals.as_ref()) {
+        println!("      arrivals at drop: {}", blastdrop::report::arrivals_text(a));
     }
 }
 
