@@ -506,6 +506,25 @@ pub mod parse {
         crate::units::parse_rate(s)
     }
 
+    /// A rate or a list of them ("100k,1M,4M"), each its own ladder step.
+    pub fn rate_list(s: &str) -> Result<List<f64>, BadValue> {
+        let v = s.split(',').map(crate::units::parse_rate).collect::<Result<Vec<f64>, BadValue>>()?;
+        if (1..v.len()).any(|i| v[..i].contains(&v[i])) {
+            return Err(BadValue(format!("rate list {s:?} repeats a rate: give each once")));
+        }
+        Ok(List(v))
+    }
+
+    /// An arrival shape or a list of them ("even,burst:8"), each its own ladder step.
+    pub fn shape_list(s: &str) -> Result<List<pace::Shape>, BadValue> {
+        let v =
+            s.split(',').map(|x| x.trim().parse::<pace::Shape>()).collect::<Result<Vec<_>, _>>().map_err(|e| BadValue(e.to_string()))?;
+        if (1..v.len()).any(|i| v[..i].contains(&v[i])) {
+            return Err(BadValue(format!("shape list {s:?} repeats a shape: give each once")));
+        }
+        Ok(List(v))
+    }
+
     pub fn duration(s: &str) -> Result<std::time::Duration, BadValue> {
         crate::units::parse_duration(s)
     }
@@ -594,6 +613,17 @@ pub mod parse {
             assert!(micros("-1").unwrap_err().to_string().starts_with("-1 is negative"));
             assert!(mbufs("-1").unwrap_err().to_string().starts_with("-1 is negative"));
             assert!(streams("-1").unwrap_err().to_string().starts_with("-1 is negative"));
+        }
+
+        #[test]
+        fn rate_and_shape_lists() {
+            assert_eq!(rate_list("100k,1M,4M").unwrap().0, [1e5, 1e6, 4e6]);
+            assert_eq!(rate_list("250k").unwrap().0, [2.5e5]);
+            assert!(rate_list("1M,1000k").unwrap_err().to_string().contains("repeats a rate"));
+            assert!(rate_list("1M,-5").unwrap_err().to_string().starts_with("-5 is negative"));
+            assert_eq!(shape_list("even,burst:8").unwrap().0, [pace::Shape::Even, pace::Shape::Burst(8)]);
+            assert!(shape_list("even,even").unwrap_err().to_string().contains("repeats a shape"));
+            assert!(shape_list("even,bursty").unwrap_err().to_string().contains("is not an arrival shape"));
         }
 
         #[test]

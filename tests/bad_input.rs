@@ -157,6 +157,14 @@ fn shapes_knee_and_latency_flags_are_checked_before_anything_starts() {
     assert!(l.contains("--find-knee measures loss at the receiver") && l.contains("--peer"), "{l}");
     let l = one_line_error(BLAST, &["--find-knee", "--peer", "127.0.0.1:9", "--size", "64,128"], None);
     assert!(l.contains("one --queues and one --size"), "{l}");
+    let l = one_line_error(BLAST, &["--find-knee", "--peer", "127.0.0.1:9", "--rate", "1M,2M"], None);
+    assert!(l.contains("at most one --rate"), "{l}");
+    let l = one_line_error(BLAST, &["--rate", "1M,2M,1M"], None);
+    assert!(l.contains("repeats a rate"), "{l}");
+    let l = one_line_error(BLAST, &["--rate", "1M", "--shape", "even,open"], None);
+    assert!(l.contains("--shape open is unpaced"), "{l}");
+    let l = one_line_error(BLAST, &["--shape", "even,burst:8"], None);
+    assert!(l.contains("paces frames") && l.contains("--rate"), "{l}");
     let l = one_line_error(BLAST, &["--find-knee", "--peer", "127.0.0.1:9", "--pdr-loss", "0.1", "--loss", "1"], None);
     assert!(l.contains("--pdr-loss at least --loss"), "{l}");
     let l = one_line_error(BLAST, &["--sla", "P99.9<=50us"], None);

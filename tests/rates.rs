@@ -86,6 +86,102 @@ fn reflected_probes_all_come_back_and_their_percentiles_rise() {
 }
 
 #[test]
+fn a_rate_and_shape_ladder_times_every_step_and_names_its_traffic() {
+    let _g = heavy();
+    let dir = scratch("rate-shape");
+    let (drop, addr, sock) = listening_drop(&dir, "m", 1, &["--reflect"]);
+    let (json, csv) = (dir.join("l.json"), dir.join("l.csv"));
+    let (j, c) = (json.display().to_string(), csv.display().to_string());
+    let args = memif_blast_args(
+        &sock,
+        1,
+        &[
+            "--peer",
+            &addr,
+            "--rate",
+            "100k,300k",
+            "--shape",
+            "even,burst:8",
+            "--reflect",
+            "--duration",
+            "1",
+            "--warmup",
+            "0.2",
+            "--json",
+            &j,
+            "--csv",
+            &c,
+        ],
+    );
+    let out = run(BLAST, &args, Duration::from_secs(120));
+    sigint(&drop);
+    let drop_out = drop.finish(Duration::from_secs(30));
+    assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
+    assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
+
+    let v = read_json(&json);
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/schema/blast-ladder.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator.iter_errors(&v).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    assert!(errors.is_empty(), "the record does not match docs/schema: {errors:#?}");
+    let steps = v["steps"].as_array().unwrap();
+    let traffic: Vec<(f64, &str)> = steps.iter().map(|s| (s["offered_mpps"].as_f64().unwrap(), s["shape"].as_str().unwrap())).collect();
+    assert_eq!(traffic, [(0.1, "even"), (0.1, "burst:8"), (0.3, "even"), (0.3, "burst:8")], "rate outer, shape inner");
+    for s in steps {
+        assert!(s["error"].is_null(), "{s}");
+        let l = &s["latency"];
+        assert!(l["count"].as_u64().unwrap() > 0, "every step timed probes: {l}");
+        let ps: Vec<f64> =
+            ["p50_us", "p90_us", "p99_us", "p99.9_us", "p99.99_us", "max_us"].iter().map(|k| l[k].as_f64().unwrap()).collect();
+        assert!(ps.windows(2).all(|w| w[0] <= w[1]) && ps[0] > 0.0, "{ps:?}");
+        assert!(s["loss_pct"].is_number(), "drop's count gives the loss: {s}");
+        // The paced rate was delivered (the sender sends in whole bursts).
+        let sent = s["sent"]["mpps"].as_f64().unwrap();
+        let offered = s["offered_mpps"].as_f64().unwrap();
+        assert!((sent - offered).abs() / offered < 0.05, "sent {sent} Mpps for {offered} offered");
+    }
+    assert_eq!(v["ladder"]["rates"], serde_json::json!([100000.0, 300000.0]));
+    assert_eq!(v["ladder"]["shapes"], serde_json::json!(["even", "burst:8"]));
+    assert_eq!(v["aggregates"].as_array().unwrap().len(), 4, "each traffic its own aggregate");
+
+    // The round-trip table: a row per step with rate, shape, loss and limit,
+    // and per rate the even shape as the floor, the bursty one as the ceiling.
+    let table = out.stdout.split("round trip (drop --reflect), microseconds:").nth(1).expect("the round-trip table");
+    let rows: Vec<&str> = table.lines().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())).collect();
+    assert_eq!(rows.len(), 4, "{table}");
+    assert!(rows[0].contains("0.100") && rows[0].contains("even") && rows[1].contains("burst:8") && rows[3].contains("0.300"), "{table}");
+    let pairs: Vec<&str> = table.lines().filter(|l| l.starts_with("at ")).collect();
+    assert_eq!(pairs.len(), 2, "{table}");
+    assert!(
+        pairs[0].starts_with("at 0.100 Mpps") && pairs[0].contains("even (floor)") && pairs[0].contains("burst:8 (ceiling)"),
+        "{table}"
+    );
+    assert!(pairs[1].starts_with("at 0.300 Mpps"), "{table}");
+
+    // The CSV: rate and shape columns on every row.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let (shape_col, rate_col, p99_col) = (
+        head.iter().position(|h| *h == "shape").unwrap(),
+        head.iter().position(|h| *h == "offered_mpps").unwrap(),
+        head.iter().position(|h| *h == "p99_us").unwrap(),
+    );
+    let got: Vec<(String, String)> = lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert!(f[p99_col].parse::<f64>().is_ok(), "{l}");
+            (f[rate_col].to_string(), f[shape_col].to_string())
+        })
+        .collect();
+    let want = [("0.100000", "even"), ("0.100000", "burst:8"), ("0.300000", "even"), ("0.300000", "burst:8")];
+    assert_eq!(got, want.map(|(r, s)| (r.to_string(), s.to_string())));
+}
+
+#[test]
 fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
     let _g = heavy();
     let Some(ns) = netns_or_skip("the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds", Netns::with_pair) else { return };

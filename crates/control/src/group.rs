@@ -60,6 +60,9 @@ pub struct PlannedStep {
     pub rx_queues: u16,
     /// Total frames per second of this member, None: unpaced.
     pub rate: Option<f64>,
+    /// The arrival shape ("even", "burst:8", "open"); an older member sends none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<String>,
     pub duration_ms: u64,
     pub warmup_ms: u64,
 }
@@ -91,6 +94,10 @@ impl StepPlan {
             if a.rate != b.rate {
                 let r = |r: Option<f64>| r.map_or("unpaced".to_string(), |r| format!("{r} frames/s"));
                 return differs("rate", r(b.rate), r(a.rate));
+            }
+            if a.shape != b.shape {
+                let s = |s: &Option<String>| s.clone().unwrap_or_else(|| "unstated".into());
+                return differs("arrival shape", s(&b.shape), s(&a.shape));
             }
             if a.duration_ms != b.duration_ms {
                 return differs("duration", format!("{} ms", b.duration_ms), format!("{} ms", a.duration_ms));
@@ -259,7 +266,15 @@ mod tests {
         StepPlan {
             steps: sizes
                 .iter()
-                .map(|&size| PlannedStep { queues: 1, size, rx_queues: 1, rate: Some(1e5), duration_ms: 1000, warmup_ms: 200 })
+                .map(|&size| PlannedStep {
+                    queues: 1,
+                    size,
+                    rx_queues: 1,
+                    rate: Some(1e5),
+                    shape: Some("even".into()),
+                    duration_ms: 1000,
+                    warmup_ms: 200,
+                })
                 .collect(),
         }
     }
@@ -272,6 +287,9 @@ mod tests {
         let mut p = plan(&[64]);
         p.steps[0].rate = None;
         assert_eq!(plan(&[64]).difference(&p).unwrap(), "step 1: rate unpaced, the group's is 100000 frames/s");
+        let mut p = plan(&[64]);
+        p.steps[0].shape = Some("burst:8".into());
+        assert_eq!(plan(&[64]).difference(&p).unwrap(), "step 1: arrival shape burst:8, the group's is even");
     }
 
     #[test]

@@ -40,41 +40,79 @@ impl std::str::FromStr for Order {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct StepSpec {
     pub queues: u16,
     pub size: u32,
+    /// Frames per second over all queues (None: unpaced), and their arrival shape.
+    pub rate: Option<f64>,
+    pub shape: pace::Shape,
 }
 
 /// Every step of a run, in order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Ladder {
     pub queues: Vec<u16>,
     pub sizes: Vec<u32>,
+    /// The offered rates (empty: unpaced) and shapes every (queues, size) runs at.
+    pub rates: Vec<f64>,
+    pub shapes: Vec<pace::Shape>,
     pub order: Order,
     pub steps: Vec<StepSpec>,
 }
 
 impl Ladder {
+    /// Unpaced steps: queues x sizes in `order`.
     pub fn new(queues: Vec<u16>, sizes: Vec<u32>, order: Order) -> Ladder {
+        let open = pace::Shape::Open;
         let mut steps = Vec::with_capacity(queues.len() * sizes.len());
+        let step = |q: u16, size: u32| StepSpec { queues: q, size, rate: None, shape: open };
         match order {
             Order::SizeMajor => {
                 for &size in &sizes {
-                    for &q in &queues {
-                        steps.push(StepSpec { queues: q, size });
-                    }
+                    steps.extend(queues.iter().map(|&q| step(q, size)));
                 }
             }
             Order::QueueMajor => {
                 for &q in &queues {
-                    for &size in &sizes {
-                        steps.push(StepSpec { queues: q, size });
-                    }
+                    steps.extend(sizes.iter().map(|&size| step(q, size)));
                 }
             }
         }
-        Ladder { queues, sizes, order, steps }
+        Ladder { queues, sizes, rates: Vec::new(), shapes: vec![open], order, steps }
+    }
+
+    /// Every (queues, size) at each rate (empty: unpaced), and at each rate
+    /// every shape: the shapes of one rate run back to back, so a rate's
+    /// even and bursty results sit side by side.
+    pub fn with_traffic(mut self, rates: Vec<f64>, shapes: Vec<pace::Shape>) -> Ladder {
+        let paced: Vec<Option<f64>> = if rates.is_empty() { vec![None] } else { rates.iter().copied().map(Some).collect() };
+        let mut steps = Vec::with_capacity(self.steps.len() * paced.len() * shapes.len());
+        for s in &self.steps {
+            for &rate in &paced {
+                steps.extend(shapes.iter().map(|&shape| StepSpec { rate, shape, ..*s }));
+            }
+        }
+        self.steps = steps;
+        (self.rates, self.shapes) = (rates, shapes);
+        self
+    }
+
+    /// The steps' traffic in words: "burst:32 arrivals at 0.100 Mpps",
+    /// "open arrivals", or the lists when they vary.
+    pub fn traffic(&self) -> String {
+        let shapes: Vec<String> = self.shapes.iter().map(|s| s.to_string()).collect();
+        let rates: Vec<String> = self.rates.iter().map(|r| format!("{:.3}", r / 1e6)).collect();
+        match (shapes.as_slice(), rates.as_slice()) {
+            ([one], []) => format!("{one} arrivals"),
+            ([one], [rate]) => format!("{one} arrivals at {rate} Mpps"),
+            _ => format!("arrivals {} at {} Mpps", shapes.join(", "), rates.join(", ")),
+        }
+    }
+
+    /// Several rates or shapes: each step's traffic is its own.
+    pub fn varies_traffic(&self) -> bool {
+        self.rates.len() > 1 || self.shapes.len() > 1
     }
 
     pub fn max_queues(&self) -> u16 {
@@ -91,7 +129,16 @@ impl Ladder {
             Order::SizeMajor => "for each frame size, every queue count",
             Order::QueueMajor => "for each queue count, every frame size",
         };
-        format!("{} step(s): queues {:?} x sizes {:?}, {order}", self.steps.len(), self.queues, self.sizes)
+        let mut traffic = String::new();
+        if self.rates.len() > 1 {
+            let mpps: Vec<String> = self.rates.iter().map(|r| format!("{:.3}", r / 1e6)).collect();
+            traffic += &format!(" x rates [{}] Mpps", mpps.join(", "));
+        }
+        if self.shapes.len() > 1 {
+            let shapes: Vec<String> = self.shapes.iter().map(|s| s.to_string()).collect();
+            traffic += &format!(" x shapes [{}]", shapes.join(", "));
+        }
+        format!("{} step(s): queues {:?} x sizes {:?}{traffic}, {order}", self.steps.len(), self.queues, self.sizes)
     }
 }
 
@@ -172,5 +219,31 @@ mod tests {
         assert_eq!(l.max_queues(), 2);
         assert_eq!(l.max_size(), 1500);
         assert!(l.describe().starts_with("4 step(s)"));
+    }
+
+    #[test]
+    fn rates_and_shapes_join_the_product_innermost() {
+        use pace::Shape::{Burst, Even};
+        let l = Ladder::new(vec![1, 2], vec![64], Order::SizeMajor).with_traffic(vec![1e5, 3e5], vec![Even, Burst(8)]);
+        let s: Vec<(u16, Option<f64>, String)> = l.steps.iter().map(|s| (s.queues, s.rate, s.shape.to_string())).collect();
+        let want = [
+            (1, Some(1e5), "even"),
+            (1, Some(1e5), "burst:8"),
+            (1, Some(3e5), "even"),
+            (1, Some(3e5), "burst:8"),
+            (2, Some(1e5), "even"),
+            (2, Some(1e5), "burst:8"),
+            (2, Some(3e5), "even"),
+            (2, Some(3e5), "burst:8"),
+        ];
+        assert_eq!(s, want.map(|(q, r, sh)| (q, r, sh.to_string())));
+        assert!(l.varies_traffic());
+        assert_eq!(l.traffic(), "arrivals even, burst:8 at 0.100, 0.300 Mpps");
+        assert!(l.describe().contains("x rates [0.100, 0.300] Mpps x shapes [even, burst:8]"), "{}", l.describe());
+        let unpaced = Ladder::new(vec![1], vec![64], Order::SizeMajor).with_traffic(vec![], vec![pace::Shape::Open]);
+        assert_eq!((unpaced.steps.len(), unpaced.steps[0].rate, unpaced.varies_traffic()), (1, None, false));
+        assert_eq!(unpaced.traffic(), "open arrivals");
+        let one = Ladder::new(vec![1], vec![64], Order::SizeMajor).with_traffic(vec![2e4], vec![Burst(32)]);
+        assert_eq!(one.traffic(), "burst:32 arrivals at 0.020 Mpps");
     }
 }

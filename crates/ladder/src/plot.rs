@@ -38,14 +38,32 @@ pub fn render_svg(aggs: &[Aggregate], receiver: bool, title: &str) -> Result<Str
             .y_desc(format!("{side} Mpps (million frames/s)"))
             .draw()
             .map_err(|e| PlotError(e.to_string()))?;
-        for (i, &size) in sizes.iter().enumerate() {
+        // One line per frame size, and per rate and shape when those vary.
+        let mut series: Vec<&Aggregate> = Vec::new();
+        for a in aggs {
+            if !series.iter().any(|s| s.size == a.size && s.offered_mpps == a.offered_mpps && s.shape == a.shape) {
+                series.push(a);
+            }
+        }
+        series.sort_by_key(|s| s.size);
+        let traffic_varies = series.iter().any(|s| s.offered_mpps != series[0].offered_mpps || s.shape != series[0].shape);
+        for (i, key) in series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
-            let mut pts: Vec<(u32, f64)> = aggs.iter().filter(|a| a.size == size).map(|a| (u32::from(a.queues), a.mpps.median)).collect();
+            let mut pts: Vec<(u32, f64)> = aggs
+                .iter()
+                .filter(|a| a.size == key.size && a.offered_mpps == key.offered_mpps && a.shape == key.shape)
+                .map(|a| (u32::from(a.queues), a.mpps.median))
+                .collect();
             pts.sort_by_key(|p| p.0);
+            let label = match (traffic_varies, key.offered_mpps) {
+                (true, Some(r)) => format!("{} B, {r:.3} Mpps {}", key.size, key.shape),
+                (true, None) => format!("{} B, unpaced", key.size),
+                (false, _) => format!("{} B frames", key.size),
+            };
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
                 .map_err(|e| PlotError(e.to_string()))?
-                .label(format!("{size} B frames"))
+                .label(label)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
             chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| PlotError(e.to_string()))?;
         }
@@ -104,6 +122,8 @@ mod tests {
         Aggregate {
             queues: q,
             size,
+            offered_mpps: None,
+            shape: "open".into(),
             runs: 1,
             mpps: s(mpps),
             frame_gbps: s(mpps * f64::from(size) * 8e-3),

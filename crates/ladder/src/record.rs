@@ -188,6 +188,16 @@ impl StepRecord {
         self.headline_mpps() / f64::from(self.queues.max(1))
     }
 
+    /// Whether `o` is a run of the same step: queues, size and traffic.
+    pub fn same_step(&self, o: &StepRecord) -> bool {
+        self.same_traffic(o) && self.queues == o.queues && self.size == o.size
+    }
+
+    /// Whether `o` was offered the same rate in the same shape.
+    pub fn same_traffic(&self, o: &StepRecord) -> bool {
+        self.offered_mpps == o.offered_mpps && self.shape == o.shape
+    }
+
     /// Loss from the two ends' counts: negative values (frames in flight
     /// across the window's edges) are shown as 0.
     pub fn loss_from(sent: u64, received: u64) -> f64 {
@@ -203,6 +213,9 @@ impl StepRecord {
 pub struct Aggregate {
     pub queues: u16,
     pub size: u32,
+    /// The step's traffic: paced rate (None: unpaced) and arrival shape.
+    pub offered_mpps: Option<f64>,
+    pub shape: String,
     pub runs: u32,
     /// Receiver Mpps (sender Mpps without a receiver).
     pub mpps: Spread,
@@ -212,21 +225,24 @@ pub struct Aggregate {
 }
 
 impl Aggregate {
-    /// Groups records by (queues, size), in the order the steps first ran.
+    /// Groups records by step (queues, size, rate, shape), in the order
+    /// the steps first ran.
     pub fn from_records(records: &[StepRecord]) -> Vec<Aggregate> {
-        let mut keys: Vec<(u16, u32)> = Vec::new();
+        let mut keys: Vec<&StepRecord> = Vec::new();
         for r in records.iter().filter(|r| r.error.is_none()) {
-            if !keys.contains(&(r.queues, r.size)) {
-                keys.push((r.queues, r.size));
+            if !keys.iter().any(|k| k.same_step(r)) {
+                keys.push(r);
             }
         }
         keys.into_iter()
-            .map(|(q, s)| {
-                let rs: Vec<&StepRecord> = records.iter().filter(|r| r.error.is_none() && r.queues == q && r.size == s).collect();
+            .map(|k| {
+                let rs: Vec<&StepRecord> = records.iter().filter(|r| r.error.is_none() && r.same_step(k)).collect();
                 let take = |f: &dyn Fn(&StepRecord) -> f64| spread(&rs.iter().map(|r| f(r)).collect::<Vec<_>>());
                 Aggregate {
-                    queues: q,
-                    size: s,
+                    queues: k.queues,
+                    size: k.size,
+                    offered_mpps: k.offered_mpps,
+                    shape: k.shape.clone(),
                     runs: rs.len() as u32,
                     mpps: take(&|r| r.headline_mpps()),
                     frame_gbps: take(&|r| r.headline_frame_gbps()),
@@ -287,6 +303,15 @@ mod tests {
         let json = serde_json::to_string(&idle).unwrap();
         assert!(json.contains(r#""loss_pct":null,"limit":"idle","verdict":null}"#), "{json}");
         assert_eq!(serde_json::from_str::<PortStep>(&json).unwrap(), idle);
+    }
+
+    #[test]
+    fn steps_at_other_rates_or_shapes_aggregate_apart() {
+        let at = |rate: f64, shape: &str, run: u32| StepRecord { offered_mpps: Some(rate), shape: shape.into(), ..rec(1, 64, run, 1.0) };
+        let recs = vec![at(0.1, "even", 1), at(0.1, "burst:8", 1), at(0.1, "even", 2), at(0.3, "even", 1)];
+        let a = Aggregate::from_records(&recs);
+        let keys: Vec<(Option<f64>, &str, u32)> = a.iter().map(|a| (a.offered_mpps, a.shape.as_str(), a.runs)).collect();
+        assert_eq!(keys, [(Some(0.1), "even", 2), (Some(0.1), "burst:8", 1), (Some(0.3), "even", 1)]);
     }
 
     #[test]

@@ -11,7 +11,7 @@ fn opt(v: Option<f64>, prec: usize) -> String {
 fn gain(records: &[StepRecord], r: &StepRecord) -> Option<f64> {
     records
         .iter()
-        .filter(|o| o.size == r.size && o.run == r.run && o.queues < r.queues && o.error.is_none())
+        .filter(|o| o.size == r.size && o.run == r.run && o.queues < r.queues && o.error.is_none() && o.same_traffic(r))
         .max_by_key(|o| o.queues)
         .map(|o| r.headline_mpps() - o.headline_mpps())
 }
@@ -83,36 +83,97 @@ pub fn render_table(records: &[StepRecord]) -> String {
     // Latency, when the steps timed reflected probes: its own lines, with
     // the qualifiers a percentile needs (shape, rate, sample count).
     if records.iter().any(|r| r.latency.is_some()) {
-        let _ = writeln!(s, "\nround trip (drop --reflect), microseconds:");
-        let _ = writeln!(
-            s,
-            "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
-            "step", "run", "queues", "size", "shape", "offered", "P50", "P90", "P99", "P99.9", "P99.99", "Max", "samples"
-        );
-        for r in records.iter().filter(|r| r.error.is_none()) {
-            let Some(l) = &r.latency else { continue };
-            // No probe came back: no percentile to print.
-            let us = |v: f64| if l.count == 0 { "-".to_string() } else { format!("{v:.1}") };
-            let _ = writeln!(
-                s,
-                "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
-                r.step + 1,
-                r.run,
-                r.queues,
-                r.size,
-                r.shape,
-                opt(r.offered_mpps, 3),
-                us(l.p50_us),
-                us(l.p90_us),
-                us(l.p99_us),
-                us(l.p99_9_us),
-                us(l.p99_99_us),
-                us(l.max_us),
-                if l.count == 0 { "no samples".to_string() } else { l.count.to_string() }
-            );
-        }
+        s += &render_latency(records);
     }
     s
+}
+
+/// The round-trip table (one row per step that timed probes: offered rate,
+/// shape, percentiles, samples, loss, limit), then for each step whose
+/// rate ran in several shapes, the even one as the floor and the burstiest
+/// as the ceiling, side by side.
+pub fn render_latency(records: &[StepRecord]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "\nround trip (drop --reflect), microseconds:");
+    let _ = writeln!(
+        s,
+        "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>7}  limit",
+        "step", "run", "queues", "size", "offered", "shape", "P50", "P90", "P99", "P99.9", "P99.99", "Max", "samples", "loss %"
+    );
+    for r in records.iter().filter(|r| r.error.is_none()) {
+        let Some(l) = &r.latency else { continue };
+        // No probe came back: no percentile to print.
+        let us = |v: f64| if l.count == 0 { "-".to_string() } else { format!("{v:.1}") };
+        let _ = writeln!(
+            s,
+            "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>7}  {}",
+            r.step + 1,
+            r.run,
+            r.queues,
+            r.size,
+            opt(r.offered_mpps, 3),
+            r.shape,
+            us(l.p50_us),
+            us(l.p90_us),
+            us(l.p99_us),
+            us(l.p99_9_us),
+            us(l.p99_99_us),
+            us(l.max_us),
+            if l.count == 0 { "no samples".to_string() } else { l.count.to_string() },
+            opt(r.loss_pct, 3),
+            r.limit()
+        );
+    }
+    for line in floor_and_ceiling(records) {
+        let _ = writeln!(s, "{line}");
+    }
+    s
+}
+
+/// How bursty a shape is, for ordering: even < poisson < burst:N by N.
+fn burstiness_rank(shape: &str) -> u32 {
+    match shape {
+        "even" => 0,
+        "poisson" => 1,
+        _ => shape.strip_prefix("burst:").and_then(|n| n.parse::<u32>().ok()).map_or(u32::MAX, |n| n.saturating_add(1)),
+    }
+}
+
+/// One line per (run, queues, size, rate) measured in several shapes: the
+/// evenest shape's P50/P99/P99.9 as the floor, the burstiest's as the ceiling.
+fn floor_and_ceiling(records: &[StepRecord]) -> Vec<String> {
+    let timed: Vec<&StepRecord> = records.iter().filter(|r| r.error.is_none() && r.latency.is_some_and(|l| l.count > 0)).collect();
+    let mut lines = Vec::new();
+    let mut seen: Vec<&StepRecord> = Vec::new();
+    for r in &timed {
+        let same_point = |o: &&StepRecord| o.run == r.run && o.queues == r.queues && o.size == r.size && o.offered_mpps == r.offered_mpps;
+        if seen.iter().any(same_point) {
+            continue;
+        }
+        seen.push(r);
+        let mut at: Vec<&StepRecord> = timed.iter().copied().filter(same_point).collect();
+        if at.len() < 2 {
+            continue;
+        }
+        at.sort_by_key(|o| burstiness_rank(&o.shape));
+        let (floor, ceiling) = (at[0], at[at.len() - 1]);
+        let pct = |o: &StepRecord| {
+            let l = o.latency.expect("timed");
+            format!("P50 {:.1} / P99 {:.1} / P99.9 {:.1} us", l.p50_us, l.p99_us, l.p99_9_us)
+        };
+        lines.push(format!(
+            "at {} Mpps, {} queue(s), {} B, run {}: {} (floor) {} | {} (ceiling) {}",
+            opt(r.offered_mpps, 3),
+            r.queues,
+            r.size,
+            r.run,
+            floor.shape,
+            pct(floor),
+            ceiling.shape,
+            pct(ceiling)
+        ));
+    }
+    lines
 }
 
 pub const CSV_HEADER: &str = "step,run,queues,size_bytes,flows,mtu,shape,offered_mpps,sent_mpps,sent_packets,received_mpps,received_packets,\
@@ -252,8 +313,33 @@ mod tests {
         let t = render_table(&[r]);
         assert!(t.contains("round trip (drop --reflect), microseconds:"), "{t}");
         let last = t.lines().last().unwrap();
-        assert!(last.contains("even") && last.contains("42.0") && last.trim_end().ends_with("1000"), "{last}");
+        assert!(last.contains("even") && last.contains("42.0") && last.contains(" 1000 ") && last.trim_end().ends_with("n/a"), "{last}");
         assert!(!render_table(&[rec(0, 1, 1.0)]).contains("round trip"));
+    }
+
+    #[test]
+    fn shapes_of_one_rate_sit_side_by_side_as_floor_and_ceiling() {
+        let timed = |step: usize, rate: f64, shape: &str, p99: f64| {
+            let mut r = rec(step, 1, rate);
+            (r.shape, r.offered_mpps) = (shape.into(), Some(rate));
+            r.latency =
+                Some(latency::LatencySummary { count: 500, p50_us: p99 / 2.0, p99_us: p99, p99_9_us: p99 * 2.0, ..Default::default() });
+            r
+        };
+        let recs =
+            [timed(0, 0.1, "burst:8", 40.0), timed(1, 0.1, "even", 12.0), timed(2, 0.3, "even", 15.0), timed(3, 0.3, "poisson", 20.0)];
+        let t = render_latency(&recs);
+        let pairs: Vec<&str> = t.lines().filter(|l| l.starts_with("at ")).collect();
+        assert_eq!(pairs.len(), 2, "{t}");
+        assert!(
+            pairs[0].contains("at 0.100 Mpps")
+                && pairs[0].contains("even (floor) P50 6.0 / P99 12.0")
+                && pairs[0].contains("burst:8 (ceiling) P50 20.0 / P99 40.0"),
+            "{t}"
+        );
+        assert!(pairs[1].contains("even (floor)") && pairs[1].contains("poisson (ceiling)"), "{t}");
+        // One shape per rate: no pair.
+        assert!(!render_latency(&recs[2..3]).contains("(floor)"));
     }
 
     #[test]

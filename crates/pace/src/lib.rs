@@ -81,6 +81,13 @@ impl std::fmt::Display for Shape {
     }
 }
 
+/// Written as its text ("even", "burst:8"), as it is typed.
+impl serde::Serialize for Shape {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// A text that names no arrival shape.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0:?} is not an arrival shape: write even, burst:N (N from 1 to 512), poisson or open")]

@@ -69,18 +69,20 @@ pub struct Args {
     /// Frames to send in all, split over the queues (1000, 10M); the run ends when all are accepted (single step only)
     #[arg(long, value_parser = parse::count)]
     pub count: Option<u64>,
-    /// Total frames per second over all queues (1M, 250k; at most 5G), paced per queue on the TSC [default: unpaced]
-    #[arg(long, value_parser = parse::rate)]
-    pub rate: Option<f64>,
+    /// Total frames per second over all queues (1M, 250k; at most 5G), paced per queue on the TSC;
+    /// a list (100k,1M,4M) runs each rate as its own ladder step [default: unpaced]
+    #[arg(long, value_parser = parse::rate_list, value_name = "RATE[,RATE...]")]
+    #[serde(serialize_with = "ser_one_or_list")]
+    pub rate: Option<List<f64>>,
     /// Frames per tx_burst call unpaced; paced, the most sent together (a burst:N shape sends N)
     #[arg(long, default_value = "32", value_parser = parse::burst)]
     pub burst: usize,
     /// Arrival shape when paced: even (one frame per tick), burst:N (N back to back, then a
-    /// wait), poisson (exponential gaps at the mean rate), or open (unpaced) [default: burst:<--burst>
-    /// with --rate, open without]
-    #[arg(long, value_parser = parse_shape)]
-    #[serde(serialize_with = "ser_shape")]
-    pub shape: Option<pace::Shape>,
+    /// wait), poisson (exponential gaps at the mean rate), or open (unpaced); a list (even,burst:8)
+    /// runs each rate in each shape, side by side [default: burst:<--burst> with --rate, open without]
+    #[arg(long, value_parser = parse::shape_list, value_name = "SHAPE[,SHAPE...]")]
+    #[serde(serialize_with = "ser_one_or_list")]
+    pub shape: Option<List<pace::Shape>>,
     /// Time the round trip of every probe: drop must run with --reflect, and blast receives the
     /// reflections on its own RX queues (latency needs no clock sync: both stamps are this host's)
     #[arg(long)]
@@ -202,17 +204,15 @@ impl Args {
     }
 }
 
-fn parse_shape(s: &str) -> Result<pace::Shape, pace::NotAShape> {
-    s.parse()
-}
-
 fn parse_sla(s: &str) -> Result<latency::Sla, latency::NotAnSla> {
     s.parse()
 }
 
-fn ser_shape<S: serde::Serializer>(v: &Option<pace::Shape>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(x) => s.serialize_str(&x.to_string()),
+/// One value as itself (as it has always been written), several as a list.
+fn ser_one_or_list<T: serde::Serialize, S: serde::Serializer>(v: &Option<List<T>>, s: S) -> Result<S::Ok, S::Error> {
+    match v.as_ref().map(|l| l.as_slice()) {
+        Some([one]) => one.serialize(s),
+        Some(many) => many.serialize(s),
         None => s.serialize_none(),
     }
 }
@@ -225,12 +225,33 @@ fn ser_sla<S: serde::Serializer>(v: &Option<latency::Sla>, s: S) -> Result<S::Ok
 }
 
 impl Args {
-    /// The arrival shape in force: asked for, or burst:<--burst> when paced, open when not.
-    pub fn arrival_shape(&self) -> pace::Shape {
-        match (self.shape, self.rate) {
-            (Some(s), _) => s,
-            (None, Some(_)) => pace::Shape::Burst(self.burst as u32),
-            (None, None) => pace::Shape::Open,
+    /// The paced rate of a run with one traffic (single step, knee): the
+    /// rate given (Mode's checks allow one there), None when unpaced.
+    pub fn paced_rate(&self) -> Option<f64> {
+        self.rate.as_ref().map(|r| r[0])
+    }
+
+    /// Every rate given (empty: unpaced).
+    pub fn rates(&self) -> Vec<f64> {
+        self.rate.as_ref().map_or_else(Vec::new, |r| r.0.clone())
+    }
+
+    /// Every shape in force: as given, or burst:<--burst> when paced, open when not.
+    pub fn shapes(&self) -> Vec<pace::Shape> {
+        match (&self.shape, &self.rate) {
+            (Some(s), _) => s.0.clone(),
+            (None, Some(_)) => vec![pace::Shape::Burst(self.burst as u32)],
+            (None, None) => vec![pace::Shape::Open],
         }
+    }
+
+    /// The arrival shape of a run with one traffic.
+    pub fn arrival_shape(&self) -> pace::Shape {
+        self.shapes()[0]
+    }
+
+    /// Several rates or shapes: a ladder whatever the queues and sizes.
+    pub fn varies_traffic(&self) -> bool {
+        self.rate.as_ref().is_some_and(|r| r.len() > 1) || self.shape.as_ref().is_some_and(|s| s.len() > 1)
     }
 }

@@ -38,12 +38,11 @@ pub struct Single {
     pub shape: pace::Shape,
 }
 
-/// A ladder of steps.
+/// A ladder of steps (each with its own rate and shape).
 pub struct LadderRun {
     pub ladder: Ladder,
     /// Each step's measured window.
     pub duration: Duration,
-    pub shape: pace::Shape,
 }
 
 /// A knee search at fixed queues, size and shape.
@@ -67,9 +66,8 @@ impl Mode {
             Mode::Knee(knee(args))
         } else if is_ladder(args) {
             Mode::Ladder(LadderRun {
-                ladder: Ladder::new(args.queues.0.clone(), args.size.0.clone(), args.order),
+                ladder: Ladder::new(args.queues.0.clone(), args.size.0.clone(), args.order).with_traffic(args.rates(), args.shapes()),
                 duration: args.duration.unwrap_or(DEFAULT_DURATION),
-                shape: args.arrival_shape(),
             })
         } else {
             Mode::Single(single(args)?)
@@ -79,7 +77,7 @@ impl Mode {
 
 /// A ladder: several steps, or a receiver to measure against.
 fn is_ladder(args: &Args) -> bool {
-    !args.find_knee && (args.queues.len() > 1 || args.size.len() > 1 || args.repeat > 1 || args.peer.is_some())
+    !args.find_knee && (args.queues.len() > 1 || args.size.len() > 1 || args.varies_traffic() || args.repeat > 1 || args.peer.is_some())
 }
 
 fn single(args: &Args) -> Result<Single, Failure> {
@@ -102,7 +100,7 @@ fn knee(args: &Args) -> Knee {
         queues,
         size: args.size[0],
         flows: args.flows.unwrap_or(u32::from(queues)),
-        shape: args.shape.unwrap_or(pace::Shape::Burst(args.burst as u32)),
+        shape: args.shape.as_ref().map_or(pace::Shape::Burst(args.burst as u32), |s| s[0]),
         duration: args.duration.unwrap_or(DEFAULT_DURATION),
         rx_queues: args.rx_queues.unwrap_or(queues),
     }
@@ -151,13 +149,19 @@ fn check(args: &Args) -> Result<(), Failure> {
 
 /// --shape against --rate.
 fn check_shape(args: &Args) -> Result<(), Failure> {
-    match (args.shape, args.rate) {
-        (Some(s), None) if s.is_paced() && !args.find_knee => {
-            Err(Failure::usage(format!("--shape {s} paces frames: give the rate with --rate (frames per second, e.g. 1M)")))
+    let shapes = args.shape.as_ref().map_or(&[][..], |s| s.as_slice());
+    for &s in shapes {
+        match (s, &args.rate) {
+            (s, None) if s.is_paced() && !args.find_knee => {
+                return Err(Failure::usage(format!("--shape {s} paces frames: give the rate with --rate (frames per second, e.g. 1M)")));
+            }
+            (pace::Shape::Open, Some(_)) => {
+                return Err(Failure::usage("--shape open is unpaced: drop --rate, or pick even, burst:N or poisson"));
+            }
+            _ => {}
         }
-        (Some(pace::Shape::Open), Some(_)) => Err(Failure::usage("--shape open is unpaced: drop --rate, or pick even, burst:N or poisson")),
-        _ => Ok(()),
     }
+    Ok(())
 }
 
 /// What --find-knee needs of the other flags.
@@ -165,10 +169,12 @@ fn check_knee(args: &Args) -> Result<(), Failure> {
     if args.peer.is_none() {
         return Err(Failure::usage("--find-knee measures loss at the receiver: run drop --listen ADDR:PORT and give --peer ADDR:PORT"));
     }
-    if args.queues.len() > 1 || args.size.len() > 1 || args.repeat > 1 || args.count.is_some() {
-        return Err(Failure::usage("--find-knee searches one traffic: give one --queues and one --size, and no --repeat or --count"));
+    if args.queues.len() > 1 || args.size.len() > 1 || args.varies_traffic() || args.repeat > 1 || args.count.is_some() {
+        return Err(Failure::usage(
+            "--find-knee searches one traffic: give one --queues and one --size, one --shape and at most one --rate (the top), and no --repeat or --count",
+        ));
     }
-    if args.shape == Some(pace::Shape::Open) {
+    if args.shape.as_ref().is_some_and(|s| s[0] == pace::Shape::Open) {
         return Err(Failure::usage("--find-knee paces its trials: pick --shape even, burst:N or poisson"));
     }
     if !(0.0..100.0).contains(&args.loss) || !(0.0..100.0).contains(&args.pdr_loss) || args.pdr_loss < args.loss {

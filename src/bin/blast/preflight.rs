@@ -76,6 +76,7 @@ fn ena_findings(args: &Args, side: &TxSide) -> Vec<limits::Finding> {
         queues: args.max_queues(),
         flows: args.flows.unwrap_or(u32::from(args.max_queues())),
         frame_size: args.max_size(),
-        rate: args.rate,
+        // The fastest step's rate: the one that meets the limits first.
+        rate: args.rates().into_iter().reduce(f64::max),
     })
 }

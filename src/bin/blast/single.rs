@@ -92,7 +92,7 @@ pub fn run(args: &Args, m: &Single, started: &Started, sender: &mut Sender) -> R
         queues: m.queues,
         size: m.size,
         flows: m.flows,
-        rate: args.rate,
+        rate: args.paced_rate(),
         count: m.count,
         duration: m.duration,
         warmup: Duration::ZERO,
@@ -142,7 +142,7 @@ fn announce(args: &Args, m: &Single, sender: &Sender) {
         m.queues,
         m.size,
         m.flows,
-        args.rate.map_or("unpaced".into(), |r| format!("paced at {:.3} Mpps, {} arrivals", r / 1e6, m.shape)),
+        args.paced_rate().map_or("unpaced".into(), |r| format!("paced at {:.3} Mpps, {} arrivals", r / 1e6, m.shape)),
         what
     );
 }
@@ -159,15 +159,16 @@ fn summarize(args: &Args, m: &Single, sender: &Sender, outcome: &StepOutcome, be
         ports: sender.port_windows(per_port, &outcome.lanes, outcome.seconds),
         ..Default::default()
     };
-    let verdict = limits::verdict(&attribution::window_counters(&run_window, None, attribution::offered(args.rate, outcome.seconds)));
-    let port_rows = attribution::port_steps(&run_window, None, args.rate, &sender.port_names(), m.queues);
+    let verdict =
+        limits::verdict(&attribution::window_counters(&run_window, None, attribution::offered(args.paced_rate(), outcome.seconds)));
+    let port_rows = attribution::port_steps(&run_window, None, args.paced_rate(), &sender.port_names(), m.queues);
     let (queue_rows, streams, unsent) = lanes(m, sender, outcome);
     let total = outcome.total();
     Summary {
         side: "sender",
         interrupted: outcome.interrupted,
         sent: Rates::over(total.packets, total.bytes, outcome.seconds),
-        offered_mpps: args.rate.map(|r| r / 1e6),
+        offered_mpps: args.paced_rate().map(|r| r / 1e6),
         cycles_per_packet: cycles_per_packet(total.busy_cycles, total.packets),
         ring_full_retries: total.ring_full_retries,
         alloc_failures: total.alloc_failures,

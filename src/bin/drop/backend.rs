@@ -134,7 +134,7 @@ impl Backend for DropBackend {
             f.probe.lost
         );
         if let Some(a) = &f.arrivals {
-            println!("drop: window {window} arrivals: {}", blastdrop::report::arrivals_text(a));
+            println!("drop: arrivals in window {window}: {}", blastdrop::report::arrivals_text(a));
         }
         self.history.lock().unwrap_or_else(|e| e.into_inner()).push(f.clone());
         Ok(f)

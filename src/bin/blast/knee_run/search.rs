@@ -62,7 +62,7 @@ impl<'a> Trials<'a> {
 
     /// The top of the search: --rate, or what the sender sends unpaced.
     pub fn top(&mut self) -> Result<f64, Failure> {
-        if let Some(r) = self.args.rate {
+        if let Some(r) = self.args.paced_rate() {
             return Ok(r);
         }
         eprintln!("blast: knee: measuring the sender's unpaced rate for the top of the search");

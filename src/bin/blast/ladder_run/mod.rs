@@ -33,8 +33,8 @@ pub fn run(args: &Args, m: &LadderRun, started: &Started, sender: &mut Sender) -
     report::print_steps(args, m, sender, peer_info.as_ref(), &records, &aggregates);
     let analysis = record::analyse(args, &m.ladder, &records, &aggregates, receiver_side);
     // The pace only caps steps that delivered it.
-    let pace_capped = records.iter().any(|r| r.limit() == "none");
-    report::print_analysis(&analysis, args.rate.filter(|_| pace_capped));
+    let pace_capped = records.iter().any(|r| r.limit() == "none" && r.offered_mpps.is_some());
+    report::print_analysis(&analysis, if pace_capped { args.rates() } else { Vec::new() });
     record::write_files(args, m, started, sender, Outcome { records: &records, aggregates, analysis, peer_info })?;
     if let Some(p) = peer.as_mut() {
         let _ = p.call(Request::Bye);
@@ -51,7 +51,8 @@ fn plan(args: &Args, m: &LadderRun) -> control::StepPlan {
         queues: s.queues,
         size: s.size,
         rx_queues: args.rx_queues.unwrap_or(s.queues),
-        rate: args.rate,
+        rate: s.rate,
+        shape: Some(s.shape.to_string()),
         duration_ms: m.duration.as_millis() as u64,
         warmup_ms: args.warmup.as_millis() as u64,
     });

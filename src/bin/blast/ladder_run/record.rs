@@ -18,6 +18,10 @@ use crate::peer;
 #[derive(Serialize)]
 pub struct SizeCeiling {
     pub size: u32,
+    /// The traffic of the steps the ceiling is over (several rates or
+    /// shapes: one ceiling per size at each).
+    pub offered_mpps: Option<f64>,
+    pub shape: String,
     pub ceiling: Ceiling,
     pub limit: String,
 }
@@ -49,19 +53,35 @@ struct LadderRecord<'a> {
 
 pub fn analyse(args: &Args, ladder: &Ladder, records: &[StepRecord], aggs: &[Aggregate], receiver_side: bool) -> Analysis {
     let mut ceilings = Vec::new();
-    for &size in &ladder.sizes {
-        let mut pts: Vec<(u16, f64)> = aggs.iter().filter(|a| a.size == size).map(|a| (a.queues, a.mpps.median)).collect();
-        pts.sort_by_key(|p| p.0);
-        if pts.len() < 2 {
-            continue;
+    // Each traffic (rate and shape) in the order it first ran.
+    let mut traffics: Vec<&Aggregate> = Vec::new();
+    for a in aggs {
+        if !traffics.iter().any(|t| t.offered_mpps == a.offered_mpps && t.shape == a.shape) {
+            traffics.push(a);
         }
-        if let Some(c) = find_ceiling(&pts, args.ceiling_threshold / 100.0) {
-            // The limit at the ceiling: what the step there hit.
-            let limit = records
-                .iter()
-                .find(|r| r.size == size && r.queues == c.queues && r.error.is_none())
-                .map_or_else(|| "n/a".to_string(), |r| r.limit());
-            ceilings.push(SizeCeiling { size, ceiling: c, limit });
+    }
+    for &size in &ladder.sizes {
+        for t in &traffics {
+            let same = |a: &&Aggregate| a.size == size && a.offered_mpps == t.offered_mpps && a.shape == t.shape;
+            let mut pts: Vec<(u16, f64)> = aggs.iter().filter(same).map(|a| (a.queues, a.mpps.median)).collect();
+            pts.sort_by_key(|p| p.0);
+            if pts.len() < 2 {
+                continue;
+            }
+            if let Some(c) = find_ceiling(&pts, args.ceiling_threshold / 100.0) {
+                // The limit at the ceiling: what the step there hit.
+                let limit = records
+                    .iter()
+                    .find(|r| {
+                        r.size == size
+                            && r.queues == c.queues
+                            && r.error.is_none()
+                            && r.offered_mpps == t.offered_mpps
+                            && r.shape == t.shape
+                    })
+                    .map_or_else(|| "n/a".to_string(), |r| r.limit());
+                ceilings.push(SizeCeiling { size, offered_mpps: t.offered_mpps, shape: t.shape.clone(), ceiling: c, limit });
+            }
         }
     }
     let crossover = args.published_gbps.map(|g| {
@@ -90,11 +110,11 @@ pub fn write_files(args: &Args, m: &LadderRun, started: &Started, sender: &Sende
     sizes_seen.sort_by_key(|a| (a.size, a.queues));
     if let Some(path) = &args.plot {
         let title = format!(
-            "blastdrop ladder: {} ({}), flows {}, {} arrivals",
+            "blastdrop ladder: {} ({}), flows {}, {}",
             sender.info().name,
             sender.info().driver,
             args.flows.map_or("= queues".into(), |f| f.to_string()),
-            m.shape
+            m.ladder.traffic()
         );
         let svg =
             ladder::render_svg(&sizes_seen, receiver_side, &title).map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;

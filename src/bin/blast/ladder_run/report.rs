@@ -16,13 +16,12 @@ use crate::mode::LadderRun;
 /// The line that opens the ladder.
 pub fn announce(args: &Args, m: &LadderRun, peer_info: Option<&PeerInfo>) {
     println!(
-        "blast: ladder of {}, {} run(s) each; {:.1?} warm-up then a {:.1?} window per step; {} arrivals{}; {}",
+        "blast: ladder of {}, {} run(s) each; {:.1?} warm-up then a {:.1?} window per step; {}; {}",
         m.ladder.describe(),
         args.repeat,
         args.warmup,
         m.duration,
-        m.shape,
-        args.rate.map_or(String::new(), |r| format!(" at {:.3} Mpps", r / 1e6)),
+        m.ladder.traffic(),
         match peer_info {
             Some(i) => format!("receiver: drop on {} ({}, {}); receiver-side figures", i.hostname, i.port_name, i.driver),
             None => "no --peer: sender-side figures only".into(),
@@ -33,11 +32,13 @@ pub fn announce(args: &Args, m: &LadderRun, peer_info: Option<&PeerInfo>) {
 /// Progress on stderr before step `n` of `total`, with the time `left`.
 pub fn progress(n: usize, total: usize, step: &StepSpec, run: u32, repeat: u32, left: Duration) {
     eprintln!(
-        "blast: step {}/{}: {} queue(s), {} B frames, run {}/{}; about {} left",
+        "blast: step {}/{}: {} queue(s), {} B frames, {} arrivals{}, run {}/{}; about {} left",
         n,
         total,
         step.queues,
         step.size,
+        step.shape,
+        step.rate.map_or(String::new(), |r| format!(" at {:.3} Mpps", r / 1e6)),
         run,
         repeat,
         fmt_secs(left)
@@ -67,20 +68,19 @@ pub fn print_steps(
     let ena: Vec<String> =
         sender.sides().iter().filter_map(|s| s.ena.as_ref().map(|e| format!("; {}: {}", s.info.name, e.describe()))).collect();
     println!(
-        "sender: {} on {}, {}, DPDK {}{}{}",
+        "sender: {} on {}, {}, {}{}{}",
         report::hostname(),
         report::Machine::read().describe(),
         report::cpu_model(),
         dpdk::runtime_version(),
         ena.concat(),
-        peer_info.map_or(String::new(), |i| format!("; receiver: {} ({}, DPDK {})", i.hostname, i.cpu_model, i.dpdk))
+        peer_info.map_or(String::new(), |i| format!("; receiver: {} ({}, {})", i.hostname, i.cpu_model, i.dpdk))
     );
     if let Some(r) = records.iter().find(|r| r.error.is_none()) {
+        let traffic = if m.ladder.varies_traffic() { "rate and shape as in their columns".to_string() } else { m.ladder.traffic() };
         println!(
-            "every step: MTU {}, {} arrivals{}, {} (FCS incl.); recv figures are drop's (receiver-side) where there is a --peer",
+            "every step: MTU {}, {traffic}, {} (FCS incl.); recv figures are drop's (receiver-side) where there is a --peer",
             r.mtu,
-            r.shape,
-            args.rate.map_or(String::new(), |x| format!(" at {:.3} Mpps offered", x / 1e6)),
             if m.ladder.sizes.len() == 1 { format!("{} B frames", m.ladder.sizes[0]) } else { "frame sizes as in the size column".into() }
         );
     }
@@ -89,21 +89,33 @@ pub fn print_steps(
         let what = if peer_info.is_some() { "received" } else { "sent" };
         println!("\nrepeats ({} runs per step): {} Mpps min / median / max", args.repeat, what);
         for a in aggregates {
+            let traffic = a.offered_mpps.map_or(String::new(), |r| format!(" at {r:.3} Mpps {}", a.shape));
             println!(
-                "  {:>4} queue(s) {:>6} B: {:.3} / {:.3} / {:.3} Mpps  ({} runs)",
+                "  {:>4} queue(s) {:>6} B{traffic}: {:.3} / {:.3} / {:.3} Mpps  ({} runs)",
                 a.queues, a.size, a.mpps.min, a.mpps.median, a.mpps.max, a.runs
             );
         }
     }
 }
 
-pub fn print_analysis(a: &Analysis, paced: Option<f64>) {
+/// `paced`: the rates the steps were paced at, when some step delivered its pace.
+pub fn print_analysis(a: &Analysis, paced: Vec<f64>) {
     let side = if a.receiver_side { "receiver-side" } else { "sender-side" };
-    if let Some(r) = paced {
-        println!("note: every step was paced at {:.3} Mpps: steps with limit `none` delivered it: their rate is the pace, not a limit of the path", r / 1e6);
+    match paced.as_slice() {
+        [] => {}
+        [r] => println!(
+            "note: every step was paced at {:.3} Mpps: steps with limit `none` delivered it: their rate is the pace, not a limit of the path",
+            r / 1e6
+        ),
+        _ => println!("note: the steps were paced at their offered rate: steps with limit `none` delivered it: their rate is the pace, not a limit of the path"),
     }
+    let several = a.ceilings.iter().any(|c| c.offered_mpps != a.ceilings[0].offered_mpps || c.shape != a.ceilings[0].shape);
     for c in &a.ceilings {
         let x = &c.ceiling;
+        let traffic = match c.offered_mpps {
+            Some(r) if several => format!(", {r:.3} Mpps {}", c.shape),
+            _ => String::new(),
+        };
         let growth = if x.linear_before {
             format!("linear per queue before it ({:.3} Mpps/queue)", x.mpps_per_queue_first)
         } else {
@@ -111,12 +123,12 @@ pub fn print_analysis(a: &Analysis, paced: Option<f64>) {
         };
         if x.reached {
             println!(
-                "ceiling ({} B frames): {:.3} Mpps at {} queues, limit: {}; growth {growth} [{side}]",
+                "ceiling ({} B frames{traffic}): {:.3} Mpps at {} queues, limit: {}; growth {growth} [{side}]",
                 c.size, x.mpps, x.queues, c.limit
             );
         } else {
             println!(
-                "no ceiling ({} B frames): still growing {}%+ per step up to {} queues ({:.3} Mpps, limit there: {}); growth {growth} [{side}]",
+                "no ceiling ({} B frames{traffic}): still growing {}%+ per step up to {} queues ({:.3} Mpps, limit there: {}); growth {growth} [{side}]",
                 c.size, a.ceiling_threshold_pct, x.queues, x.mpps, c.limit
             );
         }

@@ -44,13 +44,13 @@ pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mu
                 queues: step.queues,
                 size: step.size,
                 flows,
-                rate: args.rate,
+                rate: step.rate,
                 count: None,
                 duration: Some(m.duration),
                 warmup: args.warmup,
                 window: true,
                 live: args.live,
-                shape: m.shape,
+                shape: step.shape,
                 reflect: args.reflect,
             };
             // A step that cannot run (a port that will not start, a link that
@@ -89,5 +89,15 @@ fn prepare(p: &mut Peer, sender: &mut Sender, rx_queues: u16, max_size: u32) -> 
 
 /// The record of a step that could not run.
 fn failed(step: usize, run: u32, spec: &StepSpec, flows: u32, error: String) -> StepRecord {
-    StepRecord { step, run, queues: spec.queues, size: spec.size, flows, error: Some(error), ..Default::default() }
+    StepRecord {
+        step,
+        run,
+        queues: spec.queues,
+        size: spec.size,
+        flows,
+        shape: spec.shape.to_string(),
+        offered_mpps: spec.rate.map(|r| r / 1e6),
+        error: Some(error),
+        ..Default::default()
+    }
 }
