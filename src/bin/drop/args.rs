@@ -78,7 +78,7 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) reflect: bool,
     /// Count arrivals per interval of this many microseconds, for the peak-to-mean ratio of
-    /// micro-bursts (0: off; off with --count-only; a TSC read per poll that brings frames)
+    /// micro-bursts (0: off; off with --count-only; timed by the busy-run clock, read every 8 polls at most)
     #[arg(long, default_value_t = 100, value_name = "US", value_parser = parse::micros)]
     pub(crate) arrival_interval_us: u64,
     /// Time every probe one way: this host's wall clock at arrival against the sender's at
