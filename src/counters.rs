@@ -111,6 +111,51 @@ pub struct LaneCounters {
     /// [`ArrivalCounts::to_array`] order.
     window: AtomicU64,
     arrivals: [AtomicU64; ARRIVAL_FIELDS],
+    /// Frames received by size, as [`SizeCounts`] (size, count per slot;
+    /// then the frames beyond the slots), published when a busy run ends.
+    sizes: [AtomicU64; 2 * SIZE_SLOTS + 1],
+}
+
+/// Distinct frame sizes a receive lane counts apart; frames of more sizes
+/// than that are counted together, as `other`.
+pub const SIZE_SLOTS: usize = 16;
+
+/// Frames received by size (FCS included), in the slots each size took as
+/// it was first seen (a slot keeps its size for the lane's life, so two
+/// readings compare slot by slot).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SizeCounts {
+    pub sizes: [u32; SIZE_SLOTS],
+    pub counts: [u64; SIZE_SLOTS],
+    pub other: u64,
+}
+
+impl SizeCounts {
+    /// `n` frames of `size` bytes. Out of line: the receive loop calls it
+    /// when a run of one size ends (about once a burst), and inlined its
+    /// slot search would crowd the loop's registers.
+    #[inline(never)]
+    pub fn add(&mut self, size: u32, n: u64) {
+        for (s, c) in self.sizes.iter_mut().zip(self.counts.iter_mut()) {
+            if *s == size || *s == 0 {
+                (*s, *c) = (size, *c + n);
+                return;
+            }
+        }
+        self.other += n;
+    }
+
+    /// Frames by size from `earlier` (of the same lane) to these, added to `into`.
+    pub fn since_into(&self, earlier: &SizeCounts, into: &mut std::collections::BTreeMap<u32, u64>) -> u64 {
+        for (i, &size) in self.sizes.iter().enumerate().filter(|(_, &s)| s != 0) {
+            let before = if earlier.sizes[i] == size { earlier.counts[i] } else { 0 };
+            let n = self.counts[i].saturating_sub(before);
+            if n > 0 {
+                *into.entry(size).or_default() += n;
+            }
+        }
+        self.other.saturating_sub(earlier.other)
+    }
 }
 
 /// A receive lane's arrival counts: sums since it started, and maxima
@@ -163,6 +208,7 @@ impl Default for LaneCounters {
             blocks: std::array::from_fn(|_| AtomicU64::new(0)),
             window: AtomicU64::new(0),
             arrivals: std::array::from_fn(|_| AtomicU64::new(0)),
+            sizes: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 }
@@ -214,6 +260,23 @@ impl LaneCounters {
         ArrivalCounts::from_array(std::array::from_fn(|i| self.arrivals[i].load(Relaxed)))
     }
 
+    /// Publishes the frames by size (single writer).
+    pub fn publish_sizes(&self, c: &SizeCounts) {
+        for i in 0..SIZE_SLOTS {
+            self.sizes[2 * i].store(u64::from(c.sizes[i]), Relaxed);
+            self.sizes[2 * i + 1].store(c.counts[i], Relaxed);
+        }
+        self.sizes[2 * SIZE_SLOTS].store(c.other, Relaxed);
+    }
+
+    pub fn read_sizes(&self) -> SizeCounts {
+        SizeCounts {
+            sizes: std::array::from_fn(|i| self.sizes[2 * i].load(Relaxed) as u32),
+            counts: std::array::from_fn(|i| self.sizes[2 * i + 1].load(Relaxed)),
+            other: self.sizes[2 * SIZE_SLOTS].load(Relaxed),
+        }
+    }
+
     pub fn mark_done(&self) {
         self.done.store(true, std::sync::atomic::Ordering::Release);
     }
@@ -255,6 +318,29 @@ mod tests {
         sum.add(&t);
         assert_eq!(sum.packets, 10);
         assert_eq!(sum.since(&t), t);
+    }
+
+    #[test]
+    fn sizes_take_slots_as_seen_and_compare_slot_by_slot() {
+        let mut c = SizeCounts::default();
+        c.add(64, 7);
+        c.add(594, 4);
+        c.add(64, 7);
+        c.add(1518, 1);
+        let lane = LaneCounters::default();
+        lane.publish_sizes(&c);
+        let before = lane.read_sizes();
+        assert_eq!(before, c);
+        c.add(594, 4);
+        for size in 0..SIZE_SLOTS as u32 {
+            c.add(2000 + size, 1);
+        }
+        let mut by_size = std::collections::BTreeMap::new();
+        let other = c.since_into(&before, &mut by_size);
+        assert_eq!(by_size.get(&594), Some(&4));
+        assert_eq!(by_size.get(&64), None, "no 64 B frame since");
+        assert_eq!(by_size.len(), 1 + SIZE_SLOTS - 3, "the slots left took new sizes");
+        assert_eq!(other, 3, "sizes beyond the slots count together");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use dpdk::{DeviceInfo, Eal, LcoreJob, Mempool, PoolSizing, Port, PortConfig, Por
 use layout::Spread;
 use seqtrack::SeqCounts;
 
-use crate::counters::{ArrivalCounts, LaneCounters, Tally};
+use crate::counters::{ArrivalCounts, LaneCounters, SizeCounts, Tally};
 use crate::fail::Failure;
 use crate::port_set::{open_ports, OpenedPort};
 use crate::report::MempoolRecord;
@@ -65,6 +65,8 @@ pub struct Snapshot {
     /// The measured window open when it was taken, and each lane's arrival counts.
     pub window: u64,
     pub arrivals: Vec<ArrivalCounts>,
+    /// Each lane's frames by size.
+    pub sizes: Vec<SizeCounts>,
     /// By port, in --port order.
     pub ports: Vec<PortStats>,
     pub xs: Vec<Sample>,
@@ -96,6 +98,9 @@ pub struct Totals {
     pub burstiness: crate::rx::Burstiness,
     pub one_way: Option<latency::LatencyHistogram>,
     pub one_way_negative: u64,
+    /// Frames by size (FCS included), and those of sizes beyond a lane's slots.
+    pub sizes: BTreeMap<u32, u64>,
+    pub sizes_other: u64,
 }
 
 impl Totals {
@@ -120,6 +125,7 @@ impl Totals {
             latency::LatencyHistogram::merge_into(&mut self.one_way, h);
         }
         self.one_way_negative += o.one_way_negative;
+        self.sizes_other += o.sizes.since_into(&crate::counters::SizeCounts::default(), &mut self.sizes);
     }
 
     /// One port's share: its queues' figures summed (no lcore of its own).
@@ -507,6 +513,7 @@ impl Receiver {
             blocks: self.lanes.iter().map(|l| l.counters.read_blocks()).collect(),
             window: self.windows_opened,
             arrivals: self.lanes.iter().map(|l| l.counters.read_arrivals()).collect(),
+            sizes: self.lanes.iter().map(|l| l.counters.read_sizes()).collect(),
             ports: self.sides.iter().map(|s| s.port.stats().unwrap_or_default()).collect(),
             xs: self.sides.iter().map(|s| s.watch.sample()).collect(),
         }
@@ -552,11 +559,13 @@ impl Receiver {
             put_xstats(f, &port_xs[i]);
         }
         let arrivals = self.arrivals_between(a, b);
+        let (sizes, sizes_other) = sizes_between(a, b);
         if nports == 1 {
             let mut f = per.pop().expect("one port");
             f.port_name = None;
             f.stream_blocks = blocks_between(a, b);
             f.arrivals = arrivals;
+            (f.sizes, f.sizes_other) = (control::FrameSize::list(&sizes), sizes_other);
             return Ok(f);
         }
         let mut t = control::WindowFigures { seconds, ..Default::default() };
@@ -580,6 +589,7 @@ impl Receiver {
         t.ports = per;
         t.stream_blocks = blocks_between(a, b);
         t.arrivals = arrivals;
+        (t.sizes, t.sizes_other) = (control::FrameSize::list(&sizes), sizes_other);
         Ok(t)
     }
 
@@ -647,6 +657,14 @@ impl Receiver {
 fn put_xstats(f: &mut control::WindowFigures, xs: &WindowXstats) {
     (f.xstats, f.levels) = xs.counters.to_wire();
     f.xstats_invalid = xs.invalid.clone();
+}
+
+/// Frames by size between two snapshots, over every lane, and those of
+/// sizes beyond a lane's slots.
+fn sizes_between(a: &Snapshot, b: &Snapshot) -> (BTreeMap<u32, u64>, u64) {
+    let mut sizes = BTreeMap::new();
+    let other = b.sizes.iter().zip(&a.sizes).map(|(x, y)| x.since_into(y, &mut sizes)).sum();
+    (sizes, other)
 }
 
 /// Every lane's arrivals and losses per block of stream ids between two

@@ -12,7 +12,7 @@ use seqtrack::StreamTable;
 use control::{block_of, BlockCounts, STREAM_BLOCKS};
 
 use crate::clock::WallClock;
-use crate::counters::{ArrivalCounts, LaneCounters, Tally};
+use crate::counters::{ArrivalCounts, LaneCounters, SizeCounts, Tally};
 use crate::MAX_BURST;
 
 pub struct RxLane {
@@ -102,6 +102,8 @@ pub struct RxOutcome {
     /// (the clocks disagree by more than the path takes).
     pub one_way: Option<latency::LatencyHistogram>,
     pub one_way_negative: u64,
+    /// Probe frames by size (not counted with --count-only).
+    pub sizes: SizeCounts,
 }
 
 /// How bursty the arrivals are, counted per poll that brought frames.
@@ -287,7 +289,7 @@ impl RxLane {
                 // The busy-run clock: read at a run's start and every 8
                 // polls in it (2 us apart at full load, against 100 us intervals).
                 t.meter.frames(n, burst, || t.busy.now, || t.counters.open_window_number());
-                count_probes(&bufs, &mut t.table, &mut t.tally, &mut t.blocks, &mut t.one_way);
+                count_probes(&bufs, &mut t.table, &mut t.tally, &mut t.blocks, &mut t.sizes, &mut t.one_way);
             }
             // The FCS each frame carried on the wire, once per burst.
             t.tally.bytes += (wire::FCS_LEN * n) as u64;
@@ -315,6 +317,7 @@ struct Figures<'a> {
     one_way: Option<(WallClock, LatencyHistogram, u64)>,
     /// Arrivals and losses per block of stream ids (a group's members).
     blocks: [BlockCounts; STREAM_BLOCKS],
+    sizes: SizeCounts,
 }
 
 impl<'a> Figures<'a> {
@@ -327,6 +330,7 @@ impl<'a> Figures<'a> {
             meter: Meter::new(interval_cycles),
             one_way: one_way.map(|c| (c, LatencyHistogram::new(), 0)),
             blocks: [BlockCounts::default(); STREAM_BLOCKS],
+            sizes: SizeCounts::default(),
         }
     }
 
@@ -342,6 +346,7 @@ impl<'a> Figures<'a> {
         }
         if run_ended {
             self.counters.publish_blocks(&self.blocks);
+            self.counters.publish_sizes(&self.sizes);
             self.meter.publish(self.counters);
         }
     }
@@ -353,6 +358,7 @@ impl<'a> Figures<'a> {
         }
         self.counters.publish(&self.tally);
         self.counters.publish_blocks(&self.blocks);
+        self.counters.publish_sizes(&self.sizes);
         self.meter.publish(self.counters);
         self.counters.mark_done();
         let (one_way, one_way_negative) = self.one_way.map(|(_, h, neg)| (h, neg)).unzip();
@@ -366,6 +372,7 @@ impl<'a> Figures<'a> {
             reflect,
             one_way,
             one_way_negative: one_way_negative.unwrap_or(0),
+            sizes: self.sizes,
         }
     }
 }
@@ -407,13 +414,14 @@ fn count_probes(
     table: &mut StreamTable,
     tally: &mut Tally,
     blocks: &mut [BlockCounts; STREAM_BLOCKS],
+    sizes: &mut SizeCounts,
     one_way: &mut Option<(WallClock, LatencyHistogram, u64)>,
 ) {
     match one_way.as_mut() {
-        None => parse_probes(bufs, table, tally, blocks, |_| {}),
+        None => parse_probes(bufs, table, tally, blocks, sizes, |_| {}),
         Some((clock, hist, negative)) => {
             let now = clock.ns(dpdk::rdtsc());
-            parse_probes(bufs, table, tally, blocks, |p| match now.checked_sub(p.tx_ns) {
+            parse_probes(bufs, table, tally, blocks, sizes, |p| match now.checked_sub(p.tx_ns) {
                 Some(d) => hist.record_ns(d),
                 None => *negative += 1,
             });
@@ -430,15 +438,18 @@ fn parse_probes(
     table: &mut StreamTable,
     tally: &mut Tally,
     blocks: &mut [BlockCounts; STREAM_BLOCKS],
+    sizes: &mut SizeCounts,
     mut also: impl FnMut(wire::Probe),
 ) {
     // Sums in locals, added once per burst: the compiler keeps them in
     // registers, where fields of `tally` would be loaded and stored per frame.
-    let (mut bytes, mut no_probe) = (0u64, 0u64);
+    // Probe frames' bytes and longest length give their sizes (count_sizes).
+    let (mut bytes, mut no_probe, mut probe_bytes, mut longest) = (0u64, 0u64, 0u64, 0u32);
     bufs.read_frames(|len, frame| {
         bytes += u64::from(len);
         match wire::parse_probe(frame) {
             Some(p) => {
+                (probe_bytes, longest) = (probe_bytes + u64::from(len), longest.max(len));
                 // The block's loss is the stream's change in the table's
                 // (a wrapping sum: a late frame takes one back).
                 let lost = table.totals.lost;
@@ -450,10 +461,40 @@ fn parse_probes(
             None => no_probe += 1,
         }
     });
+    let probes = bufs.len() as u64 - no_probe;
+    if probes > 0 {
+        count_sizes(bufs, sizes, probes, probe_bytes, longest);
+    }
     (tally.bytes, tally.no_probe) = (tally.bytes + bytes, tally.no_probe + no_probe);
     let t = &table.totals;
     (tally.lost, tally.reordered, tally.duplicates, tally.late) = (t.lost, t.reordered, t.duplicates, t.late);
     tally.untracked = table.untracked;
+}
+
+/// Counts a burst's `probes` probe frames by size. None is longer than
+/// `longest` and their lengths add up to `bytes`: when that is `probes`
+/// times `longest`, every one is that long (the usual case: one multiply);
+/// otherwise a second pass counts runs of one length.
+#[inline(always)]
+fn count_sizes(bufs: &Burst, sizes: &mut SizeCounts, probes: u64, bytes: u64, longest: u32) {
+    if u64::from(longest) * probes == bytes {
+        sizes.add(longest + wire::FCS_LEN as u32, probes);
+        return;
+    }
+    let (mut run_len, mut run) = (0u32, 0u64);
+    bufs.read_frames(|len, frame| {
+        if wire::parse_probe(frame).is_none() {
+            return;
+        }
+        if len != run_len && run > 0 {
+            sizes.add(run_len + wire::FCS_LEN as u32, run);
+            run = 0;
+        }
+        (run_len, run) = (len, run + 1);
+    });
+    if run > 0 {
+        sizes.add(run_len + wire::FCS_LEN as u32, run);
+    }
 }
 
 #[cfg(test)]

@@ -56,7 +56,10 @@ pub struct SenderConfig {
 #[derive(Debug, Clone)]
 pub struct StepParams {
     pub queues: u16,
+    /// The frame size, FCS included (with a mix, its largest).
     pub size: u32,
+    /// Frames of several sizes in a repeating cycle (--size-mix), or None.
+    pub mix: Option<wire::SizeMix>,
     pub flows: u32,
     /// Total frames per second over all queues; None: unpaced.
     pub rate: Option<f64>,
@@ -242,8 +245,11 @@ pub struct Sender {
     configured_queues: Option<u16>,
     /// Next sequence number by stream id: streams keep counting across steps.
     seqs: Vec<u32>,
-    /// Frame size and flow count the pools' templates hold now.
-    templates: Option<(u32, u32, u16)>,
+    /// Frame size, flow count and queues the pools' templates hold now,
+    /// and the size mix they were written for.
+    templates: Option<(u32, u32, u16, Option<String>)>,
+    /// With a size mix: each queue's frames of every size of the mix.
+    mixes: Vec<Option<Arc<tx::MixFrames>>>,
     /// This process's run id, in every frame (wire::run_id): a receiver
     /// that outlives this run starts each stream afresh for the next.
     run_id: u16,
@@ -310,6 +316,7 @@ impl Sender {
             configured_queues: None,
             seqs: vec![0; 65536],
             templates: None,
+            mixes: Vec::new(),
             run_id: new_run_id(),
             mempools,
             hz: dpdk::tsc_hz(),
@@ -479,11 +486,12 @@ impl Sender {
         self.sides[0].port.configured().cloned().unwrap_or_default()
     }
 
-    fn write_templates(&mut self, layout: &StepLayout, size: u32) -> Result<(), Failure> {
-        let key = (size, layout.flows.flows, layout.queues());
-        if self.templates == Some(key) {
+    fn write_templates(&mut self, layout: &StepLayout, size: u32, mix: Option<&wire::SizeMix>) -> Result<(), Failure> {
+        let key = (size, layout.flows.flows, layout.queues(), mix.map(|m| m.label()));
+        if self.templates == Some(key.clone()) {
             return Ok(());
         }
+        self.mixes = vec![None; self.pools.len()];
         for slot in layout.slots() {
             let (q, first) = (slot.queue, slot.streams[0]);
             let side = &self.sides[usize::from(slot.port)];
@@ -500,6 +508,9 @@ impl Sender {
                 run_id: self.run_id,
             };
             tx::write_templates(&self.pools[usize::from(q)], &spec)?;
+            if let Some(m) = mix {
+                self.mixes[usize::from(q)] = Some(Arc::new(tx::MixFrames::new(m, &spec)?));
+            }
         }
         self.templates = Some(key);
         Ok(())
@@ -514,7 +525,7 @@ impl Sender {
     pub fn run_step(&mut self, p: &StepParams, hooks: &mut dyn WindowHooks) -> Result<StepOutcome, Failure> {
         let plan = self.layout(p)?;
         self.set_queues(p.queues)?;
-        self.write_templates(&plan, p.size)?;
+        self.write_templates(&plan, p.size, p.mix.as_ref())?;
         if !p.window {
             let phase = self.run_phase(&plan, p, p.duration, p.count, hooks)?;
             std::thread::sleep(self.cfg.drain);
@@ -601,6 +612,7 @@ impl Sender {
                 streams,
                 first_seqs,
                 frame_len,
+                mix: self.mixes.get(usize::from(q)).cloned().flatten(),
                 burst: self.cfg.burst,
                 quota: slot.quota,
                 rate: slot.rate,

@@ -12,7 +12,12 @@ use crate::fail::Failure;
 /// Parses the command line; help and version print as usual, any other
 /// problem becomes one line (clap's own report spans several).
 pub fn parse_args<T: Parser>() -> Result<T, Failure> {
-    T::try_parse().map_err(|e| {
+    parse_args_from(std::env::args_os())
+}
+
+/// [`parse_args`] over given arguments (the program's name first).
+pub fn parse_args_from<T: Parser>(argv: impl IntoIterator<Item = std::ffi::OsString>) -> Result<T, Failure> {
+    T::try_parse_from(argv).map_err(|e| {
         use clap::error::{ContextKind, ContextValue, ErrorKind};
         if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
             e.exit();
@@ -504,6 +509,11 @@ pub mod parse {
 
     pub fn rate(s: &str) -> Result<f64, BadValue> {
         crate::units::parse_rate(s)
+    }
+
+    /// A frame size mix: "imix" or SIZE:WEIGHT pairs ("64:7,594:4,1518:1").
+    pub fn size_mix(s: &str) -> Result<wire::SizeMix, BadValue> {
+        wire::SizeMix::parse(s).map_err(|e| BadValue(e.to_string()))
     }
 
     /// A rate or a list of them ("100k,1M,4M"), each its own ladder step.

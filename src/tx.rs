@@ -34,6 +34,8 @@ pub struct TxLane {
     pub first_seqs: Vec<u32>,
     /// Frame length in the mbuf (FCS excluded).
     pub frame_len: u16,
+    /// A size mix: each frame's length and headers from its cycle.
+    pub mix: Option<Arc<MixFrames>>,
     pub burst: usize,
     /// Frames this queue sends before it stops; None: until told to stop.
     pub quota: Option<u64>,
@@ -96,6 +98,32 @@ pub fn write_templates(pool: &Mempool, spec: &FrameSpec) -> Result<(), Failure> 
     Ok(pool.write_template(&template)?)
 }
 
+/// A size mix as one queue sends it: for every size, the frame length and
+/// the Ethernet, IPv4 and UDP headers (lengths and checksum for that size);
+/// and the cycle, as indexes into them. The pool's template is the largest
+/// frame, so a shorter one is its head with its own headers.
+pub struct MixFrames {
+    slots: Vec<u8>,
+    lens: Vec<u16>,
+    heads: Vec<[u8; wire::HEADERS_LEN]>,
+}
+
+impl MixFrames {
+    /// `spec`: the queue's frame (its size is replaced by each of the mix's).
+    pub fn new(mix: &wire::SizeMix, spec: &FrameSpec) -> Result<MixFrames, Failure> {
+        let (mut lens, mut heads) = (Vec::new(), Vec::new());
+        for &(size, _) in mix.parts() {
+            let spec = FrameSpec { frame_size: size as usize, ..spec.clone() };
+            let mut frame = vec![0u8; spec.len_without_fcs()];
+            wire::write_frame(&spec, &mut frame).map_err(Failure::usage)?;
+            lens.push(frame.len() as u16);
+            heads.push(frame[..wire::HEADERS_LEN].try_into().expect("a frame holds its headers"));
+        }
+        let index = |size: u32| mix.parts().iter().position(|&(s, _)| s == size).expect("the cycle's sizes are the mix's") as u8;
+        Ok(MixFrames { slots: mix.cycle().into_iter().map(index).collect(), lens, heads })
+    }
+}
+
 /// Splits `accepted` frames over `streams` streams sent round robin from the first.
 pub fn split_round_robin(accepted: u64, streams: usize) -> Vec<u64> {
     let k = streams as u64;
@@ -140,6 +168,22 @@ impl Stamper {
         } else {
             burst.write_heads::<HEAD>(len, |f| self.next_frame(f, tx_ns));
         }
+    }
+
+    /// Stamps a burst of a size mix's frames, continuing its cycle at
+    /// `pos`: each frame gets its slot's length and headers, then its
+    /// stream's fields. Returns the burst's bytes, FCS included.
+    #[inline(always)]
+    fn stamp_mixed(&mut self, burst: &mut Burst, mix: &MixFrames, pos: &mut usize, tx_ns: u64) -> u64 {
+        let n = burst.len() as u64;
+        let bytes = burst.write_heads_sized::<HEAD>(|f| {
+            let k = usize::from(mix.slots[*pos]);
+            *pos = if *pos + 1 == mix.slots.len() { 0 } else { *pos + 1 };
+            f[..wire::HEADERS_LEN].copy_from_slice(&mix.heads[k]);
+            self.next_frame(f, tx_ns);
+            mix.lens[k]
+        });
+        bytes + n * wire::FCS_LEN as u64
     }
 
     /// The next stream's frame (round robin): its source port when the
@@ -213,6 +257,8 @@ impl TxLane {
         let mut pace = Pace { schedule, shape: ShapeStats::default(), last_send: None };
         let mut reflect = self.reflect.take();
         let mut clock = self.clock;
+        // A size mix: where its cycle is, and the bytes of the frames built and not yet taken.
+        let (mix, mut mix_pos, mut pending_bytes) = (self.mix.take(), 0usize, 0u64);
 
         while !stop.load(Relaxed) {
             if pkts.is_empty() {
@@ -232,7 +278,10 @@ impl TxLane {
                 pace.sent(tsc, pkts.len());
                 self.counters.publish(&tally);
                 remaining -= pkts.len() as u64;
-                stamper.stamp_burst(&mut pkts, self.frame_len, clock.ns(tsc));
+                match &mix {
+                    None => stamper.stamp_burst(&mut pkts, self.frame_len, clock.ns(tsc)),
+                    Some(m) => pending_bytes = stamper.stamp_mixed(&mut pkts, m, &mut mix_pos, clock.ns(tsc)),
+                }
             }
             let sent = pkts.tx(&mut self.queue);
             if self.queue.faulted() {
@@ -241,7 +290,15 @@ impl TxLane {
                 tally.faults += 1;
                 break;
             }
-            (tally.packets, tally.bytes) = (tally.packets + sent as u64, tally.bytes + sent as u64 * frame_bytes);
+            tally.packets += sent as u64;
+            tally.bytes += match mix {
+                None => sent as u64 * frame_bytes,
+                // What left is what was built less what is still here.
+                Some(_) => {
+                    let left = if pkts.is_empty() { 0 } else { pkts.bytes() + (pkts.len() * wire::FCS_LEN) as u64 };
+                    std::mem::replace(&mut pending_bytes, left) - left
+                }
+            };
             if !pkts.is_empty() {
                 // Ring full: waiting on the device, so publishing costs nothing here.
                 tally.ring_full_retries += 1;

@@ -182,6 +182,37 @@ fn a_rate_and_shape_ladder_times_every_step_and_names_its_traffic() {
 }
 
 #[test]
+fn an_imix_of_whole_cycles_arrives_as_the_mix_exactly() {
+    let _g = heavy();
+    let dir = scratch("imix");
+    let drop_json = dir.join("drop.json");
+    let dj = drop_json.display().to_string();
+    let (drop, sock) = memif_drop(&dir, &["--json", &dj]);
+    let json = dir.join("b.json");
+    let j = json.display().to_string();
+    // 1000 cycles of the simple IMIX (7 x 64, 4 x 594, 1 x 1518 B), paced so memif loses none.
+    let out = memif_blast(&sock, &["--size", "imix", "--count", "12000", "--rate", "100k", "--shape", "even", "--json", &j]);
+    assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("size mix imix (7 x 64 B, 4 x 594 B, 1 x 1518 B per cycle of 12; mean 361.8 B)"), "{}", out.stdout);
+    std::thread::sleep(Duration::from_millis(300));
+    sigint(&drop);
+    let drop_out = drop.finish(Duration::from_secs(30));
+    assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
+
+    let sent = &read_json(&json)["summary"]["sent"];
+    assert_eq!(sent["packets"], 12000);
+    assert_eq!(sent["bytes"], 1000 * 4342, "each frame's own bytes, FCS included");
+    let d = &read_json(&drop_json)["summary"];
+    assert_eq!(d["received"]["packets"], 12000, "{}", drop_out.stdout);
+    assert_eq!(d["received"]["bytes"], 1000 * 4342);
+    let sizes = serde_json::json!([{"size": 64, "frames": 7000}, {"size": 594, "frames": 4000}, {"size": 1518, "frames": 1000}]);
+    assert_eq!(d["sizes"], sizes, "drop's sizes are the mix, exactly");
+    assert_eq!(d["probe"]["lost"], 0);
+    assert_eq!(d["probe"]["received"], 12000, "every size carries the probe");
+    assert!(drop_out.stdout.contains("probe frames by size (FCS incl.): 64 B: 7000, 594 B: 4000, 1518 B: 1000"), "{}", drop_out.stdout);
+}
+
+#[test]
 fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
     let _g = heavy();
     let Some(ns) = netns_or_skip("the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds", Netns::with_pair) else { return };

@@ -63,6 +63,9 @@ pub struct PlannedStep {
     /// The arrival shape ("even", "burst:8", "open"); an older member sends none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<String>,
+    /// The frame size mix ("imix", pairs), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_mix: Option<String>,
     pub duration_ms: u64,
     pub warmup_ms: u64,
 }
@@ -94,6 +97,10 @@ impl StepPlan {
             if a.rate != b.rate {
                 let r = |r: Option<f64>| r.map_or("unpaced".to_string(), |r| format!("{r} frames/s"));
                 return differs("rate", r(b.rate), r(a.rate));
+            }
+            if a.size_mix != b.size_mix {
+                let m = |m: &Option<String>| m.clone().unwrap_or_else(|| "none".into());
+                return differs("size mix", m(&b.size_mix), m(&a.size_mix));
             }
             if a.shape != b.shape {
                 let s = |s: &Option<String>| s.clone().unwrap_or_else(|| "unstated".into());
@@ -272,6 +279,7 @@ mod tests {
                     rx_queues: 1,
                     rate: Some(1e5),
                     shape: Some("even".into()),
+                    size_mix: None,
                     duration_ms: 1000,
                     warmup_ms: 200,
                 })
@@ -290,6 +298,9 @@ mod tests {
         let mut p = plan(&[64]);
         p.steps[0].shape = Some("burst:8".into());
         assert_eq!(plan(&[64]).difference(&p).unwrap(), "step 1: arrival shape burst:8, the group's is even");
+        let mut p = plan(&[1518]);
+        p.steps[0].size_mix = Some("imix".into());
+        assert_eq!(plan(&[1518]).difference(&p).unwrap(), "step 1: size mix imix, the group's is none");
     }
 
     #[test]

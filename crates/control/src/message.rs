@@ -154,11 +154,35 @@ pub struct WindowFigures {
     /// How the window's arrivals bunched up (absent with --count-only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<Box<WindowArrivals>>,
+    /// Probe frames received by size, FCS included, smallest first (empty
+    /// with --count-only), and those of sizes beyond what a lane counts apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<FrameSize>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sizes_other: u64,
     /// Arrivals and losses per block of stream ids (crate::STREAM_BLOCK
     /// ids each), for a group's per-member figures; drop's side only,
     /// never on the wire.
     #[serde(skip)]
     pub stream_blocks: Vec<crate::BlockCounts>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// Frames of one size (bytes, FCS included) that arrived.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrameSize {
+    pub size: u32,
+    pub frames: u64,
+}
+
+impl FrameSize {
+    /// A count by size as a list, smallest size first.
+    pub fn list(by_size: &BTreeMap<u32, u64>) -> Vec<FrameSize> {
+        by_size.iter().map(|(&size, &frames)| FrameSize { size, frames }).collect()
+    }
 }
 
 /// What each member of a group sent in a window (its own count, given at group_end).
@@ -386,6 +410,27 @@ mod tests {
         assert!(parse(r#"{"v":2,"id":8,"type":"hello","extra":1}"#).is_ok());
         let long = format!(r#"{{"v":2,"id":1,"type":"hello","pad":"{}"}}"#, "x".repeat(MAX_LINE));
         assert_eq!(parse(&long).unwrap_err(), (0, ProtoError::TooLong));
+    }
+
+    #[test]
+    fn window_figures_round_trip_with_everything_drop_adds() {
+        let f = WindowFigures {
+            window: 4,
+            packets: 12,
+            sizes: vec![FrameSize { size: 64, frames: 7 }, FrameSize { size: 594, frames: 4 }, FrameSize { size: 1518, frames: 1 }],
+            sizes_other: 2,
+            arrivals: Some(Box::new(WindowArrivals {
+                full_polls: 1,
+                interval_us: Some(100),
+                peak_to_mean: Some(2.5),
+                q_burst: Some(QBurst { queue: 0, lambda_peak_mpps: 3.0, mu_mpps: 2.0, t_b_us: 100.0, frames: 100.0 }),
+                ..Default::default()
+            })),
+            ..Default::default()
+        };
+        let l = reply_line(5, &Response::WindowFigures(Box::new(f.clone())));
+        let back: Envelope<Response> = serde_json::from_str(l.trim_end()).unwrap();
+        assert_eq!(back.body, Response::WindowFigures(Box::new(f)), "{l}");
     }
 
     #[test]

@@ -354,7 +354,18 @@ fn a_silent_client_times_out_and_a_silent_server_too() {
 // ---- group trials (issue 15): N senders, one window per step ----
 
 fn group_plan(size: u32) -> StepPlan {
-    StepPlan { steps: vec![PlannedStep { queues: 1, size, rx_queues: 1, rate: Some(1e5), shape: None, duration_ms: 1000, warmup_ms: 0 }] }
+    StepPlan {
+        steps: vec![PlannedStep {
+            queues: 1,
+            size,
+            rx_queues: 1,
+            rate: Some(1e5),
+            shape: None,
+            size_mix: None,
+            duration_ms: 1000,
+            warmup_ms: 0,
+        }],
+    }
 }
 
 fn member(srv: &Server, group: &str) -> Result<Client, ClientError> {

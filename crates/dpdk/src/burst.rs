@@ -162,6 +162,33 @@ impl Burst {
         }
     }
 
+    /// Like [`Burst::write_heads`], each frame its own length: `write` writes
+    /// the first `N` bytes of a frame and says how long the frame is (at
+    /// least `N`, within the mbuf's room: checked per frame). Returns the
+    /// frames' bytes in all.
+    #[inline(always)]
+    pub fn write_heads_sized<const N: usize>(&mut self, mut write: impl FnMut(&mut [u8; N]) -> u16) -> u64 {
+        let l = self.layout;
+        let mut total = 0u64;
+        for &m in &self.bufs[self.head..self.tail] {
+            // SAFETY: m is owned by this burst, once each; its room is
+            // checked to hold N bytes before they are written, and the
+            // length `write` gives before it is set.
+            unsafe {
+                let room = self.fresh_room.unwrap_or_else(|| l.room(m));
+                assert!(N <= room, "a head of {N} B is beyond the mbuf's room ({room} B)");
+                let len = write(&mut *(l.data(m) as *mut [u8; N]));
+                assert!(
+                    N <= usize::from(len) && usize::from(len) <= room,
+                    "a frame of {len} B does not fit its head ({N} B) and room ({room} B)"
+                );
+                l.set_len(m, len);
+                total += u64::from(len);
+            }
+        }
+        total
+    }
+
     /// Hands each frame's length over all its segments and the bytes of its
     /// first segment to `read`, in a plain loop the closure inlines into
     /// (one pass over the mbufs).

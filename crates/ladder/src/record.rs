@@ -15,6 +15,9 @@ pub struct StepRecord {
     pub queues: u16,
     /// Frame size, FCS included.
     pub size: u32,
+    /// With a size mix: its label ("imix", "64:7,594:4,1518:1"); `size` is then its mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_mix: Option<String>,
     pub flows: u32,
     pub mtu: u32,
     /// How frames left the sender: "open" (unpaced) or "burst:B" (paced, B back-to-back).

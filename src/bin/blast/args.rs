@@ -40,6 +40,12 @@ pub struct Args {
     /// Frame size in bytes, including the 4-byte FCS, 64 up to the port's largest frame: a number or a list (64,128,1500)
     #[arg(long, default_value = "64", value_parser = parse::size_list, value_name = "BYTES")]
     pub size: List<u32>,
+    /// Frames of several sizes in a fixed proportion, sent as a repeating cycle (exact over every
+    /// whole cycle): imix (7 x 64, 4 x 594, 1 x 1518 B, FCS included) or SIZE:WEIGHT pairs like
+    /// 64:7,576:4,1500:1; replaces --size (--size imix is the same as --size-mix imix)
+    #[arg(long, value_parser = parse::size_mix, value_name = "MIX")]
+    #[serde(serialize_with = "ser_mix")]
+    pub size_mix: Option<wire::SizeMix>,
     /// Flows (distinct UDP source ports), split across queues so the receiver's RSS spreads them [default: one per queue]
     #[arg(long, value_parser = parse::flows)]
     pub flows: Option<u32>,
@@ -199,8 +205,21 @@ impl Args {
         self.queues.iter().copied().max().unwrap_or(1)
     }
 
+    /// The largest frame any step sends (with a mix, its largest size).
     pub fn max_size(&self) -> u32 {
-        self.size.iter().copied().max().unwrap_or(64)
+        match &self.size_mix {
+            Some(m) => m.max_size(),
+            None => self.size.iter().copied().max().unwrap_or(64),
+        }
+    }
+
+    /// Each step's frame size: the list given, or with a mix its largest
+    /// (the mix says what each frame really is).
+    pub fn sizes(&self) -> Vec<u32> {
+        match &self.size_mix {
+            Some(m) => vec![m.max_size()],
+            None => self.size.0.clone(),
+        }
     }
 }
 
@@ -215,6 +234,31 @@ fn ser_one_or_list<T: serde::Serialize, S: serde::Serializer>(v: &Option<List<T>
         Some(many) => many.serialize(s),
         None => s.serialize_none(),
     }
+}
+
+fn ser_mix<S: serde::Serializer>(v: &Option<wire::SizeMix>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(m) => s.serialize_str(&m.label()),
+        None => s.serialize_none(),
+    }
+}
+
+/// `--size imix` (and `--size=imix`) before any `--` is `--size-mix imix`:
+/// a mix is not a list of sizes, but it is asked for where sizes are.
+pub fn size_mix_shorthand(argv: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out: Vec<std::ffi::OsString> = Vec::new();
+    let mut eal = false;
+    for a in argv {
+        if !eal && a == "imix" && out.last().is_some_and(|p| p == "--size") {
+            *out.last_mut().expect("checked") = "--size-mix".into();
+        } else if !eal && a == "--size=imix" {
+            out.extend(["--size-mix".into(), "imix".into()]);
+            continue;
+        }
+        eal |= a == "--";
+        out.push(a);
+    }
+    out
 }
 
 fn ser_sla<S: serde::Serializer>(v: &Option<latency::Sla>, s: S) -> Result<S::Ok, S::Error> {
@@ -253,5 +297,27 @@ impl Args {
     /// Several rates or shapes: a ladder whatever the queues and sizes.
     pub fn varies_traffic(&self) -> bool {
         self.rate.as_ref().is_some_and(|r| r.len() > 1) || self.shape.as_ref().is_some_and(|s| s.len() > 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<std::ffi::OsString> {
+        v.iter().map(|s| s.into()).collect()
+    }
+
+    #[test]
+    fn size_imix_is_the_size_mix_before_the_eal_arguments_only() {
+        assert_eq!(
+            size_mix_shorthand(os(&["blast", "--size", "imix", "--count", "12"])),
+            os(&["blast", "--size-mix", "imix", "--count", "12"])
+        );
+        assert_eq!(size_mix_shorthand(os(&["blast", "--size=imix"])), os(&["blast", "--size-mix", "imix"]));
+        assert_eq!(
+            size_mix_shorthand(os(&["blast", "--size", "64", "--", "--size", "imix"])),
+            os(&["blast", "--size", "64", "--", "--size", "imix"])
+        );
     }
 }

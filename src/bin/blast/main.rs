@@ -24,7 +24,7 @@ use args::Args;
 use mode::Mode;
 
 fn main() -> ExitCode {
-    let args = match session::parse_args::<Args>() {
+    let args = match session::parse_args_from::<Args>(args::size_mix_shorthand(std::env::args_os())) {
         Ok(a) => a,
         Err(f) => return fail::report("blast", &f),
     };

@@ -36,6 +36,7 @@ pub struct Single {
     pub duration: Option<Duration>,
     pub count: Option<u64>,
     pub shape: pace::Shape,
+    pub mix: Option<wire::SizeMix>,
 }
 
 /// A ladder of steps (each with its own rate and shape).
@@ -43,6 +44,8 @@ pub struct LadderRun {
     pub ladder: Ladder,
     /// Each step's measured window.
     pub duration: Duration,
+    /// Every step's frames are this mix (its largest size is the step's size).
+    pub mix: Option<wire::SizeMix>,
 }
 
 /// A knee search at fixed queues, size and shape.
@@ -55,6 +58,7 @@ pub struct Knee {
     pub duration: Duration,
     /// drop's RX queues.
     pub rx_queues: u16,
+    pub mix: Option<wire::SizeMix>,
 }
 
 impl Mode {
@@ -66,8 +70,9 @@ impl Mode {
             Mode::Knee(knee(args))
         } else if is_ladder(args) {
             Mode::Ladder(LadderRun {
-                ladder: Ladder::new(args.queues.0.clone(), args.size.0.clone(), args.order).with_traffic(args.rates(), args.shapes()),
+                ladder: Ladder::new(args.queues.0.clone(), args.sizes(), args.order).with_traffic(args.rates(), args.shapes()),
                 duration: args.duration.unwrap_or(DEFAULT_DURATION),
+                mix: args.size_mix.clone(),
             })
         } else {
             Mode::Single(single(args)?)
@@ -85,12 +90,13 @@ fn single(args: &Args) -> Result<Single, Failure> {
     let flows = args.flows.unwrap_or(u32::from(queues));
     Ok(Single {
         queues,
-        size: args.size[0],
+        size: args.sizes()[0],
         flows,
         layout: StepLayout::new(queues, args.port.len() as u16, flows, args.src_port).map_err(session::layout_failure)?,
         duration: args.duration.or(if args.count.is_none() { Some(DEFAULT_DURATION) } else { None }),
         count: args.count,
         shape: args.arrival_shape(),
+        mix: args.size_mix.clone(),
     })
 }
 
@@ -98,11 +104,12 @@ fn knee(args: &Args) -> Knee {
     let queues = args.queues[0];
     Knee {
         queues,
-        size: args.size[0],
+        size: args.sizes()[0],
         flows: args.flows.unwrap_or(u32::from(queues)),
         shape: args.shape.as_ref().map_or(pace::Shape::Burst(args.burst as u32), |s| s[0]),
         duration: args.duration.unwrap_or(DEFAULT_DURATION),
         rx_queues: args.rx_queues.unwrap_or(queues),
+        mix: args.size_mix.clone(),
     }
 }
 
@@ -115,6 +122,9 @@ fn check(args: &Args) -> Result<(), Failure> {
         return Err(Failure::usage("--count is for a single step; a ladder measures each step over --duration"));
     }
     check_shape(args)?;
+    if args.size_mix.is_some() && args.size.as_slice() != [64] {
+        return Err(Failure::usage("--size-mix replaces --size (each frame's size is the mix's): give one of them"));
+    }
     if args.find_knee {
         check_knee(args)?;
     }

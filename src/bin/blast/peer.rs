@@ -206,7 +206,9 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
         step,
         run,
         queues: params.queues,
-        size: params.size,
+        // With a mix, its mean frame size (rates and Gb/s count each frame's own bytes).
+        size: params.mix.as_ref().map_or(params.size, |m| m.mean_size().round() as u32),
+        size_mix: params.mix.as_ref().map(|m| m.label()),
         flows: params.flows,
         mtu: sender.mtu(),
         shape: params.shape.to_string(),

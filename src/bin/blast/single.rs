@@ -91,6 +91,7 @@ pub fn run(args: &Args, m: &Single, started: &Started, sender: &mut Sender) -> R
     let params = StepParams {
         queues: m.queues,
         size: m.size,
+        mix: m.mix.clone(),
         flows: m.flows,
         rate: args.paced_rate(),
         count: m.count,
@@ -136,15 +137,26 @@ fn announce(args: &Args, m: &Single, sender: &Sender) {
     };
     let ports: Vec<String> = sender.sides().iter().map(|s| format!("{} ({}, {})", s.port.id(), s.info.name, s.info.driver)).collect();
     println!(
-        "blast: port{} {}, {} queue(s), {} B frames (FCS incl.), {} flow(s), {}, {}; sender-side figures",
+        "blast: port{} {}, {} queue(s), {} (FCS incl.), {} flow(s), {}, {}; sender-side figures",
         if ports.len() > 1 { "s" } else { "" },
         ports.join(" + "),
         m.queues,
-        m.size,
+        frames_text(m.size, m.mix.as_ref()),
         m.flows,
         args.paced_rate().map_or("unpaced".into(), |r| format!("paced at {:.3} Mpps, {} arrivals", r / 1e6, m.shape)),
         what
     );
+}
+
+/// "64 B frames", or a mix with its sizes and mean.
+pub fn frames_text(size: u32, mix: Option<&wire::SizeMix>) -> String {
+    match mix {
+        None => format!("{size} B frames"),
+        Some(m) => {
+            let parts: Vec<String> = m.parts().iter().map(|(s, w)| format!("{w} x {s} B")).collect();
+            format!("size mix {} ({} per cycle of {}; mean {:.1} B)", m.label(), parts.join(", "), m.cycle_len(), m.mean_size())
+        }
+    }
 }
 
 /// The summary of the step, with the verdict from the sender's counters

@@ -37,6 +37,11 @@ pub(crate) fn print_summary(s: &Summary) {
         println!("faults: {} burst(s) caught when a memif peer left under them (their frames are not counted)", s.faults);
     }
     print_arrivals(s);
+    if !s.sizes.is_empty() {
+        let by_size: Vec<String> = s.sizes.iter().map(|x| format!("{} B: {}", x.size, x.frames)).collect();
+        let other = if s.sizes_other > 0 { format!(", other sizes: {}", s.sizes_other) } else { String::new() };
+        println!("probe frames by size (FCS incl.): {}{other}", by_size.join(", "));
+    }
     print_rows(s);
 }
 

@@ -53,6 +53,12 @@ pub(crate) struct Summary {
     pub(crate) queues: Vec<QueueSummary>,
     pub(crate) streams: Vec<StreamSummary>,
     pub(crate) arrivals: Arrivals,
+    /// Probe frames received by size, FCS included (not counted with
+    /// --count-only), and those of sizes beyond what a lane counts apart.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) sizes: Vec<control::FrameSize>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) sizes_other: u64,
     /// --reflect: frames the TX queues would not take back.
     pub(crate) reflect_drops: u64,
     /// --one-way: latency from the sender's stamp to arrival, by the two hosts' wall clocks.
@@ -137,6 +143,8 @@ pub(crate) fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_rese
             .collect(),
         streams: t.streams.iter().map(|(&(id, queue), c)| StreamSummary { id, queue, counts: *c }).collect(),
         arrivals: arrivals(&t.burstiness, hz),
+        sizes: control::FrameSize::list(&t.sizes),
+        sizes_other: t.sizes_other,
         reflect_drops: t.tally.reflect_drops,
         one_way: t.one_way.as_ref().map(|h| OneWay {
             clock: "CLOCK_REALTIME",
@@ -150,6 +158,10 @@ pub(crate) fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_rese
         verdict: limits::Verdict { limits: Vec::new(), invalid: None },
         faults: t.tally.faults,
     }
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// The busiest lane's busy time over its own arrival window, in percent.

@@ -40,6 +40,7 @@ impl<'a> Trials<'a> {
         StepParams {
             queues: self.m.queues,
             size: self.m.size,
+            mix: self.m.mix.clone(),
             flows: self.m.flows,
             rate,
             count: None,

@@ -53,6 +53,7 @@ fn plan(args: &Args, m: &LadderRun) -> control::StepPlan {
         rx_queues: args.rx_queues.unwrap_or(s.queues),
         rate: s.rate,
         shape: Some(s.shape.to_string()),
+        size_mix: m.mix.as_ref().map(|x| x.label()),
         duration_ms: m.duration.as_millis() as u64,
         warmup_ms: args.warmup.as_millis() as u64,
     });

@@ -81,7 +81,11 @@ pub fn print_steps(
         println!(
             "every step: MTU {}, {traffic}, {} (FCS incl.); recv figures are drop's (receiver-side) where there is a --peer",
             r.mtu,
-            if m.ladder.sizes.len() == 1 { format!("{} B frames", m.ladder.sizes[0]) } else { "frame sizes as in the size column".into() }
+            match (&m.mix, m.ladder.sizes.as_slice()) {
+                (Some(mix), _) => format!("{}, the size column its mean", crate::single::frames_text(0, Some(mix))),
+                (None, [one]) => format!("{one} B frames"),
+                _ => "frame sizes as in the size column".into(),
+            }
         );
     }
     print!("{}", ladder::render_table(records));

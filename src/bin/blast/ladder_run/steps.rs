@@ -43,6 +43,7 @@ pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mu
             let params = StepParams {
                 queues: step.queues,
                 size: step.size,
+                mix: m.mix.clone(),
                 flows,
                 rate: step.rate,
                 count: None,
