@@ -176,7 +176,7 @@ fn floor_and_ceiling(records: &[StepRecord]) -> Vec<String> {
     lines
 }
 
-pub const CSV_HEADER: &str = "step,run,queues,size_bytes,flows,mtu,shape,offered_mpps,sent_mpps,sent_packets,received_mpps,received_packets,\
+pub const CSV_HEADER: &str = "step,run,queues,size_bytes,size_mix,flows,mtu,shape,offered_mpps,sent_mpps,sent_packets,received_mpps,received_packets,\
 received_wire_gbps,received_frame_gbps,loss_pct,mpps_per_queue,gain_mpps,sender_cycles_per_packet,ring_full_retries,imissed,rx_nombuf,limit,\
 achieved_mpps,frames_per_send,gap_spread,latency_samples,p50_us,p90_us,p99_us,p99_9_us,p99_99_us,max_us,port,error";
 
@@ -203,6 +203,7 @@ pub fn render_csv(records: &[StepRecord]) -> String {
             r.run.to_string(),
             r.queues.to_string(),
             r.size.to_string(),
+            r.size_mix.clone().unwrap_or_default(),
             r.flows.to_string(),
             r.mtu.to_string(),
             r.shape.clone(),
@@ -243,6 +244,7 @@ pub fn render_csv(records: &[StepRecord]) -> String {
                 r.run.to_string(),
                 p.queues.to_string(),
                 r.size.to_string(),
+                r.size_mix.clone().unwrap_or_default(),
                 String::new(),
                 r.mtu.to_string(),
                 r.shape.clone(),

@@ -31,7 +31,7 @@ pub fn run(args: &Args, m: &LadderRun, started: &Started, sender: &mut Sender) -
 
     let aggregates = Aggregate::from_records(&records);
     report::print_steps(args, m, sender, peer_info.as_ref(), &records, &aggregates);
-    let analysis = record::analyse(args, &m.ladder, &records, &aggregates, receiver_side);
+    let analysis = record::analyse(args, &records, &aggregates, receiver_side);
     // The pace only caps steps that delivered it.
     let pace_capped = records.iter().any(|r| r.limit() == "none" && r.offered_mpps.is_some());
     report::print_analysis(&analysis, if pace_capped { args.rates() } else { Vec::new() });

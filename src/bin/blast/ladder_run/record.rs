@@ -51,7 +51,7 @@ struct LadderRecord<'a> {
     analysis: Analysis,
 }
 
-pub fn analyse(args: &Args, ladder: &Ladder, records: &[StepRecord], aggs: &[Aggregate], receiver_side: bool) -> Analysis {
+pub fn analyse(args: &Args, records: &[StepRecord], aggs: &[Aggregate], receiver_side: bool) -> Analysis {
     let mut ceilings = Vec::new();
     // Each traffic (rate and shape) in the order it first ran.
     let mut traffics: Vec<&Aggregate> = Vec::new();
@@ -60,7 +60,15 @@ pub fn analyse(args: &Args, ladder: &Ladder, records: &[StepRecord], aggs: &[Agg
             traffics.push(a);
         }
     }
-    for &size in &ladder.sizes {
+    // The sizes the steps recorded (with a size mix, its mean, not the
+    // largest frame the ladder was planned with).
+    let mut sizes: Vec<u32> = Vec::new();
+    for a in aggs {
+        if !sizes.contains(&a.size) {
+            sizes.push(a.size);
+        }
+    }
+    for &size in &sizes {
         for t in &traffics {
             let same = |a: &&Aggregate| a.size == size && a.offered_mpps == t.offered_mpps && a.shape == t.shape;
             let mut pts: Vec<(u16, f64)> = aggs.iter().filter(same).map(|a| (a.queues, a.mpps.median)).collect();
@@ -85,11 +93,8 @@ pub fn analyse(args: &Args, ladder: &Ladder, records: &[StepRecord], aggs: &[Agg
         }
     }
     let crossover = args.published_gbps.map(|g| {
-        let best: Vec<(u32, f64)> = ladder
-            .sizes
-            .iter()
-            .map(|&s| (s, aggs.iter().filter(|a| a.size == s).map(|a| a.frame_gbps.median).fold(0.0, f64::max)))
-            .collect();
+        let best: Vec<(u32, f64)> =
+            sizes.iter().map(|&s| (s, aggs.iter().filter(|a| a.size == s).map(|a| a.frame_gbps.median).fold(0.0, f64::max))).collect();
         crossover(&best, g)
     });
     Analysis { receiver_side, ceiling_threshold_pct: args.ceiling_threshold, ceilings, crossover }
@@ -110,11 +115,12 @@ pub fn write_files(args: &Args, m: &LadderRun, started: &Started, sender: &Sende
     sizes_seen.sort_by_key(|a| (a.size, a.queues));
     if let Some(path) = &args.plot {
         let title = format!(
-            "blastdrop ladder: {} ({}), flows {}, {}",
+            "blastdrop ladder: {} ({}), flows {}, {}{}",
             sender.info().name,
             sender.info().driver,
             args.flows.map_or("= queues".into(), |f| f.to_string()),
-            m.ladder.traffic()
+            m.ladder.traffic(),
+            m.mix.as_ref().map_or(String::new(), |x| format!(", size mix {x}: sizes are its mean ({:.1} B)", x.mean_size()))
         );
         let svg =
             ladder::render_svg(&sizes_seen, receiver_side, &title).map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;
