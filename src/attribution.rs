@@ -36,6 +36,12 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
     c
 }
 
+/// The verdict on one window: the sender's counters, and the receiver's
+/// when there are figures from it; `rate` the pace (None: unpaced).
+pub fn verdict(w: &SenderWindow, receiver: Option<&WindowFigures>, rate: Option<f64>) -> limits::Verdict {
+    limits::verdict(&window_counters(w, receiver, offered(rate, w.seconds)))
+}
+
 /// Frames a pacer at `rate` per second schedules in `seconds`.
 pub fn offered(rate: Option<f64>, seconds: f64) -> Option<u64> {
     rate.map(|r| (r * seconds).round() as u64)

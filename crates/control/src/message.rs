@@ -167,7 +167,8 @@ pub struct WindowFigures {
     pub stream_blocks: Vec<crate::BlockCounts>,
 }
 
-fn is_zero(v: &u64) -> bool {
+/// For `skip_serializing_if`: a count of nothing.
+pub fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 

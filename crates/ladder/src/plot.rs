@@ -41,19 +41,16 @@ pub fn render_svg(aggs: &[Aggregate], receiver: bool, title: &str) -> Result<Str
         // One line per frame size, and per rate and shape when those vary.
         let mut series: Vec<&Aggregate> = Vec::new();
         for a in aggs {
-            if !series.iter().any(|s| s.size == a.size && s.offered_mpps == a.offered_mpps && s.shape == a.shape) {
+            if !series.iter().any(|s| s.size == a.size && s.same_traffic(a)) {
                 series.push(a);
             }
         }
         series.sort_by_key(|s| s.size);
-        let traffic_varies = series.iter().any(|s| s.offered_mpps != series[0].offered_mpps || s.shape != series[0].shape);
+        let traffic_varies = series.iter().any(|s| !s.same_traffic(series[0]));
         for (i, key) in series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
-            let mut pts: Vec<(u32, f64)> = aggs
-                .iter()
-                .filter(|a| a.size == key.size && a.offered_mpps == key.offered_mpps && a.shape == key.shape)
-                .map(|a| (u32::from(a.queues), a.mpps.median))
-                .collect();
+            let mut pts: Vec<(u32, f64)> =
+                aggs.iter().filter(|a| a.size == key.size && a.same_traffic(key)).map(|a| (u32::from(a.queues), a.mpps.median)).collect();
             pts.sort_by_key(|p| p.0);
             let label = match (traffic_varies, key.offered_mpps) {
                 (true, Some(r)) => format!("{} B, {r:.3} Mpps {}", key.size, key.shape),

@@ -228,6 +228,11 @@ pub struct Aggregate {
 }
 
 impl Aggregate {
+    /// Whether `o` was offered the same rate in the same shape.
+    pub fn same_traffic(&self, o: &Aggregate) -> bool {
+        self.offered_mpps == o.offered_mpps && self.shape == o.shape
+    }
+
     /// Groups records by step (queues, size, rate, shape), in the order
     /// the steps first ran.
     pub fn from_records(records: &[StepRecord]) -> Vec<Aggregate> {

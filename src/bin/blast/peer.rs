@@ -169,9 +169,7 @@ impl WindowHooks for PeerHooks<'_> {
                 sent_packets: w.total.packets,
                 sent_bytes: w.total.bytes,
                 cycles_per_packet: Some(cycles_per_packet(w.total.busy_cycles, w.total.packets)),
-                sender_limit: Some(
-                    limits::verdict(&attribution::window_counters(w, None, attribution::offered(self.rate, w.seconds))).label(),
-                ),
+                sender_limit: Some(attribution::verdict(w, None, self.rate).label()),
             },
             None => Request::EndWindow { window },
         };
@@ -234,7 +232,7 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
             if let Some(member) = group_member {
                 group_step(&mut rec, member, figures.as_ref(), w.seconds);
             } else {
-                let v = limits::verdict(&attribution::window_counters(&w, figures.as_ref(), attribution::offered(params.rate, w.seconds)));
+                let v = attribution::verdict(&w, figures.as_ref(), params.rate);
                 rec.verdict = Some(v);
                 rec.ports = attribution::port_steps(&w, figures.as_ref(), params.rate, &sender.port_names(), params.queues);
                 if let Some(f) = &figures {

@@ -171,8 +171,7 @@ fn summarize(args: &Args, m: &Single, sender: &Sender, outcome: &StepOutcome, be
         ports: sender.port_windows(per_port, &outcome.lanes, outcome.seconds),
         ..Default::default()
     };
-    let verdict =
-        limits::verdict(&attribution::window_counters(&run_window, None, attribution::offered(args.paced_rate(), outcome.seconds)));
+    let verdict = attribution::verdict(&run_window, None, args.paced_rate());
     let port_rows = attribution::port_steps(&run_window, None, args.paced_rate(), &sender.port_names(), m.queues);
     let (queue_rows, streams, unsent) = lanes(m, sender, outcome);
     let total = outcome.total();

@@ -57,7 +57,7 @@ pub(crate) struct Summary {
     /// --count-only), and those of sizes beyond what a lane counts apart.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) sizes: Vec<control::FrameSize>,
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "control::is_zero")]
     pub(crate) sizes_other: u64,
     /// --reflect: frames the TX queues would not take back.
     pub(crate) reflect_drops: u64,
@@ -158,10 +158,6 @@ pub(crate) fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_rese
         verdict: limits::Verdict { limits: Vec::new(), invalid: None },
         faults: t.tally.faults,
     }
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }
 
 /// The busiest lane's busy time over its own arrival window, in percent.

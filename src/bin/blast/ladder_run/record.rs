@@ -56,7 +56,7 @@ pub fn analyse(args: &Args, records: &[StepRecord], aggs: &[Aggregate], receiver
     // Each traffic (rate and shape) in the order it first ran.
     let mut traffics: Vec<&Aggregate> = Vec::new();
     for a in aggs {
-        if !traffics.iter().any(|t| t.offered_mpps == a.offered_mpps && t.shape == a.shape) {
+        if !traffics.iter().any(|t| t.same_traffic(a)) {
             traffics.push(a);
         }
     }
@@ -70,7 +70,7 @@ pub fn analyse(args: &Args, records: &[StepRecord], aggs: &[Aggregate], receiver
     }
     for &size in &sizes {
         for t in &traffics {
-            let same = |a: &&Aggregate| a.size == size && a.offered_mpps == t.offered_mpps && a.shape == t.shape;
+            let same = |a: &&Aggregate| a.size == size && a.same_traffic(t);
             let mut pts: Vec<(u16, f64)> = aggs.iter().filter(same).map(|a| (a.queues, a.mpps.median)).collect();
             pts.sort_by_key(|p| p.0);
             if pts.len() < 2 {
