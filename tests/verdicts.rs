@@ -106,13 +106,26 @@ fn network_verdict_for_frames_lost_between_the_ports() {
     assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
 
     let steps = steps(&json);
-    // 512 B frames fit the middle hop: paced, delivered, "none".
-    assert_eq!(steps[0]["limit"], "none", "{}", steps[0]["verdict"]);
+    // 512 B frames fit the middle hop: paced, delivered, "none" (or
+    // "sender" when a loaded machine made the pacer fall behind its rate).
+    let first = steps[0]["limit"].as_str().unwrap();
+    assert!(first == "none" || first == "sender", "{first}: {}", steps[0]["verdict"]);
+    if first == "sender" {
+        let ev = steps[0]["verdict"]["limits"][0]["evidence"].as_str().unwrap();
+        assert!(ev.contains("the pace asked for"), "{ev}");
+    }
     assert_eq!(steps[0]["loss_pct"], 0.0);
     // 1200 B frames do not: the sender's port sent them, nothing arrived,
     // and neither end has a counter that says why.
     let s = &steps[1];
-    assert_eq!(s["limit"], "network", "{}", s["verdict"]);
+    // On a loaded machine the pacer can also fall behind its rate, which the
+    // verdict rightly adds as a second, sender-side limit; network comes first.
+    let limit = s["limit"].as_str().unwrap();
+    assert!(limit == "network" || limit == "network + sender", "{limit}: {}", s["verdict"]);
+    if limit == "network + sender" {
+        let ev = s["verdict"]["limits"][1]["evidence"].as_str().unwrap();
+        assert!(ev.contains("the pace asked for"), "{ev}");
+    }
     let l = &s["verdict"]["limits"][0];
     assert_eq!(l["side"], "both");
     let sent = s["sender_opackets"].as_u64().unwrap();

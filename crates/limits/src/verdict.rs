@@ -223,13 +223,7 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
                         counters: vec!["tx_burst".into()],
                         delta: w.ring_full_retries,
                         frames: short,
-                        evidence: format!(
-                            "tx_burst accepted {} of {} frames offered ({:.2}% short); {} calls came back short (ring full)",
-                            w.accepted,
-                            offered,
-                            short as f64 / offered.max(1) as f64 * 100.0,
-                            w.ring_full_retries
-                        ),
+                        evidence: sender_shortfall(w.accepted, offered, w.ring_full_retries),
                     });
                 }
             }
@@ -296,6 +290,18 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
     // The one that accounts for most frames first; ties keep the order above.
     limits.sort_by_key(|l| std::cmp::Reverse(l.frames));
     Verdict { limits, invalid: None }
+}
+
+/// Why a paced sender fell short, in words: a queue that pushed back
+/// (ring full) is a different cause from a core that was late to offer.
+fn sender_shortfall(accepted: u64, offered: u64, ring_full: u64) -> String {
+    let pct = offered.saturating_sub(accepted) as f64 / offered.max(1) as f64 * 100.0;
+    let cause = if ring_full == 0 {
+        "no tx_burst call came back short, so the sending cores, not the queues, fell behind the pace".to_string()
+    } else {
+        format!("{ring_full} tx_burst calls came back short (ring full)")
+    };
+    format!("tx_burst accepted {accepted} of the {offered} frames the pace asked for ({pct:.2}% short); {cause}")
 }
 
 #[cfg(test)]
