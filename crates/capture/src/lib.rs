@@ -1,0 +1,15 @@
+//! A capture as blast replays it: every frame of a pcap or pcapng file
+//! held in memory (`read`), its addresses rewritten for the path under
+//! test (`rewrite`), and its frames spread over queues by flow and given
+//! their departure times (`schedule`). No EAL here: the replay lane in
+//! blast copies the bytes into mbufs and keeps the times.
+
+mod frame;
+mod read;
+mod rewrite;
+mod schedule;
+
+pub use frame::{FlowKind, FrameInfo};
+pub use read::{Capture, CaptureError, Format};
+pub use rewrite::{Rewrite, RewriteStats};
+pub use schedule::{QueuePlan, Schedule, Timing, TimingError};

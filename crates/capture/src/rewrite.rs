@@ -1,0 +1,199 @@
+//! Rewriting a capture's addresses for the path under test: a cloud
+//! network (EC2 among them) drops frames that carry another host's MAC or
+//! IP, so each frame gets the sender's and receiver's addresses, and the
+//! checksums those addresses feed are computed again.
+
+use std::net::Ipv4Addr;
+
+use wire::MacAddr;
+
+use crate::frame::FlowKind;
+use crate::Capture;
+
+/// The addresses every frame gets. IPv4 addresses apply to IPv4 frames;
+/// other frames get only the MACs.
+#[derive(Debug, Clone, Copy)]
+pub struct Rewrite {
+    pub src_mac: MacAddr,
+    pub dst_mac: MacAddr,
+    pub src_ip: Ipv4Addr,
+    pub dst_ip: Ipv4Addr,
+    /// Written into the IPv4 identification of frames that will carry a
+    /// probe (they are unfragmented datagrams, where it is free; RFC 6864),
+    /// as blast's own frames carry it (wire::run_id).
+    pub run_id: u16,
+}
+
+/// What the rewrite did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RewriteStats {
+    /// Frames whose MACs were rewritten (all).
+    pub l2: u64,
+    /// IPv4 frames whose addresses and header checksum were rewritten.
+    pub l3: u64,
+    /// UDP and TCP checksums computed again.
+    pub l4: u64,
+    /// UDP checksums set to 0 ("none", legal over IPv4): the frames a
+    /// probe will be stamped into, whose payload changes per send.
+    pub l4_zeroed: u64,
+    /// IPv4 frames whose L4 checksum could not be computed (a fragment, or
+    /// a datagram longer than the bytes captured): sent with the old one.
+    pub l4_left: u64,
+}
+
+impl Capture {
+    /// Rewrites every frame's addresses and checksums in place.
+    pub fn rewrite(&mut self, r: &Rewrite) -> RewriteStats {
+        let mut s = RewriteStats::default();
+        for i in 0..self.len() {
+            let info = *self.info(i);
+            let f = self.frame_mut(i);
+            f[0..6].copy_from_slice(&r.dst_mac.0);
+            f[6..12].copy_from_slice(&r.src_mac.0);
+            s.l2 += 1;
+            let Some(ip) = info.ip_at else { continue };
+            let ihl = usize::from(f[ip] & 0x0f) * 4;
+            f[ip + 12..ip + 16].copy_from_slice(&r.src_ip.octets());
+            f[ip + 16..ip + 20].copy_from_slice(&r.dst_ip.octets());
+            if info.probe_room {
+                f[ip + 4..ip + 6].copy_from_slice(&r.run_id.to_be_bytes());
+            }
+            f[ip + 10..ip + 12].fill(0);
+            let sum = wire::checksum(&f[ip..ip + ihl]);
+            f[ip + 10..ip + 12].copy_from_slice(&sum.to_be_bytes());
+            s.l3 += 1;
+            let total = usize::from(u16::from_be_bytes([f[ip + 2], f[ip + 3]]));
+            let l4 = ip + ihl;
+            let (proto, at) = match info.kind {
+                FlowKind::Ipv4Udp => (17u8, 6),
+                FlowKind::Ipv4Tcp => (6u8, 16),
+                _ => continue,
+            };
+            if total < ihl || ip + total > f.len() || l4 + at + 2 > ip + total {
+                s.l4_left += 1;
+                continue;
+            }
+            if info.probe_room {
+                f[l4 + at..l4 + at + 2].fill(0);
+                s.l4_zeroed += 1;
+                continue;
+            }
+            f[l4 + at..l4 + at + 2].fill(0);
+            let mut sum = l4_checksum(&f[ip + 12..ip + 16], &f[ip + 16..ip + 20], proto, &f[l4..ip + total]);
+            if proto == 17 && sum == 0 {
+                sum = 0xffff; // 0 means "no checksum" for UDP
+            }
+            f[l4 + at..l4 + at + 2].copy_from_slice(&sum.to_be_bytes());
+            s.l4 += 1;
+        }
+        s
+    }
+}
+
+/// The Internet checksum of an L4 segment over IPv4, pseudo-header included.
+fn l4_checksum(src: &[u8], dst: &[u8], proto: u8, seg: &[u8]) -> u16 {
+    let mut pseudo = [0u8; 12];
+    pseudo[0..4].copy_from_slice(src);
+    pseudo[4..8].copy_from_slice(dst);
+    pseudo[9] = proto;
+    pseudo[10..12].copy_from_slice(&(seg.len() as u16).to_be_bytes());
+    let fold = |mut s: u32| {
+        while s > 0xffff {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        s
+    };
+    // wire::checksum gives the complement of each part's folded sum.
+    let a = u32::from(!wire::checksum(&pseudo));
+    let b = u32::from(!wire::checksum(seg));
+    !(fold(a + b) as u16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::tests::udp_frame;
+    use crate::read::tests::pcap;
+
+    fn rw() -> Rewrite {
+        Rewrite {
+            src_mac: MacAddr([2, 0, 0, 0, 0, 0xaa]),
+            dst_mac: MacAddr([2, 0, 0, 0, 0, 0xbb]),
+            src_ip: Ipv4Addr::new(10, 1, 0, 1),
+            dst_ip: Ipv4Addr::new(10, 1, 0, 2),
+            run_id: 0x4242,
+        }
+    }
+
+    /// Whether an IPv4 frame's header and L4 checksums verify.
+    fn verifies(f: &[u8], proto: u8, at: usize) -> (bool, bool) {
+        let ip = &f[14..34];
+        let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+        let seg = &f[34..14 + total];
+        let l4 = l4_checksum_with(&ip[12..16], &ip[16..20], proto, seg, at);
+        (wire::checksum(ip) == 0, l4)
+    }
+
+    fn l4_checksum_with(src: &[u8], dst: &[u8], proto: u8, seg: &[u8], at: usize) -> bool {
+        // A segment whose checksum field is right sums to 0xffff with its pseudo-header.
+        let mut copy = seg.to_vec();
+        let got = u16::from_be_bytes([copy[at], copy[at + 1]]);
+        copy[at..at + 2].fill(0);
+        let want = l4_checksum(src, dst, proto, &copy);
+        got == want || (proto == 17 && want == 0 && got == 0xffff)
+    }
+
+    #[test]
+    fn addresses_and_checksums_are_rewritten() {
+        let mut tcp = udp_frame(200, 1234, 80);
+        tcp[23] = 6;
+        // A payload byte to make the sums non-trivial.
+        tcp[60] = 0x5a;
+        let mut vlan = udp_frame(128, 5, 6);
+        vlan.splice(12..12, [0x81, 0x00, 0x00, 0x07]);
+        let frames = vec![
+            (0, udp_frame(64, 1, 2)),
+            (1, tcp),
+            (2, vlan),
+            (3, {
+                let mut arp = udp_frame(64, 1, 2);
+                arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
+                arp
+            }),
+        ];
+        let mut c = Capture::parse(pcap(&frames)).unwrap();
+        let s = c.rewrite(&rw());
+        assert_eq!(s, RewriteStats { l2: 4, l3: 3, l4: 2, l4_zeroed: 1, l4_left: 0 });
+        for i in 0..4 {
+            let f = c.frame(i);
+            assert_eq!(&f[0..6], &rw().dst_mac.0);
+            assert_eq!(&f[6..12], &rw().src_mac.0);
+        }
+        // The probe frame: addresses, run id, header checksum, UDP checksum 0.
+        let f = c.frame(0);
+        assert_eq!(&f[26..30], &[10, 1, 0, 1]);
+        assert_eq!(&f[30..34], &[10, 1, 0, 2]);
+        assert_eq!(wire::run_id(f), 0x4242);
+        assert_eq!(wire::checksum(&f[14..34]), 0);
+        assert_eq!(&f[40..42], &[0, 0]);
+        // TCP: both checksums verify.
+        assert_eq!(verifies(c.frame(1), 6, 16), (true, true));
+        // VLAN-tagged UDP: its addresses behind the tag, its UDP checksum computed.
+        let v = c.frame(2);
+        assert_eq!(&v[30..34], &[10, 1, 0, 1]);
+        assert_eq!(wire::checksum(&v[18..38]), 0);
+        let untagged: Vec<u8> = [&v[..12], &v[16..]].concat();
+        assert_eq!(verifies(&untagged, 17, 6), (true, true));
+        // ARP: only the MACs.
+        assert_eq!(&c.frame(3)[12..], &frames[3].1[12..]);
+    }
+
+    #[test]
+    fn a_known_udp_checksum() {
+        // RFC 1071's example words, as a UDP "segment" with a zero pseudo-header.
+        let seg = [0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7];
+        let sum = l4_checksum(&[0; 4], &[0; 4], 0, &seg);
+        // Pseudo-header adds the length (8): 0xddf2 + 8 folded, complemented.
+        assert_eq!(sum, !(0xddf2u16 + 8));
+    }
+}
