@@ -11,6 +11,7 @@ pub mod fail;
 pub mod live;
 pub mod port_set;
 pub mod receiver;
+pub mod replay;
 pub mod report;
 pub mod rx;
 pub mod sender;

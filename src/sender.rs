@@ -14,6 +14,7 @@ use crate::counters::{self, LaneCounters, Tally};
 use crate::fail::Failure;
 use crate::live::{Tick, Ticker};
 use crate::port_set::{open_ports, OpenedPort};
+use crate::replay::ReplayLane;
 use crate::report::{self, cycles_per_packet, MempoolRecord, Rates};
 use crate::session;
 use crate::signals;
@@ -50,6 +51,8 @@ pub struct SenderConfig {
     pub watch_xstats: Vec<String>,
     /// How often the counters are polled for the live view.
     pub xstats_interval: Duration,
+    /// The flag that sets the largest frame, named when a port cannot take it.
+    pub size_flag: &'static str,
 }
 
 /// One step.
@@ -76,6 +79,9 @@ pub struct StepParams {
     pub shape: pace::Shape,
     /// Time the probes drop --reflect sends back (round trip).
     pub reflect: bool,
+    /// Replay this capture instead of building frames (size, mix, rate
+    /// and shape are then the capture's and its schedule's).
+    pub replay: Option<Arc<crate::replay::Replay>>,
 }
 
 /// The sender's figures over a measured window.
@@ -288,7 +294,7 @@ impl Sender {
             data_room: dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE,
         };
         let mut sides = Vec::new();
-        let opened = open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n), "--size")?;
+        let opened = open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n), cfg.size_flag)?;
         for (p, OpenedPort { port, info, watch, ena }) in opened.into_iter().enumerate() {
             let own_mac = MacAddr(port.mac()?);
             let addressing = cfg.addressing[p].clone();
@@ -327,6 +333,11 @@ impl Sender {
 
     fn port_config(cfg: &SenderConfig, queues: u16) -> PortConfig {
         PortConfig::paired(queues, cfg.tx_ring, cfg.max_size, true)
+    }
+
+    /// This process's run id (in every frame's IPv4 identification).
+    pub fn run_id(&self) -> u16 {
+        self.run_id
     }
 
     /// The first port (the only one, usually).
@@ -444,7 +455,7 @@ impl Sender {
             let n = spread.queues_on(p as u16).max(1);
             let rx: Vec<&Mempool> = (0..n).map(|_| &side.rx_pool).collect();
             let (rxqs, txqs) =
-                side.port.configure(&Self::port_config(&self.cfg, n), &rx).map_err(|e| session::limit_failure(e, "--size"))?;
+                side.port.configure(&Self::port_config(&self.cfg, n), &rx).map_err(|e| session::limit_failure(e, self.cfg.size_flag))?;
             side.port.start().map_err(|e| session::start_failure(&side.port, e))?;
             // Per-queue stats ahead of the watched ones shift with the queue count.
             side.watch.resolve(&side.port)?;
@@ -525,7 +536,9 @@ impl Sender {
     pub fn run_step(&mut self, p: &StepParams, hooks: &mut dyn WindowHooks) -> Result<StepOutcome, Failure> {
         let plan = self.layout(p)?;
         self.set_queues(p.queues)?;
-        self.write_templates(&plan, p.size, p.mix.as_ref())?;
+        if p.replay.is_none() {
+            self.write_templates(&plan, p.size, p.mix.as_ref())?;
+        }
         if !p.window {
             let phase = self.run_phase(&plan, p, p.duration, p.count, hooks)?;
             std::thread::sleep(self.cfg.drain);
@@ -603,37 +616,24 @@ impl Sender {
         let stop = Arc::new(AtomicBool::new(false));
         let counters: Vec<Arc<LaneCounters>> = (0..p.queues).map(|_| Arc::new(LaneCounters::default())).collect();
         let mut jobs = Vec::new();
+        // A replay's lanes share one start, a moment ahead, so the queues
+        // keep the capture's timing between them too.
+        let replay_start = dpdk::rdtsc() + self.hz / 100;
         for slot in plan.slots() {
-            let (q, streams) = (slot.queue, slot.streams);
-            let first_seqs = streams.iter().map(|s| self.seqs[usize::from(s.id)]).collect();
-            let lane = TxLane {
-                queue: self.txqs[usize::from(q)].take().expect("queue handle is home between phases"),
-                pool: self.pools[usize::from(q)].clone(),
-                streams,
-                first_seqs,
-                frame_len,
-                mix: self.mixes.get(usize::from(q)).cloned().flatten(),
-                burst: self.cfg.burst,
-                quota: slot.quota,
-                rate: slot.rate,
-                shape: p.shape,
-                seed: 0x9e37_79b9_7f4a_7c15 ^ (u64::from(q) << 32) ^ dpdk::rdtsc(),
-                tsc_hz: self.hz,
-                clock: self.clock,
-                counters: counters[usize::from(q)].clone(),
-                reflect: if p.reflect {
-                    Some(tx::Reflect::new(
-                        self.rxqs[usize::from(q)].take().expect("RX queue handle is home between phases"),
-                        self.hz / 10,
-                        self.clock,
-                    ))
-                } else {
-                    None
-                },
-            };
+            let q = slot.queue;
             let lcore = self.lcores[usize::from(q)];
             let flag = stop.clone();
-            jobs.push((q, lcore, dpdk::launch(lcore, move || lane.run(&flag))?));
+            let job = match &p.replay {
+                Some(r) => {
+                    let lane = self.replay_lane(q, slot.streams[0].id, r, replay_start, counters[usize::from(q)].clone());
+                    dpdk::launch(lcore, move || lane.run(&flag))?
+                }
+                None => {
+                    let lane = self.tx_lane(p, slot, frame_len, counters[usize::from(q)].clone());
+                    dpdk::launch(lcore, move || lane.run(&flag))?
+                }
+            };
+            jobs.push((q, lcore, job));
         }
         let mut failure = self.drive(p, duration, count, &counters, Instant::now(), hooks);
         stop.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -674,6 +674,61 @@ impl Sender {
         let start = lanes.iter().map(|l| l.outcome.start_tsc).min().unwrap_or(0);
         let end = lanes.iter().map(|l| l.outcome.end_tsc).max().unwrap_or(0);
         Ok(Phase { lanes, failure, interrupted: signals::interrupted(), seconds: end.saturating_sub(start) as f64 / self.hz as f64 })
+    }
+
+    /// A send lane for queue `q` of this step.
+    fn tx_lane(&mut self, p: &StepParams, slot: layout::QueueSlot, frame_len: u16, counters: Arc<LaneCounters>) -> TxLane {
+        let (q, streams) = (slot.queue, slot.streams);
+        let first_seqs = streams.iter().map(|s| self.seqs[usize::from(s.id)]).collect();
+        TxLane {
+            queue: self.txqs[usize::from(q)].take().expect("queue handle is home between phases"),
+            pool: self.pools[usize::from(q)].clone(),
+            streams,
+            first_seqs,
+            frame_len,
+            mix: self.mixes.get(usize::from(q)).cloned().flatten(),
+            burst: self.cfg.burst,
+            quota: slot.quota,
+            rate: slot.rate,
+            shape: p.shape,
+            seed: 0x9e37_79b9_7f4a_7c15 ^ (u64::from(q) << 32) ^ dpdk::rdtsc(),
+            tsc_hz: self.hz,
+            clock: self.clock,
+            counters,
+            reflect: if p.reflect {
+                Some(tx::Reflect::new(
+                    self.rxqs[usize::from(q)].take().expect("RX queue handle is home between phases"),
+                    self.hz / 10,
+                    self.clock,
+                ))
+            } else {
+                None
+            },
+        }
+    }
+
+    /// A replay lane for queue `q`: its share of the capture, stamped as `stream`.
+    fn replay_lane(
+        &mut self,
+        q: u16,
+        stream: u16,
+        r: &Arc<crate::replay::Replay>,
+        start_tsc: u64,
+        counters: Arc<LaneCounters>,
+    ) -> ReplayLane {
+        ReplayLane {
+            queue: self.txqs[usize::from(q)].take().expect("queue handle is home between phases"),
+            pool: self.pools[usize::from(q)].clone(),
+            replay: r.clone(),
+            plan: usize::from(q),
+            stream,
+            first_seq: self.seqs[usize::from(stream)],
+            burst: self.cfg.burst,
+            start_tsc,
+            tsc_hz: self.hz,
+            clock: self.clock,
+            counters,
+        }
     }
 
     /// The main thread's part of a phase: live lines, and the reasons to end.

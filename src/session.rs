@@ -32,6 +32,15 @@ pub fn parse_args_from<T: Parser>(argv: impl IntoIterator<Item = std::ffi::OsStr
                 }
             }
         }
+        if e.kind() == ErrorKind::MissingRequiredArgument {
+            // clap lists the missing flags on the lines after the first.
+            if let Some(ContextValue::Strings(missing)) = e.get(ContextKind::InvalidArg) {
+                return Failure::usage(format!(
+                    "a flag given needs {} too: add it, or leave that flag out (see --help)",
+                    missing.join(", ")
+                ));
+            }
+        }
         let text = e.render().to_string();
         let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_owned();
         Failure::usage(format!("{first} (see --help)"))

@@ -88,6 +88,8 @@ pub struct TxOutcome {
     pub latency: Option<LatencyHistogram>,
     pub reflected: u64,
     pub reflected_unprobed: u64,
+    /// A replay lane: how closely it kept the capture's timing.
+    pub replay: Option<crate::replay::ReplayTiming>,
 }
 
 /// Writes the frame of `spec` into every mbuf of `pool`, at the place a
@@ -373,8 +375,20 @@ impl TxLane {
         let (reflected, reflected_unprobed) = reflect.as_ref().map_or((0, 0), |r| (r.probed, r.unprobed));
         let (rx_queue, latency) = reflect.map(|r| (r.queue, r.histogram)).unzip();
         let shape = pace.shape.clone();
-        let outcome =
-            TxOutcome { tally, unsent, per_stream, next_seqs, start_tsc, end_tsc, shape, rx_queue, latency, reflected, reflected_unprobed };
+        let outcome = TxOutcome {
+            tally,
+            unsent,
+            per_stream,
+            next_seqs,
+            start_tsc,
+            end_tsc,
+            shape,
+            rx_queue,
+            latency,
+            reflected,
+            reflected_unprobed,
+            replay: None,
+        };
         (self.queue, outcome)
     }
 }

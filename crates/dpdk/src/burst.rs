@@ -189,6 +189,29 @@ impl Burst {
         total
     }
 
+    /// Hands every frame's whole room (from its data start) to `write`,
+    /// which writes the frame there and says how long it is; the frame is
+    /// then one segment of that length. Returns the frames' bytes in all.
+    /// For frames copied whole (a replayed capture), one pass over them.
+    #[inline(always)]
+    pub fn write_frames(&mut self, mut write: impl FnMut(&mut [u8]) -> usize) -> u64 {
+        let l = self.layout;
+        let mut total = 0u64;
+        for &m in &self.bufs[self.head..self.tail] {
+            // SAFETY: m is owned by this burst, once each; the slice spans
+            // its room from the data start, and the length `write` gives is
+            // checked against that room before it is set.
+            unsafe {
+                let room = self.fresh_room.unwrap_or_else(|| l.room(m));
+                let len = write(std::slice::from_raw_parts_mut(l.data(m), room));
+                assert!(len <= room && len <= usize::from(u16::MAX), "a frame of {len} B beyond the mbuf's room ({room} B)");
+                l.set_len(m, len as u16);
+                total += len as u64;
+            }
+        }
+        total
+    }
+
     /// Hands each frame's length over all its segments and the bytes of its
     /// first segment to `read`, in a plain loop the closure inlines into
     /// (one pass over the mbufs).

@@ -71,6 +71,11 @@ impl LatencyHistogram {
         }
     }
 
+    /// Values above `ns` (to the histogram's precision).
+    pub fn count_above_ns(&self, ns: u64) -> u64 {
+        self.h.len() - self.h.count_between(0, ns)
+    }
+
     /// The value (microseconds) at percentile `q` (0 to 100); None with no samples.
     pub fn percentile_us(&self, q: f64) -> Option<f64> {
         (self.count() > 0).then(|| self.h.value_at_percentile(q) as f64 / 1000.0)

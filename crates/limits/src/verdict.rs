@@ -138,6 +138,31 @@ impl Verdict {
     pub fn primary(&self) -> Option<&Limit> {
         self.limits.first()
     }
+
+    /// Adds a sender-side limit found outside the counters (a replay that
+    /// fell behind its capture's timing): it replaces "none", joins an
+    /// existing sender limit's evidence, and the limits stay ordered by frames.
+    pub fn add_sender_limit(&mut self, frames: u64, evidence: String) {
+        if self.invalid.is_some() {
+            return;
+        }
+        self.limits.retain(|l| l.kind != LimitKind::None);
+        match self.limits.iter_mut().find(|l| l.kind == LimitKind::Sender) {
+            Some(l) => {
+                l.evidence = format!("{}; {evidence}", l.evidence);
+                l.frames = l.frames.max(frames);
+            }
+            None => self.limits.push(Limit {
+                kind: LimitKind::Sender,
+                side: Side::Sender,
+                counters: Vec::new(),
+                delta: frames,
+                frames,
+                evidence,
+            }),
+        }
+        self.limits.sort_by_key(|l| std::cmp::Reverse(l.frames));
+    }
 }
 
 fn side_str(s: Side) -> &'static str {
@@ -436,5 +461,20 @@ mod tests {
     fn sender_only_runs_still_get_a_verdict() {
         let w = WindowCounters { offered: Some(100), accepted: 100, received: None, ..Default::default() };
         assert_eq!(verdict(&w).label(), "none");
+    }
+
+    #[test]
+    fn a_sender_limit_found_elsewhere_replaces_none() {
+        let mut v = verdict(&WindowCounters { offered: Some(100), accepted: 100, ..Default::default() });
+        assert_eq!(v.label(), "none");
+        v.add_sender_limit(40, "fell behind".into());
+        assert_eq!(v.label(), "sender");
+        assert_eq!(v.limits[0].evidence, "fell behind");
+        // Joined to a shortfall the counters showed, not listed twice.
+        let mut v = verdict(&WindowCounters { offered: Some(100), accepted: 50, ..Default::default() });
+        v.add_sender_limit(40, "fell behind".into());
+        assert_eq!(v.label(), "sender");
+        assert!(v.limits[0].evidence.ends_with("; fell behind"));
+        assert_eq!(v.limits[0].frames, 50);
     }
 }

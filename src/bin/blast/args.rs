@@ -118,6 +118,29 @@ pub struct Args {
     /// Print the result as one committable sentence with every qualifier
     #[arg(long)]
     pub sentence: bool,
+    /// Replay this capture (pcap or pcapng, Ethernet) instead of building frames: held in memory,
+    /// its MACs and IPv4 addresses rewritten to --src-mac/--dst-mac/--src-ip/--dst-ip (checksums
+    /// computed again), its flows spread over --queues (one flow keeps its order on one queue), a
+    /// probe stamped into every UDP frame with room for one; ends when the capture is sent
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+    /// The replay's timing: original (the capture's gaps, on the TSC), scaled:X (X times as
+    /// fast), rate (evenly at --rate over all queues) or fast (unpaced)
+    #[arg(long, default_value = "original", value_name = "TIMING", requires = "pcap")]
+    #[serde(serialize_with = "ser_display")]
+    pub pcap_timing: capture::Timing,
+    /// Passes over the capture (each starts one mean gap after the last frame of the one before)
+    #[arg(long, default_value_t = 1, value_name = "N", requires = "pcap", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pcap_loop: u64,
+    /// Send the capture's addresses as they are (only where the path delivers them: not on EC2)
+    #[arg(long, requires = "pcap")]
+    pub pcap_keep_addresses: bool,
+    /// Stamp no probe: every payload as captured (drop then counts the frames as non-probe)
+    #[arg(long, requires = "pcap")]
+    pub pcap_keep_payload: bool,
+    /// The most memory the capture may take (bytes: 512M, 4G)
+    #[arg(long, default_value = "1G", value_name = "BYTES", value_parser = parse::count, requires = "pcap")]
+    pub pcap_memory: u64,
     /// TX ring size per queue, in descriptors
     #[arg(long, default_value = "1024", value_parser = parse::ring)]
     pub tx_ring: u16,
@@ -259,6 +282,10 @@ pub fn size_mix_shorthand(argv: impl IntoIterator<Item = std::ffi::OsString>) ->
         out.push(a);
     }
     out
+}
+
+fn ser_display<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&v.to_string())
 }
 
 fn ser_sla<S: serde::Serializer>(v: &Option<latency::Sla>, s: S) -> Result<S::Ok, S::Error> {

@@ -11,6 +11,7 @@ mod ladder_run;
 mod mode;
 mod peer;
 mod preflight;
+mod replay;
 mod single;
 
 use std::process::ExitCode;
@@ -39,23 +40,29 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<(), Failure> {
     let mode = Mode::from_args(&args)?;
     let started = session::start_eal("blast", &args.eal, args.max_queues(), &args.port)?;
-    let mut sender = sender(&args, &started)?;
+    let largest = match &mode {
+        Mode::Replay(r) => Some(r.capture.largest() as u32),
+        _ => None,
+    };
+    let mut sender = sender(&args, &started, largest)?;
     preflight::preflight(&args, &sender)?;
-    let result = match &mode {
-        Mode::Single(m) => single::run(&args, m, &started, &mut sender),
-        Mode::Ladder(m) => ladder_run::run(&args, m, &started, &mut sender),
-        Mode::Knee(m) => knee_run::run(&args, m, &started, &mut sender),
+    let result = match mode {
+        Mode::Single(m) => single::run(&args, &m, &started, &mut sender),
+        Mode::Ladder(m) => ladder_run::run(&args, &m, &started, &mut sender),
+        Mode::Knee(m) => knee_run::run(&args, &m, &started, &mut sender),
+        Mode::Replay(m) => replay::run(&args, m, &started, &mut sender),
     };
     drop(sender);
     result
 }
 
-/// The sender, its ports open for the largest step, and its memory said.
-fn sender(args: &Args, started: &Started) -> Result<Sender, Failure> {
+/// The sender, its ports open for the largest step (or the capture's
+/// largest frame, `largest`), and its memory said.
+fn sender(args: &Args, started: &Started, largest: Option<u32>) -> Result<Sender, Failure> {
     let cfg = SenderConfig {
         ports: args.port.clone(),
         max_queues: args.max_queues(),
-        max_size: args.max_size(),
+        max_size: largest.unwrap_or_else(|| args.max_size()),
         burst: args.burst,
         tx_ring: args.tx_ring,
         link_timeout: args.link_timeout,
@@ -63,6 +70,11 @@ fn sender(args: &Args, started: &Started) -> Result<Sender, Failure> {
         addressing: addressing(args)?,
         watch_xstats: args.watch_xstat.clone(),
         xstats_interval: args.xstats_interval,
+        size_flag: if largest.is_some() {
+            "the capture's largest frame (leave such frames out: tshark -r IN -Y 'frame.len <= N' -w OUT)"
+        } else {
+            "--size"
+        },
     };
     let sender = Sender::new(&started.eal, cfg)?;
     println!(

@@ -23,6 +23,19 @@ pub enum Mode {
     Ladder(LadderRun),
     /// --find-knee: the NDR/PDR search at one traffic.
     Knee(Knee),
+    /// --pcap: a capture replayed at its timing.
+    Replay(ReplayRun),
+}
+
+/// A capture, read and scheduled over the queues (its addresses are
+/// rewritten once the port's own MAC is known).
+pub struct ReplayRun {
+    pub queues: u16,
+    pub file: std::path::PathBuf,
+    pub capture: capture::Capture,
+    pub schedule: capture::Schedule,
+    /// Cut short after this long; None: until the capture is sent.
+    pub duration: Option<Duration>,
 }
 
 /// A single step.
@@ -65,6 +78,10 @@ impl Mode {
     /// Checks the flags against each other (in the order the errors have
     /// always been reported) and the output files, then resolves the mode.
     pub fn from_args(args: &Args) -> Result<Mode, Failure> {
+        if args.pcap.is_some() {
+            check_replay(args)?;
+            return Ok(Mode::Replay(replay(args)?));
+        }
         check(args)?;
         Ok(if args.find_knee {
             Mode::Knee(knee(args))
@@ -194,4 +211,74 @@ fn check_knee(args: &Args) -> Result<(), Failure> {
         return Err(Failure::usage("--knee-precision is a percentage above 0 and below 50 (e.g. 2)"));
     }
     Ok(())
+}
+
+/// What --pcap allows of the other flags: the capture sets the sizes, the
+/// flows and the timing.
+fn check_replay(args: &Args) -> Result<(), Failure> {
+    let given = |on: bool, flag: &'static str| on.then_some(flag);
+    let conflicts: Vec<&str> = [
+        given(args.size.as_slice() != [64] || args.size_mix.is_some(), "--size/--size-mix"),
+        given(args.flows.is_some(), "--flows"),
+        given(args.shape.is_some(), "--shape"),
+        given(args.count.is_some(), "--count"),
+        given(args.find_knee, "--find-knee"),
+        given(args.reflect, "--reflect"),
+        given(args.repeat > 1, "--repeat"),
+        given(args.queues.len() > 1, "a --queues list"),
+        given(args.csv.is_some() || args.plot.is_some(), "--csv/--plot"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !conflicts.is_empty() {
+        return Err(Failure::usage(format!(
+            "--pcap sends the capture's own frames, flows and timing at one queue count: leave out {} (--pcap-loop repeats the capture, --duration cuts it short, --json records the run)",
+            conflicts.join(", ")
+        )));
+    }
+    if args.peer.is_some() || args.group.is_some() {
+        return Err(Failure::usage(
+            "--pcap does not drive drop --listen yet: start drop without --listen (it counts every frame and checks every probe) and leave out --peer",
+        ));
+    }
+    match (args.pcap_timing, args.rate.as_ref().map(|r| r.len())) {
+        (capture::Timing::Rate, Some(1)) => Ok(()),
+        (capture::Timing::Rate, _) => {
+            Err(Failure::usage("--pcap-timing rate replays evenly at one --rate (frames per second over all queues, e.g. 1M)"))
+        }
+        (_, Some(_)) => Err(Failure::usage("--rate paces a replay only with --pcap-timing rate: leave it out, or give --pcap-timing rate")),
+        _ => session::check_outputs(&[("--json", args.json.as_deref())]),
+    }
+}
+
+fn replay(args: &Args) -> Result<ReplayRun, Failure> {
+    let file = args.pcap.clone().expect("--pcap given");
+    let capture = capture::Capture::read(&file, args.pcap_memory).map_err(|e| capture_failure(&file, e))?;
+    let queues = args.queues[0];
+    let schedule = capture::Schedule::new(&capture, args.pcap_timing, args.paced_rate(), queues, args.pcap_loop);
+    Ok(ReplayRun { queues, file, capture, schedule, duration: args.duration })
+}
+
+/// A capture blast cannot replay: what is wrong, and what to do.
+fn capture_failure(file: &std::path::Path, e: capture::CaptureError) -> Failure {
+    use capture::CaptureError as E;
+    let fix = match &e {
+        E::Io(_) => "check the path and its permissions",
+        E::Empty | E::NoFrames => "capture some traffic into it first (tcpdump -w FILE)",
+        E::NotACapture(_) => "give a pcap or pcapng file (tcpdump -w, dumpcap, Wireshark)",
+        E::Truncated { .. } => "copy the file again, or keep its whole frames (editcap -r FILE OUT 1-N)",
+        E::Malformed { .. } => "check it with capinfos; rewrite it with editcap -F pcap",
+        E::LinkType(_) => "capture on an Ethernet interface (tcpdump -i any writes Linux cooked frames)",
+        E::Snapped { .. } => "capture whole frames (tcpdump -s 0)",
+        E::Runt { .. } => "leave that frame out (editcap FILE OUT N)",
+        E::Untimed { .. } => "save it with timestamps (editcap -F pcap)",
+        E::TooBig { .. } => "raise --pcap-memory, or replay a part of it (editcap -c N)",
+    };
+    let msg = format!("--pcap {}: {e}: {fix}", file.display());
+    if matches!(e, E::Io(_)) {
+        Failure::runtime(msg)
+    } else {
+        Failure::usage(msg)
+    }
 }

@@ -101,6 +101,7 @@ pub fn run(args: &Args, m: &Single, started: &Started, sender: &mut Sender) -> R
         live: true,
         shape: m.shape,
         reflect: args.reflect,
+        replay: None,
     };
     let before = sender.read_counters();
     let outcome = sender.run_step(&params, &mut NoPeer)?;

@@ -50,6 +50,7 @@ impl<'a> Trials<'a> {
             live: self.args.live,
             shape,
             reflect: self.args.reflect,
+            replay: None,
         }
     }
 

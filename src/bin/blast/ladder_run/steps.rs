@@ -53,6 +53,7 @@ pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mu
                 live: args.live,
                 shape: step.shape,
                 reflect: args.reflect,
+                replay: None,
             };
             // A step that cannot run (a port that will not start, a link that
             // stays down when the receiver is gone) ends the ladder, and the

@@ -1,0 +1,345 @@
+//! --pcap: a capture replayed at its timing, with a sender-side summary
+//! that says how closely the timing was kept.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use blastdrop::attribution;
+use blastdrop::fail::Failure;
+use blastdrop::replay::{Replay, ReplayTiming};
+use blastdrop::report::{self, cycles_per_packet, Environment, Rates};
+use blastdrop::sender::{NoPeer, Sender, SenderWindow, StepOutcome, StepParams};
+use blastdrop::session::Started;
+use capture::{Capture, Rewrite, RewriteStats, Timing};
+
+use crate::args::Args;
+use crate::mode::ReplayRun;
+
+/// The capture as read, and what was done to it.
+#[derive(Serialize)]
+struct CaptureRecord {
+    file: String,
+    format: &'static str,
+    frames: u64,
+    /// Frames' bytes, FCS included.
+    frame_bytes: u64,
+    largest: u64,
+    /// Both directions of a conversation count once.
+    flows: u64,
+    /// From the first frame's time to the last's.
+    span_seconds: f64,
+    /// Frames whose time is before the one ahead of them (sent at the earlier one's time).
+    out_of_order: u64,
+    memory_bytes: u64,
+    kinds: BTreeMap<&'static str, u64>,
+    /// None with --pcap-keep-addresses.
+    rewrite: Option<RewriteRecord>,
+}
+
+#[derive(Serialize)]
+struct RewriteRecord {
+    macs: u64,
+    ipv4: u64,
+    l4_checksums_computed: u64,
+    /// UDP checksums set to 0 (none): the frames a probe is stamped into.
+    udp_checksums_zeroed: u64,
+    /// L4 checksums left as captured (fragments, datagrams longer than the bytes captured).
+    l4_checksums_left: u64,
+}
+
+/// How closely the replay kept the schedule.
+#[derive(Serialize)]
+struct TimingRecord {
+    timing: String,
+    passes: u64,
+    /// Frames whose time had come when the replay ended, and what was sent of them.
+    due: u64,
+    /// |gap as sent - gap asked for| between a queue's consecutive frames.
+    gap_error: latency::LatencySummary,
+    /// How late frames left after their time.
+    lateness: latency::LatencySummary,
+    /// Frames that left more than `LATE_US` after their time.
+    late_frames: u64,
+    /// At most `HELD_PCT` percent of the frames were late: the replay kept
+    /// the capture's timing (else the verdict names the sender).
+    held: bool,
+}
+
+/// A frame is late when it leaves more than this after its time.
+const LATE_US: u64 = 50;
+/// The timing was held when at most this share of frames was late.
+const HELD_PCT: f64 = 1.0;
+
+#[derive(Serialize)]
+struct QueueRow {
+    queue: u16,
+    lcore: u32,
+    sent: Rates,
+    stamped: u64,
+    unstamped: u64,
+    cycles_per_packet: f64,
+    ring_full_retries: u64,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    side: &'static str,
+    interrupted: bool,
+    sent: Rates,
+    /// Frames that carried a probe (drop counts them per stream) and that did not.
+    stamped: u64,
+    unstamped: u64,
+    timing: TimingRecord,
+    ring_full_retries: u64,
+    alloc_failures: u64,
+    unsent: u64,
+    limit: String,
+    verdict: limits::Verdict,
+    queues: Vec<QueueRow>,
+}
+
+#[derive(Serialize)]
+struct Record<'a> {
+    tool: &'static str,
+    mode: &'static str,
+    version: &'static str,
+    config: &'a Args,
+    environment: Environment,
+    capture: CaptureRecord,
+    summary: Summary,
+}
+
+pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
+    sender.set_queues(m.queues)?;
+    let ReplayRun { queues, file, mut capture, schedule, duration } = m;
+    let rewrite = (!args.pcap_keep_addresses).then(|| capture.rewrite(&rewrite_for(sender)));
+    let record = capture_record(&file, &capture, rewrite);
+    announce(&record, &schedule, queues, sender);
+    let replay = Arc::new(Replay { capture, schedule, stamp: !args.pcap_keep_payload });
+    let params = StepParams {
+        queues,
+        size: replay.capture.largest() as u32,
+        mix: None,
+        flows: u32::from(queues),
+        rate: None,
+        count: None,
+        duration,
+        warmup: std::time::Duration::ZERO,
+        window: false,
+        live: true,
+        shape: pace::Shape::Open,
+        reflect: false,
+        replay: Some(replay.clone()),
+    };
+    let before = sender.read_counters();
+    let outcome = sender.run_step(&params, &mut NoPeer)?;
+    let after = sender.read_counters();
+    let summary = summarize(&replay, sender, &outcome, &before, &after);
+    print_summary(&summary);
+    if let Some(path) = &args.json {
+        let environment = blastdrop::environment::of_sender(started, sender, queues);
+        let rec = Record {
+            tool: "blast",
+            mode: "replay",
+            version: env!("CARGO_PKG_VERSION"),
+            config: args,
+            environment,
+            capture: record,
+            summary,
+        };
+        report::write_json(path, &rec)?;
+    }
+    match outcome.failure {
+        Some(msg) => Err(Failure::runtime(msg)),
+        None => Ok(()),
+    }
+}
+
+/// The first port's addresses (a replay sends on one port's queues).
+fn rewrite_for(sender: &Sender) -> Rewrite {
+    let side = &sender.sides()[0];
+    let a = &side.addressing;
+    Rewrite { src_mac: side.src_mac, dst_mac: a.dst_mac, src_ip: a.src_ip, dst_ip: a.dst_ip, run_id: sender.run_id() }
+}
+
+fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<RewriteStats>) -> CaptureRecord {
+    CaptureRecord {
+        file: file.display().to_string(),
+        format: c.format.as_str(),
+        frames: c.len() as u64,
+        frame_bytes: c.frame_bytes(),
+        largest: c.largest() as u64,
+        flows: c.flows() as u64,
+        span_seconds: c.span_ns() as f64 / 1e9,
+        out_of_order: c.out_of_order() as u64,
+        memory_bytes: c.memory(),
+        kinds: c.kinds().into_iter().map(|(k, n)| (k.as_str(), n)).collect(),
+        rewrite: rewrite.map(|r| RewriteRecord {
+            macs: r.l2,
+            ipv4: r.l3,
+            l4_checksums_computed: r.l4,
+            udp_checksums_zeroed: r.l4_zeroed,
+            l4_checksums_left: r.l4_left,
+        }),
+    }
+}
+
+/// What is about to be sent, before it is.
+fn announce(c: &CaptureRecord, s: &capture::Schedule, queues: u16, sender: &Sender) {
+    let kinds: Vec<String> = c.kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!(
+        "blast: capture {} ({}): {} frames, {} flow(s), {:.6} s captured, {:.1} KB of frames, largest {} B (FCS incl.); {:.1} KB in memory; {}",
+        c.file,
+        c.format,
+        c.frames,
+        c.flows,
+        c.span_seconds,
+        c.frame_bytes as f64 / 1e3,
+        c.largest,
+        c.memory_bytes as f64 / 1e3,
+        kinds.join(", ")
+    );
+    match &c.rewrite {
+        Some(r) => println!(
+            "blast: addresses rewritten to this port's: MACs of {} frames, IPv4 addresses of {}; L4 checksums computed {}, zeroed {} (probe frames), left {}",
+            r.macs, r.ipv4, r.l4_checksums_computed, r.udp_checksums_zeroed, r.l4_checksums_left
+        ),
+        None => println!("blast: addresses kept as captured (--pcap-keep-addresses)"),
+    }
+    if c.out_of_order > 0 {
+        println!("blast: {} frame(s) are timed before the frame ahead of them: each leaves at the earlier time", c.out_of_order);
+    }
+    let idle = s.idle_queues();
+    if !idle.is_empty() {
+        println!("blast: queue(s) {idle:?} get no frames: the capture's flows all fall on the others");
+    }
+    let side = &sender.sides()[0];
+    let length = match s.timing {
+        Timing::Fast => "as fast as the queues take them".to_string(),
+        _ => format!("over {:.6} s", s.duration_ns() as f64 / 1e9),
+    };
+    println!(
+        "blast: replaying on port {} ({}, {}), {queues} queue(s) by flow, timing {}, {} pass(es): {} frames {length}; sender-side figures",
+        side.port.id(),
+        side.info.name,
+        side.info.driver,
+        s.timing,
+        s.loops,
+        s.frames()
+    );
+}
+
+fn summarize(
+    r: &Replay,
+    sender: &Sender,
+    outcome: &StepOutcome,
+    before: &blastdrop::sender::Reading,
+    after: &blastdrop::sender::Reading,
+) -> Summary {
+    let (port, xstats, _) = sender.counters_between(before, after);
+    let total = outcome.total();
+    let mut timing = ReplayTiming::default();
+    let mut queues = Vec::new();
+    for l in &outcome.lanes {
+        let o = &l.outcome;
+        let t = o.replay.clone().unwrap_or_default();
+        let secs = o.end_tsc.saturating_sub(o.start_tsc) as f64 / sender.tsc_hz() as f64;
+        queues.push(QueueRow {
+            queue: l.queue,
+            lcore: l.lcore,
+            sent: Rates::over(o.tally.packets, o.tally.bytes, secs),
+            stamped: t.stamped,
+            unstamped: t.unstamped,
+            cycles_per_packet: cycles_per_packet(o.tally.busy_cycles, o.tally.packets),
+            ring_full_retries: o.tally.ring_full_retries,
+        });
+        timing.merge(&t);
+    }
+    let window = SenderWindow { seconds: outcome.seconds, total, port, xstats, ..Default::default() };
+    // The schedule's frames due by the end are what a perfect sender sent; fast has no schedule.
+    let offered = (r.schedule.timing != Timing::Fast).then_some(timing.due);
+    let mut verdict = limits::verdict(&attribution::window_counters(&window, None, offered));
+    let late_frames = timing.lateness.count_above_ns(LATE_US * 1000);
+    let sent = timing.lateness.count().max(1);
+    let held = offered.is_none() || late_frames as f64 <= sent as f64 * HELD_PCT / 100.0;
+    if !held {
+        let l = timing.lateness.summary();
+        verdict.add_sender_limit(
+            late_frames,
+            format!(
+                "the replay fell behind the capture's timing: {late_frames} of {sent} frames ({:.1}%) left more than {LATE_US} us after their time (P99 {:.1} us, max {:.1} us): the sending core was busy elsewhere or too slow for the capture's gaps",
+                late_frames as f64 / sent as f64 * 100.0,
+                l.p99_us,
+                l.max_us
+            ),
+        );
+    }
+    Summary {
+        side: "sender",
+        interrupted: outcome.interrupted,
+        sent: Rates::over(total.packets, total.bytes, outcome.seconds),
+        stamped: timing.stamped,
+        unstamped: timing.unstamped,
+        timing: TimingRecord {
+            timing: r.schedule.timing.to_string(),
+            passes: r.schedule.loops,
+            due: timing.due,
+            gap_error: timing.gap_error.summary(),
+            lateness: timing.lateness.summary(),
+            late_frames,
+            held,
+        },
+        ring_full_retries: total.ring_full_retries,
+        alloc_failures: total.alloc_failures,
+        unsent: outcome.lanes.iter().map(|l| l.outcome.unsent).sum(),
+        limit: verdict.label(),
+        verdict,
+        queues,
+    }
+}
+
+fn print_summary(s: &Summary) {
+    println!("--- blast replay summary (sender-side: frames accepted by tx_burst) ---");
+    println!(
+        "sent {} frames, {} bytes in {:.6} s: {:.3} Mpps, {:.3} Gb/s of frames, {:.3} Gb/s on the wire (+20 B/frame){}",
+        s.sent.packets,
+        s.sent.bytes,
+        s.sent.seconds,
+        s.sent.mpps,
+        s.sent.frame_gbps,
+        s.sent.wire_gbps,
+        if s.interrupted { "  (interrupted)" } else { "" }
+    );
+    println!(
+        "probes in {} frames, none in {} (no room: not UDP over IPv4, a VLAN tag, IP options, or under 18 B of payload; or --pcap-keep-payload)",
+        s.stamped, s.unstamped
+    );
+    let t = &s.timing;
+    if t.timing == "fast" {
+        println!("timing fast: no schedule to keep");
+    } else {
+        let g = &t.gap_error;
+        println!(
+            "timing {} ({} pass(es)): {} frames due by the end, {} sent; gap error (|gap sent - gap captured|, per queue) P50 {:.2} us, P90 {:.2}, P99 {:.2}, max {:.2} over {} gaps; late P50 {:.2} us, P99 {:.2}, max {:.2}",
+            t.timing, t.passes, t.due, s.sent.packets, g.p50_us, g.p90_us, g.p99_us, g.max_us, g.count, t.lateness.p50_us, t.lateness.p99_us, t.lateness.max_us
+        );
+        println!(
+            "timing {}: {} frame(s) left more than {LATE_US} us late (held: at most {HELD_PCT}% of frames)",
+            if t.held { "held" } else { "NOT held" },
+            t.late_frames
+        );
+    }
+    println!("ring-full retries {}  alloc failures {}  unsent at stop {}", s.ring_full_retries, s.alloc_failures, s.unsent);
+    println!("limit: {} (sender-side counters only)", s.limit);
+    for l in &s.verdict.limits {
+        println!("  {}: {}", l.kind.as_str(), l.evidence);
+    }
+    for q in &s.queues {
+        println!(
+            "  q{} (lcore {}): {} frames ({} with a probe), {:.3} Mpps, {:.1} cycles/pkt, {} retries",
+            q.queue, q.lcore, q.sent.packets, q.stamped, q.sent.mpps, q.cycles_per_packet, q.ring_full_retries
+        );
+    }
+}
