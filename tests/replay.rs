@@ -238,7 +238,7 @@ fn bad_captures_are_refused_with_one_line_before_anything_starts() {
         (vec!["--pcap", &f, "--size", "128"], "leave out --size/--size-mix"),
         (vec!["--pcap", &f, "--rate", "1M"], "--rate paces a replay only with --pcap-timing rate"),
         (vec!["--pcap", &f, "--pcap-timing", "rate"], "--pcap-timing rate replays evenly at one --rate"),
-        (vec!["--pcap", &f, "--peer", "127.0.0.1:1"], "start drop without --listen"),
+        (vec!["--pcap", &f, "--peer", "127.0.0.1:1", "--group", "g", "--senders", "2"], "leave out --group"),
         (vec!["--pcap", &f, "--pcap-timing", "scaled:0"], "above 0"),
         (vec!["--pcap-loop", "2"], "--pcap"),
     ] {
@@ -246,4 +246,129 @@ fn bad_captures_are_refused_with_one_line_before_anything_starts() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains(want), "{args:?}: {}", out.stderr);
     }
+}
+
+#[test]
+fn a_replay_against_drop_listen_over_three_memif_queues_is_one_exact_window() {
+    let _g = heavy();
+    let dir = scratch("replay-peer");
+    // 6 flows of 3 sizes, 200 frames 500 us apart.
+    let frames: Vec<(u64, Vec<u8>)> =
+        (0..200usize).map(|i| (1_000_000 + 500 * i as u64, udp_frame([64, 700, 1500][i % 3], 2000 + (i % 6) as u16))).collect();
+    let file = dir.join("six.pcap");
+    std::fs::write(&file, pcap_bytes(&frames)).unwrap();
+    let (mut drop, addr, sock) = listening_drop(&dir, "m", 3, &[]);
+    let json = dir.join("b.json");
+    let args = memif_blast_args(
+        &sock,
+        3,
+        &[
+            "--queues",
+            "3",
+            "--peer",
+            &addr,
+            "--pcap",
+            &file.display().to_string(),
+            "--pcap-loop",
+            "2",
+            "--json",
+            &json.display().to_string(),
+        ],
+    );
+    let out = run(BLAST, &args, Duration::from_secs(60));
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    sigint(&drop);
+    let _ = drop.finish(Duration::from_secs(30));
+    let s = &read_json(&json)["summary"];
+    assert_eq!(s["sent"]["packets"], 400);
+    assert_eq!(s["received"]["packets"], 400, "{}", out.stdout);
+    assert_eq!(s["loss_pct"], 0.0);
+    let r = &s["receiver"];
+    assert_eq!(r["probe"]["received"], 400);
+    assert_eq!(r["probe"]["lost"], 0);
+    let sizes = serde_json::json!([{"size": 64, "frames": 134}, {"size": 700, "frames": 134}, {"size": 1500, "frames": 132}]);
+    assert_eq!(r["sizes"], sizes, "the capture's sizes, counted at drop");
+    // Three lanes share one CPU here: they may fall behind the capture's
+    // timing, and then the verdict says so rather than "none".
+    let limit = s["limit"].as_str().unwrap();
+    match s["timing"]["held"].as_bool().unwrap() {
+        true => assert_eq!(limit, "none", "{}", out.stdout),
+        false => assert_eq!(limit, "sender", "{}", out.stdout),
+    }
+    assert!(out.stdout.contains("received at drop (receiver-side, one window around the replay): 400 frames"), "{}", out.stdout);
+}
+
+fn kill9(p: &Running) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(p.pid()), nix::sys::signal::Signal::SIGKILL).unwrap();
+}
+
+/// A capture of 100 frames 1 ms apart, 2 flows.
+fn slow_capture(dir: &Path) -> String {
+    let frames: Vec<(u64, Vec<u8>)> = (0..100usize).map(|i| (1000 * i as u64, udp_frame(128, 3000 + (i % 2) as u16))).collect();
+    let file = dir.join("slow.pcap");
+    std::fs::write(&file, pcap_bytes(&frames)).unwrap();
+    file.display().to_string()
+}
+
+#[test]
+fn drop_killed_mid_replay_three_times_blast_ends_with_one_line_and_its_record() {
+    let _g = heavy();
+    let dir = scratch("replay-kill-drop");
+    let file = slow_capture(&dir);
+    for i in 1..=3 {
+        let sock = dir.join(format!("m{i}.sock")).display().to_string();
+        let mut d = strings(&["--port", "net_memif0", "--duration", "60", "--"]);
+        d.extend(eal_base());
+        d.extend([format!("--vdev=net_memif0,role=server,socket={sock},socket-abstract=no"), "--lcores=0@1,1@1".into()]);
+        let mut drop = spawn(DROP, &d);
+        drop.wait_for_line("drop: port", Duration::from_secs(30));
+        let json = dir.join(format!("b{i}.json"));
+        let mut b = spawn(BLAST, &memif_blast_args(&sock, 1, &["--pcap", &file, "--pcap-loop", "100", "--json", json.to_str().unwrap()]));
+        b.wait_for_line("replaying on port", Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(700 + 300 * i));
+        kill9(&drop);
+        let _ = drop.finish(Duration::from_secs(10));
+        let killed = std::time::Instant::now();
+        let out = b.finish(Duration::from_secs(30));
+        assert!(killed.elapsed() < Duration::from_secs(5), "round {i}: blast took {:?} to notice", killed.elapsed());
+        assert_eq!(out.status.code(), Some(1), "round {i}: {:?}\n{}\n{}", out.status, out.stdout, out.stderr);
+        let errors: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("blast: error: ")).collect();
+        assert_eq!(errors.len(), 1, "round {i}: {}", out.stderr);
+        assert!(errors[0].contains("receiver is gone"), "round {i}: {}", errors[0]);
+        let s = &read_json(&json)["summary"];
+        let sent = s["sent"]["packets"].as_u64().unwrap();
+        assert!(sent > 0 && sent < 10_000, "round {i}: {s}");
+        assert!(s["timing"]["due"].as_u64().unwrap() >= sent, "round {i}: {s}");
+    }
+}
+
+#[test]
+fn blast_killed_mid_replay_three_times_leaves_drop_exact_for_the_next() {
+    let _g = heavy();
+    let dir = scratch("replay-kill-blast");
+    let file = slow_capture(&dir);
+    let (mut drop, addr, sock) = listening_drop(&dir, "m", 1, &[]);
+    for i in 1..=3 {
+        let b = spawn(BLAST, &memif_blast_args(&sock, 1, &["--peer", &addr, "--pcap", &file, "--pcap-loop", "100"]));
+        std::thread::sleep(Duration::from_millis(1200 + 300 * i));
+        kill9(&b);
+        let _ = b.finish(Duration::from_secs(10));
+        assert!(drop.try_status().is_none(), "round {i}: drop died");
+        let json = dir.join(format!("next{i}.json"));
+        let out = run(
+            BLAST,
+            &memif_blast_args(&sock, 1, &["--peer", &addr, "--pcap", &file, "--json", json.to_str().unwrap()]),
+            Duration::from_secs(60),
+        );
+        assert!(out.status.success(), "round {i}: {}\n{}", out.stdout, out.stderr);
+        let s = &read_json(&json)["summary"];
+        assert_eq!(s["sent"]["packets"], 100, "round {i}");
+        assert_eq!(s["received"]["packets"], 100, "round {i}: {}", out.stdout);
+        for k in ["lost", "duplicates", "late"] {
+            assert_eq!(s["receiver"]["probe"][k], 0, "round {i} {k}: {s}");
+        }
+    }
+    sigint(&drop);
+    let d = drop.finish(Duration::from_secs(30));
+    assert!(d.status.success(), "drop: {:?}\n{}", d.status, d.stderr);
 }

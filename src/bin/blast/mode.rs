@@ -237,10 +237,11 @@ fn check_replay(args: &Args) -> Result<(), Failure> {
             conflicts.join(", ")
         )));
     }
-    if args.peer.is_some() || args.group.is_some() {
-        return Err(Failure::usage(
-            "--pcap does not drive drop --listen yet: start drop without --listen (it counts every frame and checks every probe) and leave out --peer",
-        ));
+    if args.group.is_some() {
+        return Err(Failure::usage("--pcap replays from one sender: leave out --group (a group runs a ladder of built frames)"));
+    }
+    if args.rx_queues.is_some() {
+        return Err(Failure::usage("--pcap uses as many RX queues at drop as --queues: leave out --rx-queues"));
     }
     match (args.pcap_timing, args.rate.as_ref().map(|r| r.len())) {
         (capture::Timing::Rate, Some(1)) => Ok(()),

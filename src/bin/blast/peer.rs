@@ -46,14 +46,6 @@ impl Peer {
     pub fn gone(&self) -> Option<String> {
         self.client.peer_gone()
     }
-
-    /// Asks drop for `rx_queues` RX queues and frames up to `max_size`.
-    pub fn prepare(&mut self, rx_queues: u16, max_size: u32) -> Result<(), String> {
-        match self.call(Request::Prepare { rx_queues, max_size })? {
-            Response::Prepared(_) => Ok(()),
-            other => Err(format!("drop answered {other:?} to prepare")),
-        }
-    }
 }
 
 /// Connects to --peer (when given) and says hello.
@@ -138,12 +130,39 @@ pub fn check_port_pairing(info: &PeerInfo, sender_ports: usize) {
 }
 
 /// Opens and closes drop's window as blast's window opens and closes.
-struct PeerHooks<'a> {
+pub struct PeerHooks<'a> {
     peer: Option<&'a mut Peer>,
     /// The step's paced rate (a member's own verdict reads it).
     rate: Option<f64>,
     window: Option<u64>,
     figures: Option<WindowFigures>,
+}
+
+impl<'a> PeerHooks<'a> {
+    /// `rate`: the step's paced rate (a group member's own verdict reads it).
+    pub fn new(peer: Option<&'a mut Peer>, rate: Option<f64>) -> PeerHooks<'a> {
+        PeerHooks { peer, rate, window: None, figures: None }
+    }
+
+    /// drop's figures for the window, once it closed.
+    pub fn take_figures(&mut self) -> Option<WindowFigures> {
+        self.figures.take()
+    }
+}
+
+/// Asks drop for the step's RX queues and frame size; a drop that
+/// restarted its port has the sender connect again (a memif client does
+/// not by itself).
+pub fn prepare_step(p: &mut Peer, sender: &mut Sender, rx_queues: u16, max_size: u32) -> Result<(), String> {
+    match p.call(Request::Prepare { rx_queues, max_size }) {
+        Ok(Response::Prepared(prepared)) if prepared.restarted => {
+            sender.reconnect_next_step();
+            Ok(())
+        }
+        Ok(Response::Prepared(_)) => Ok(()),
+        Ok(other) => Err(format!("drop answered {other:?} to prepare")),
+        Err(e) => Err(e),
+    }
 }
 
 impl WindowHooks for PeerHooks<'_> {
@@ -197,7 +216,7 @@ pub type Measured = (StepRecord, Option<String>, bool);
 /// Runs one step as a trial and merges both ends' figures.
 pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams, step: usize, run: u32) -> Result<Measured, Failure> {
     let group_member = peer.as_deref().and_then(|p| p.member.clone());
-    let mut hooks = PeerHooks { peer, rate: params.rate, window: None, figures: None };
+    let mut hooks = PeerHooks::new(peer, params.rate);
     let outcome = sender.run_step(params, &mut hooks)?;
     let figures = hooks.figures.take();
     let mut rec = StepRecord {

@@ -10,12 +10,13 @@ use blastdrop::attribution;
 use blastdrop::fail::Failure;
 use blastdrop::replay::{Replay, ReplayTiming};
 use blastdrop::report::{self, cycles_per_packet, Environment, Rates};
-use blastdrop::sender::{NoPeer, Sender, SenderWindow, StepOutcome, StepParams};
+use blastdrop::sender::{Sender, SenderWindow, StepOutcome, StepParams};
 use blastdrop::session::Started;
 use capture::{Capture, Rewrite, RewriteStats, Timing};
 
 use crate::args::Args;
 use crate::mode::ReplayRun;
+use crate::peer::PeerHooks;
 
 /// The capture as read, and what was done to it.
 #[derive(Serialize)]
@@ -95,6 +96,15 @@ struct Summary {
     ring_full_retries: u64,
     alloc_failures: u64,
     unsent: u64,
+    /// With --peer: what drop counted in the window (over the sender's
+    /// trial, as a ladder step), the loss, and drop's whole figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    received: Option<Rates>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    loss_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    receiver: Option<control::WindowFigures>,
+    /// Both ends' counters with --peer, the sender's alone without.
     limit: String,
     verdict: limits::Verdict,
     queues: Vec<QueueRow>,
@@ -107,36 +117,48 @@ struct Record<'a> {
     version: &'static str,
     config: &'a Args,
     environment: Environment,
+    /// drop's, with --peer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    receiver_environment: Option<control::PeerInfo>,
     capture: CaptureRecord,
     summary: Summary,
 }
 
 pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
+    let (mut peer, peer_info) = crate::peer::connect(args)?;
+    let largest = m.capture.largest() as u32;
+    if let (Some(p), Some(info)) = (peer.as_mut(), peer_info.as_ref()) {
+        crate::peer::check_receiver(info, m.queues, largest, false, "the replay")?;
+        crate::peer::prepare_step(p, sender, m.queues, largest).map_err(Failure::runtime)?;
+    }
     sender.set_queues(m.queues)?;
     let ReplayRun { queues, file, mut capture, schedule, duration } = m;
     let rewrite = (!args.pcap_keep_addresses).then(|| capture.rewrite(&rewrite_for(sender)));
     let record = capture_record(&file, &capture, rewrite);
-    announce(&record, &schedule, queues, sender);
+    announce(&record, &schedule, queues, sender, peer_info.as_ref());
     let replay = Arc::new(Replay { capture, schedule, stamp: !args.pcap_keep_payload });
     let params = StepParams {
         queues,
-        size: replay.capture.largest() as u32,
+        size: largest,
         mix: None,
         flows: u32::from(queues),
         rate: None,
         count: None,
         duration,
         warmup: std::time::Duration::ZERO,
-        window: false,
+        // With drop --listen: one measured window around the whole replay.
+        window: peer.is_some(),
         live: true,
         shape: pace::Shape::Open,
         reflect: false,
         replay: Some(replay.clone()),
     };
     let before = sender.read_counters();
-    let outcome = sender.run_step(&params, &mut NoPeer)?;
+    let mut hooks = PeerHooks::new(peer.as_mut(), None);
+    let outcome = sender.run_step(&params, &mut hooks)?;
+    let figures = hooks.take_figures();
     let after = sender.read_counters();
-    let summary = summarize(&replay, sender, &outcome, &before, &after);
+    let summary = summarize(&replay, sender, &outcome, &before, &after, figures);
     print_summary(&summary);
     if let Some(path) = &args.json {
         let environment = blastdrop::environment::of_sender(started, sender, queues);
@@ -146,10 +168,14 @@ pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) ->
             version: env!("CARGO_PKG_VERSION"),
             config: args,
             environment,
+            receiver_environment: peer_info,
             capture: record,
             summary,
         };
         report::write_json(path, &rec)?;
+    }
+    if let Some(p) = peer.as_mut() {
+        let _ = p.call(control::Request::Bye);
     }
     match outcome.failure {
         Some(msg) => Err(Failure::runtime(msg)),
@@ -187,7 +213,7 @@ fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<RewriteSt
 }
 
 /// What is about to be sent, before it is.
-fn announce(c: &CaptureRecord, s: &capture::Schedule, queues: u16, sender: &Sender) {
+fn announce(c: &CaptureRecord, s: &capture::Schedule, queues: u16, sender: &Sender, peer: Option<&control::PeerInfo>) {
     let kinds: Vec<String> = c.kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
     println!(
         "blast: capture {} ({}): {} frames, {} flow(s), {:.6} s captured, {:.1} KB of frames, largest {} B (FCS incl.); {:.1} KB in memory; {}",
@@ -221,13 +247,17 @@ fn announce(c: &CaptureRecord, s: &capture::Schedule, queues: u16, sender: &Send
         _ => format!("over {:.6} s", s.duration_ns() as f64 / 1e9),
     };
     println!(
-        "blast: replaying on port {} ({}, {}), {queues} queue(s) by flow, timing {}, {} pass(es): {} frames {length}; sender-side figures",
+        "blast: replaying on port {} ({}, {}), {queues} queue(s) by flow, timing {}, {} pass(es): {} frames {length}; {}",
         side.port.id(),
         side.info.name,
         side.info.driver,
         s.timing,
         s.loops,
-        s.frames()
+        s.frames(),
+        match peer {
+            Some(p) => format!("drop on {} ({}) counts what arrives in one window around the replay", p.hostname, p.port_name),
+            None => "sender-side figures".into(),
+        }
     );
 }
 
@@ -237,8 +267,8 @@ fn summarize(
     outcome: &StepOutcome,
     before: &blastdrop::sender::Reading,
     after: &blastdrop::sender::Reading,
+    figures: Option<control::WindowFigures>,
 ) -> Summary {
-    let (port, xstats, _) = sender.counters_between(before, after);
     let total = outcome.total();
     let mut timing = ReplayTiming::default();
     let mut queues = Vec::new();
@@ -257,10 +287,14 @@ fn summarize(
         });
         timing.merge(&t);
     }
-    let window = SenderWindow { seconds: outcome.seconds, total, port, xstats, ..Default::default() };
+    // The measured window's counters with --peer; the run's without.
+    let window = outcome.window.clone().unwrap_or_else(|| {
+        let (port, xstats, _) = sender.counters_between(before, after);
+        SenderWindow { seconds: outcome.seconds, total, port, xstats, ..Default::default() }
+    });
     // The schedule's frames due by the end are what a perfect sender sent; fast has no schedule.
     let offered = (r.schedule.timing != Timing::Fast).then_some(timing.due);
-    let mut verdict = limits::verdict(&attribution::window_counters(&window, None, offered));
+    let mut verdict = limits::verdict(&attribution::window_counters(&window, figures.as_ref(), offered));
     let late_frames = timing.lateness.count_above_ns(LATE_US * 1000);
     let sent = timing.lateness.count().max(1);
     let held = offered.is_none() || late_frames as f64 <= sent as f64 * HELD_PCT / 100.0;
@@ -294,6 +328,9 @@ fn summarize(
         ring_full_retries: total.ring_full_retries,
         alloc_failures: total.alloc_failures,
         unsent: outcome.lanes.iter().map(|l| l.outcome.unsent).sum(),
+        received: figures.as_ref().map(|f| Rates::over(f.packets, f.bytes, window.seconds)),
+        loss_pct: figures.as_ref().map(|f| ladder::StepRecord::loss_from(window.total.packets, f.packets)),
+        receiver: figures,
         limit: verdict.label(),
         verdict,
         queues,
@@ -332,7 +369,24 @@ fn print_summary(s: &Summary) {
         );
     }
     println!("ring-full retries {}  alloc failures {}  unsent at stop {}", s.ring_full_retries, s.alloc_failures, s.unsent);
-    println!("limit: {} (sender-side counters only)", s.limit);
+    if let (Some(rx), Some(loss), Some(f)) = (&s.received, s.loss_pct, &s.receiver) {
+        println!(
+            "received at drop (receiver-side, one window around the replay): {} frames, {:.3} Mpps, {:.3} Gb/s on the wire over the trial; loss {loss:.3}%",
+            rx.packets, rx.mpps, rx.wire_gbps
+        );
+        let sizes: Vec<String> = f.sizes.iter().map(|x| format!("{} B: {}", x.size, x.frames)).collect();
+        println!(
+            "  probes {} (lost {}, reordered {}, duplicates {}), non-probe frames {}; probe frames by size: {}",
+            f.probe.received,
+            f.probe.lost,
+            f.probe.reordered,
+            f.probe.duplicates,
+            f.no_probe,
+            sizes.join(", ")
+        );
+    }
+    let whose = if s.receiver.is_some() { "both ends' counters" } else { "sender-side counters only" };
+    println!("limit: {} ({whose})", s.limit);
     for l in &s.verdict.limits {
         println!("  {}: {}", l.kind.as_str(), l.evidence);
     }

@@ -27,7 +27,7 @@ pub fn run(args: &Args, m: &Knee, started: &Started, sender: &mut Sender) -> Res
     peer::check_receiver(info, m.rx_queues, m.size, args.reflect, "the knee search")?;
     peer::check_port_pairing(info, sender.sides().len());
     let p = peer.as_mut().expect("connected");
-    p.prepare(m.rx_queues, m.size).map_err(Failure::runtime)?;
+    peer::prepare_step(p, sender, m.rx_queues, m.size).map_err(Failure::runtime)?;
     // Configured now, so the qualifiers carry the MTU in force.
     sender.set_queues(m.queues)?;
 

@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use blastdrop::sender::{Sender, StepParams};
 use blastdrop::signals;
-use control::{Request, Response};
 use ladder::{StepRecord, StepSpec};
 
 use super::report;
@@ -34,7 +33,7 @@ pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mu
             report::progress(done + 1, total_steps, step, run, args.repeat, left);
             let flows = args.flows.unwrap_or(u32::from(step.queues));
             if let Some(p) = peer.as_deref_mut() {
-                if let Err(e) = prepare(p, sender, args.rx_queues.unwrap_or(step.queues), step.size) {
+                if let Err(e) = crate::peer::prepare_step(p, sender, args.rx_queues.unwrap_or(step.queues), step.size) {
                     records.push(failed(i, run, step, flows, e.clone()));
                     failure = Some(e);
                     break 'runs;
@@ -73,20 +72,6 @@ pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mu
         }
     }
     (records, failure)
-}
-
-/// Asks drop for the step's RX queues and frame size.
-fn prepare(p: &mut Peer, sender: &mut Sender, rx_queues: u16, max_size: u32) -> Result<(), String> {
-    match p.call(Request::Prepare { rx_queues, max_size }) {
-        // drop restarted its port: a memif client must connect again.
-        Ok(Response::Prepared(prepared)) if prepared.restarted => {
-            sender.reconnect_next_step();
-            Ok(())
-        }
-        Ok(Response::Prepared(_)) => Ok(()),
-        Ok(other) => Err(format!("drop answered {other:?} to prepare")),
-        Err(e) => Err(e),
-    }
 }
 
 /// The record of a step that could not run.
