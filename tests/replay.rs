@@ -257,7 +257,7 @@ fn a_replay_against_drop_listen_over_three_memif_queues_is_one_exact_window() {
         (0..200usize).map(|i| (1_000_000 + 500 * i as u64, udp_frame([64, 700, 1500][i % 3], 2000 + (i % 6) as u16))).collect();
     let file = dir.join("six.pcap");
     std::fs::write(&file, pcap_bytes(&frames)).unwrap();
-    let (mut drop, addr, sock) = listening_drop(&dir, "m", 3, &[]);
+    let (drop, addr, sock) = listening_drop(&dir, "m", 3, &[]);
     let json = dir.join("b.json");
     let args = memif_blast_args(
         &sock,
