@@ -24,7 +24,9 @@ use wire::MacAddr;
                   blast --queues 2 --size 64 -- -l 0-2 -a 0000:00:06.0\n  \
                   blast --peer 10.0.0.2:7700 --queues 1..16 --size 64,1500 --flows 64 -- -l 0-16 -a 0000:00:06.0\n  \
                   blast --peer 10.0.0.2:7700 --find-knee --shape even --reflect --sla 'P99.9<=50us' --sentence -- -a 0000:00:06.0\n\
-                  (--find-knee and --reflect: drop runs with --listen, and --reflect for latency; docs/methodology.md)\n\
+                  (--find-knee and --reflect: drop runs with --listen, and --reflect for latency; docs/methodology.md)\n  \
+                  blast --pcap trace.pcapng --queues 4 --dst-mac 0a:1b:2c:3d:4e:5f --dst-ip 10.0.0.2 --peer 10.0.0.2:7700 -- -a 0000:00:06.0\n\
+                  (--pcap replays a capture at its own timing, addresses rewritten; docs/methodology.md, \"Captures\")\n\
                   Without -l/--lcores, lcores are placed from the machine's topology (sysfs): the NIC's NUMA node first,\n\
                   one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed."
 )]
