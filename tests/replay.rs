@@ -194,6 +194,9 @@ fn a_capture_with_known_gaps_keeps_them_over_memif_pass_after_pass() {
     assert_eq!(r["probe"]["received"], 675);
     assert_eq!(r["probe"]["lost"], 0);
     assert_eq!(r["no_probe"], 225, "{}", r);
+    // Probe frames by size (the 1500 B frames are the TCP ones, with no probe).
+    let sizes = serde_json::json!([{"size": 64, "frames": 225}, {"size": 128, "frames": 225}, {"size": 512, "frames": 225}]);
+    assert_eq!(r["sizes"], sizes);
     if t["held"] == true {
         let secs = r["received"]["seconds"].as_f64().unwrap();
         assert!((secs - want).abs() / want < 0.02, "arrivals over {secs} s, the schedule {want} s");
