@@ -768,8 +768,8 @@ impl Sender {
             }
             let cur = counters::total(lanes);
             let d = cur.since(&prev);
-            if p.live {
-                self.print_live(&tick, &d, lanes, &mut prev_q);
+            if p.live || crate::events::enabled() {
+                self.print_live(&tick, &d, lanes, &mut prev_q, p.live);
             }
             if d.packets > 0 {
                 last_progress = now;
@@ -784,10 +784,30 @@ impl Sender {
     }
 
     /// The once-a-second line: the second's sending, and each queue's.
-    fn print_live(&self, tick: &Tick, d: &Tally, lanes: &[Arc<LaneCounters>], prev_q: &mut [Tally]) {
+    /// `print`: the line too (else only the tick event, with --events).
+    fn print_live(&self, tick: &Tick, d: &Tally, lanes: &[Arc<LaneCounters>], prev_q: &mut [Tally], print: bool) {
         let r = Rates::over(d.packets, d.bytes, tick.secs);
         let now_q: Vec<Tally> = lanes.iter().map(|l| l.read()).collect();
-        println!(
+        crate::events::emit(
+            "tick",
+            &crate::events::TickEvent {
+                elapsed: tick.elapsed.as_secs_f64(),
+                side: "sent",
+                mpps: r.mpps,
+                wire_gbps: r.wire_gbps,
+                queues: now_q
+                    .iter()
+                    .zip(prev_q.iter())
+                    .map(|(c, p)| c.packets.saturating_sub(p.packets) as f64 / tick.secs / 1e6)
+                    .collect(),
+                limit: None,
+            },
+        );
+        if !print {
+            tick.per_queue(&now_q, prev_q);
+            return;
+        }
+        crate::say!(
             "{} sent {} Mpps  {:7.3} Gb/s wire (+20 B/frame preamble+gap)  {:6.1} cycles/pkt  ring-full retries {}  | {}{}",
             tick.stamp(),
             report::mpps(r.mpps),

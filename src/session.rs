@@ -47,15 +47,40 @@ pub fn parse_args_from<T: Parser>(argv: impl IntoIterator<Item = std::ffi::OsStr
     })
 }
 
+/// `--generate-completions SHELL` or `--generate-man`: prints them for
+/// the tool's flags and says so (the caller exits); nothing else runs.
+pub fn generated_docs<T: clap::CommandFactory>(completions: Option<clap_complete::Shell>, man: bool) -> Result<bool, Failure> {
+    let mut cmd = T::command();
+    let name = cmd.get_name().to_owned();
+    let mut out = std::io::stdout();
+    if let Some(shell) = completions {
+        clap_complete::generate(shell, &mut cmd, name, &mut out);
+        return Ok(true);
+    }
+    if man {
+        clap_mangen::Man::new(cmd).render(&mut out).map_err(|e| Failure::runtime(format!("cannot write the man page: {e}")))?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
 /// Checks, before anything runs, that every output file can be written:
 /// its folder exists, is a folder and is writable, and the path itself is
 /// not a folder (nor a file this user may not write). Creates nothing.
 /// `outputs`: (flag, path given) pairs, e.g. `("--json", args.json.as_deref())`.
+/// `-` (stdout) is for --json and --events, one of them at a time.
 pub fn check_outputs(outputs: &[(&str, Option<&Path>)]) -> Result<(), Failure> {
     let given: Vec<(&str, &Path)> = outputs.iter().filter_map(|&(f, p)| p.map(|p| (f, p))).collect();
     for (i, &(flag, path)) in given.iter().enumerate() {
         if let Some((other, _)) = given[..i].iter().find(|(_, p)| *p == path) {
-            return Err(Failure::usage(format!("{other} and {flag} both write {}: give each its own file", path.display())));
+            let target = if crate::out::is_stdout(path) { "stdout (-)".to_string() } else { path.display().to_string() };
+            return Err(Failure::usage(format!("{other} and {flag} both write {target}: give each its own file")));
+        }
+        if crate::out::is_stdout(path) {
+            if !matches!(flag, "--json" | "--events") {
+                return Err(Failure::usage(format!("{flag} - is not supported: give a file (only --json and --events write to stdout)")));
+            }
+            continue;
         }
         check_output(flag, path)?;
     }

@@ -297,7 +297,8 @@ fn output_files_are_checked_before_the_run() {
     for (flag, path, says) in &cases {
         // A null port and a short run: without the check the run would go
         // ahead and fail only at the end.
-        let mut args = strings(&["--duration", "1", flag]);
+        // A ladder: --csv and --plot draw one (a single step refuses them).
+        let mut args = strings(&["--duration", "1", "--queues", "1,2", flag]);
         args.push(path.display().to_string());
         args.push("--".into());
         args.extend(null_eal());
@@ -313,8 +314,14 @@ fn output_files_are_checked_before_the_run() {
     assert!(!missing.exists(), "nothing is created");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing is written");
     let same = dir.join("same.json").display().to_string();
-    let l = quick_error(BLAST, &["--json", &same, "--csv", &same]);
+    let l = quick_error(BLAST, &["--queues", "1,2", "--json", &same, "--csv", &same]);
     assert!(l.contains("--json and --csv both write"), "{l}");
+    let l = quick_error(BLAST, &["--csv", &same]);
+    assert!(l.contains("--csv and --plot draw a ladder's steps and a single step writes its summary with --json"), "{l}");
+    let l = quick_error(BLAST, &["--json", "-", "--events", "-"]);
+    assert!(l.contains("--json and --events both write stdout (-)"), "{l}");
+    let l = quick_error(BLAST, &["--queues", "1,2", "--csv", "-"]);
+    assert!(l.contains("--csv - is not supported"), "{l}");
     assert!(!dir.join("same.json").exists());
 }
 

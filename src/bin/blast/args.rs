@@ -208,15 +208,28 @@ pub struct Args {
     /// Print a line a second during ladder steps too
     #[arg(long)]
     pub live: bool,
-    /// Write the summary (or the whole ladder) with its configuration and environment as JSON to this file
-    #[arg(long, value_name = "FILE")]
+    /// Write the summary (or the whole ladder) with its configuration and environment as JSON to
+    /// this file; - writes it to stdout, and every other line goes to stderr
+    #[arg(long, value_name = "FILE|-")]
     pub json: Option<PathBuf>,
+    /// Write the run as JSON lines while it goes (start, a tick a second, each step or trial,
+    /// end; docs/json.md, "Events") to this file; - writes them to stdout (other lines to stderr)
+    #[arg(long, value_name = "FILE|-")]
+    pub events: Option<PathBuf>,
     /// Write the ladder as CSV, one row per step, to this file
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// Draw received Mpps against queues and Gb/s against frame size to this SVG file
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Print shell completions (bash, zsh, fish, elvish, powershell) for this tool and exit
+    #[arg(long, value_name = "SHELL", hide = true)]
+    #[serde(skip)]
+    pub generate_completions: Option<clap_complete::Shell>,
+    /// Print this tool's man page (roff) and exit
+    #[arg(long, hide = true)]
+    #[serde(skip)]
+    pub generate_man: bool,
     /// More log output (-v debug, -vv trace)
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,

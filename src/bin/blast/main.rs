@@ -20,6 +20,7 @@ use blastdrop::fail::{self, Failure};
 use blastdrop::sender::{Addressing, Sender, SenderConfig};
 use blastdrop::session::{self, Started};
 use blastdrop::signals;
+use blastdrop::{events, out};
 
 use args::Args;
 use mode::Mode;
@@ -31,14 +32,27 @@ fn main() -> ExitCode {
     };
     session::init_logging(args.verbose);
     signals::install();
-    match run(args) {
+    let result = run(args);
+    events::end(result.is_ok(), result.as_ref().err().map(|f| f.message.as_str()));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => fail::report("blast", &f),
     }
 }
 
 fn run(args: Args) -> Result<(), Failure> {
+    if session::generated_docs::<Args>(args.generate_completions, args.generate_man)? {
+        return Ok(());
+    }
     let mode = Mode::from_args(&args)?;
+    // A record or stream on stdout: every human line goes to stderr.
+    if args.json.as_deref().is_some_and(out::is_stdout) {
+        out::human_to_stderr();
+    }
+    if let Some(path) = &args.events {
+        events::open("blast", path)?;
+        events::emit("start", &serde_json::json!({ "mode": mode.name(), "version": env!("CARGO_PKG_VERSION"), "config": &args }));
+    }
     let started = session::start_eal("blast", &args.eal, args.max_queues(), &args.port)?;
     let largest = match &mode {
         Mode::Replay(r) => Some(r.capture.largest() as u32),
@@ -77,7 +91,7 @@ fn sender(args: &Args, started: &Started, largest: Option<u32>) -> Result<Sender
         },
     };
     let sender = Sender::new(&started.eal, cfg)?;
-    println!(
+    blastdrop::say!(
         "blast: memory: {}; {}",
         sender.mempools[0].describe("TX mempools"),
         sender.mempools[1].describe(if args.reflect { "RX mempool (reflected probes)" } else { "RX mempool (unused by blast)" })

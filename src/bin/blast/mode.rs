@@ -75,6 +75,16 @@ pub struct Knee {
 }
 
 impl Mode {
+    /// The record's `mode`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::Single(_) => "single",
+            Mode::Ladder(_) => "ladder",
+            Mode::Knee(_) => "knee",
+            Mode::Replay(_) => "replay",
+        }
+    }
+
     /// Checks the flags against each other (in the order the errors have
     /// always been reported) and the output files, then resolves the mode.
     pub fn from_args(args: &Args) -> Result<Mode, Failure> {
@@ -145,6 +155,13 @@ fn check(args: &Args) -> Result<(), Failure> {
     if args.find_knee {
         check_knee(args)?;
     }
+    if (args.csv.is_some() || args.plot.is_some()) && !is_ladder(args) {
+        let what =
+            if args.find_knee { "a knee search writes its trials with --json" } else { "a single step writes its summary with --json" };
+        return Err(Failure::usage(format!(
+            "--csv and --plot draw a ladder's steps and {what}: leave them out, or run a ladder (a --queues or --size list, --repeat, or --peer)"
+        )));
+    }
     if args.group.is_some() {
         if args.peer.is_none() {
             return Err(Failure::usage("--group joins a group trial at drop: give --peer ADDR:PORT (drop --listen)"));
@@ -171,7 +188,12 @@ fn check(args: &Args) -> Result<(), Failure> {
         StepLayout::new(q, args.port.len() as u16, args.flows.unwrap_or(u32::from(q)), args.src_port).map_err(session::layout_failure)?;
     }
     // Output files are checked now, not after the whole run.
-    session::check_outputs(&[("--json", args.json.as_deref()), ("--csv", args.csv.as_deref()), ("--plot", args.plot.as_deref())])
+    session::check_outputs(&[
+        ("--json", args.json.as_deref()),
+        ("--events", args.events.as_deref()),
+        ("--csv", args.csv.as_deref()),
+        ("--plot", args.plot.as_deref()),
+    ])
 }
 
 /// --shape against --rate.
@@ -249,7 +271,7 @@ fn check_replay(args: &Args) -> Result<(), Failure> {
             Err(Failure::usage("--pcap-timing rate replays evenly at one --rate (frames per second over all queues, e.g. 1M)"))
         }
         (_, Some(_)) => Err(Failure::usage("--rate paces a replay only with --pcap-timing rate: leave it out, or give --pcap-timing rate")),
-        _ => session::check_outputs(&[("--json", args.json.as_deref())]),
+        _ => session::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref())]),
     }
 }
 

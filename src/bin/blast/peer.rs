@@ -76,7 +76,7 @@ pub fn join(p: &mut Peer, args: &Args, plan: control::StepPlan, sender: &mut Sen
     let req = Request::Join { group: group.clone(), senders, plan };
     match p.call(req).map_err(|e| Failure::runtime(format!("--group {group}: {e}")))? {
         Response::Joined { member, senders, stream_base, stream_count } => {
-            println!(
+            blastdrop::say!(
                 "blast: member {member} of group {group} ({senders} senders); stream ids {stream_base} to {}",
                 stream_base + stream_count - 1
             );
@@ -271,6 +271,8 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
         }
         (None, None) => rec.error = Some("interrupted before the window closed".into()),
     }
+    // Every measured step, a knee's trials too, as it ends.
+    blastdrop::events::emit("step", &rec);
     Ok((rec, failure, outcome.interrupted))
 }
 

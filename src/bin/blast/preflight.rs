@@ -37,13 +37,13 @@ fn preflight_port(args: &Args, side: &TxSide) -> Result<(), Failure> {
     let sample = side.watch.sample();
     for (n, v) in names.iter().zip(&sample.values) {
         if limits::ENA_LEVELS.contains(&n.as_str()) {
-            println!("blast: pre-flight ({}): {n} = {v}", info.name);
+            blastdrop::say!("blast: pre-flight ({}): {n} = {v}", info.name);
         }
     }
     if let Some(state) = &side.ena {
-        println!("blast: {}: {}", info.name, state.describe());
+        blastdrop::say!("blast: {}: {}", info.name, state.describe());
     }
-    println!(
+    blastdrop::say!(
         "blast: pre-flight on net_ena port {} passed: own source MAC, --src-ip set, IPv4 checksum valid; watching {}",
         info.name,
         names.join(", ")

@@ -215,7 +215,7 @@ fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<RewriteSt
 /// What is about to be sent, before it is.
 fn announce(c: &CaptureRecord, s: &capture::Schedule, queues: u16, sender: &Sender, peer: Option<&control::PeerInfo>) {
     let kinds: Vec<String> = c.kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    println!(
+    blastdrop::say!(
         "blast: capture {} ({}): {} frames, {} flow(s), {:.6} s captured, {:.1} KB of frames, largest {} B (FCS incl.); {:.1} KB in memory; {}",
         c.file,
         c.format,
@@ -228,25 +228,25 @@ fn announce(c: &CaptureRecord, s: &capture::Schedule, queues: u16, sender: &Send
         kinds.join(", ")
     );
     match &c.rewrite {
-        Some(r) => println!(
+        Some(r) => blastdrop::say!(
             "blast: addresses rewritten to this port's: MACs of {} frames, IPv4 addresses of {}; L4 checksums computed {}, zeroed {} (probe frames), left {}",
             r.macs, r.ipv4, r.l4_checksums_computed, r.udp_checksums_zeroed, r.l4_checksums_left
         ),
-        None => println!("blast: addresses kept as captured (--pcap-keep-addresses)"),
+        None => blastdrop::say!("blast: addresses kept as captured (--pcap-keep-addresses)"),
     }
     if c.out_of_order > 0 {
-        println!("blast: {} frame(s) are timed before the frame ahead of them: each leaves at the earlier time", c.out_of_order);
+        blastdrop::say!("blast: {} frame(s) are timed before the frame ahead of them: each leaves at the earlier time", c.out_of_order);
     }
     let idle = s.idle_queues();
     if !idle.is_empty() {
-        println!("blast: queue(s) {idle:?} get no frames: the capture's flows all fall on the others");
+        blastdrop::say!("blast: queue(s) {idle:?} get no frames: the capture's flows all fall on the others");
     }
     let side = &sender.sides()[0];
     let length = match s.timing {
         Timing::Fast => "as fast as the queues take them".to_string(),
         _ => format!("over {:.6} s", s.duration_ns() as f64 / 1e9),
     };
-    println!(
+    blastdrop::say!(
         "blast: replaying on port {} ({}, {}), {queues} queue(s) by flow, timing {}, {} pass(es): {} frames {length}; {}",
         side.port.id(),
         side.info.name,
@@ -338,8 +338,8 @@ fn summarize(
 }
 
 fn print_summary(s: &Summary) {
-    println!("--- blast replay summary (sender-side: frames accepted by tx_burst) ---");
-    println!(
+    blastdrop::say!("--- blast replay summary (sender-side: frames accepted by tx_burst) ---");
+    blastdrop::say!(
         "sent {} frames, {} bytes in {:.6} s: {:.3} Mpps, {:.3} Gb/s of frames, {:.3} Gb/s on the wire (+20 B/frame){}",
         s.sent.packets,
         s.sent.bytes,
@@ -349,33 +349,33 @@ fn print_summary(s: &Summary) {
         s.sent.wire_gbps,
         if s.interrupted { "  (interrupted)" } else { "" }
     );
-    println!(
+    blastdrop::say!(
         "probes in {} frames, none in {} (no room: not UDP over IPv4, a VLAN tag, IP options, or under 18 B of payload; or --pcap-keep-payload)",
         s.stamped, s.unstamped
     );
     let t = &s.timing;
     if t.timing == "fast" {
-        println!("timing fast: no schedule to keep");
+        blastdrop::say!("timing fast: no schedule to keep");
     } else {
         let g = &t.gap_error;
-        println!(
+        blastdrop::say!(
             "timing {} ({} pass(es)): {} frames due by the end, {} sent; gap error (|gap sent - gap captured|, per queue) P50 {:.2} us, P90 {:.2}, P99 {:.2}, max {:.2} over {} gaps; late P50 {:.2} us, P99 {:.2}, max {:.2}",
             t.timing, t.passes, t.due, s.sent.packets, g.p50_us, g.p90_us, g.p99_us, g.max_us, g.count, t.lateness.p50_us, t.lateness.p99_us, t.lateness.max_us
         );
-        println!(
+        blastdrop::say!(
             "timing {}: {} frame(s) left more than {LATE_US} us late (held: at most {HELD_PCT}% of frames)",
             if t.held { "held" } else { "NOT held" },
             t.late_frames
         );
     }
-    println!("ring-full retries {}  alloc failures {}  unsent at stop {}", s.ring_full_retries, s.alloc_failures, s.unsent);
+    blastdrop::say!("ring-full retries {}  alloc failures {}  unsent at stop {}", s.ring_full_retries, s.alloc_failures, s.unsent);
     if let (Some(rx), Some(loss), Some(f)) = (&s.received, s.loss_pct, &s.receiver) {
-        println!(
+        blastdrop::say!(
             "received at drop (receiver-side, one window around the replay): {} frames, {:.3} Mpps, {:.3} Gb/s on the wire over the trial; loss {loss:.3}%",
             rx.packets, rx.mpps, rx.wire_gbps
         );
         let sizes: Vec<String> = f.sizes.iter().map(|x| format!("{} B: {}", x.size, x.frames)).collect();
-        println!(
+        blastdrop::say!(
             "  probes {} (lost {}, reordered {}, duplicates {}), non-probe frames {}; probe frames by size: {}",
             f.probe.received,
             f.probe.lost,
@@ -386,14 +386,20 @@ fn print_summary(s: &Summary) {
         );
     }
     let whose = if s.receiver.is_some() { "both ends' counters" } else { "sender-side counters only" };
-    println!("limit: {} ({whose})", s.limit);
+    blastdrop::say!("limit: {} ({whose})", s.limit);
     for l in &s.verdict.limits {
-        println!("  {}: {}", l.kind.as_str(), l.evidence);
+        blastdrop::say!("  {}: {}", l.kind.as_str(), l.evidence);
     }
     for q in &s.queues {
-        println!(
+        blastdrop::say!(
             "  q{} (lcore {}): {} frames ({} with a probe), {:.3} Mpps, {:.1} cycles/pkt, {} retries",
-            q.queue, q.lcore, q.sent.packets, q.stamped, q.sent.mpps, q.cycles_per_packet, q.ring_full_retries
+            q.queue,
+            q.lcore,
+            q.sent.packets,
+            q.stamped,
+            q.sent.mpps,
+            q.cycles_per_packet,
+            q.ring_full_retries
         );
     }
 }

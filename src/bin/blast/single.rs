@@ -137,7 +137,7 @@ fn announce(args: &Args, m: &Single, sender: &Sender) {
         (None, None) => unreachable!("a duration defaults when there is no count"),
     };
     let ports: Vec<String> = sender.sides().iter().map(|s| format!("{} ({}, {})", s.port.id(), s.info.name, s.info.driver)).collect();
-    println!(
+    blastdrop::say!(
         "blast: port{} {}, {} queue(s), {} (FCS incl.), {} flow(s), {}, {}; sender-side figures",
         if ports.len() > 1 { "s" } else { "" },
         ports.join(" + "),
@@ -229,15 +229,20 @@ fn lanes(m: &Single, sender: &Sender, outcome: &StepOutcome) -> (Vec<QueueSummar
 }
 
 fn print_summary(s: &Summary) {
-    println!("--- blast summary (sender-side: frames accepted by tx_burst) ---");
-    println!(
+    blastdrop::say!("--- blast summary (sender-side: frames accepted by tx_burst) ---");
+    blastdrop::say!(
         "sent {} frames, {} bytes in {:.3} s: {:.3} Mpps, {:.3} Gb/s of frames, {:.3} Gb/s on the wire (+20 B/frame)",
-        s.sent.packets, s.sent.bytes, s.sent.seconds, s.sent.mpps, s.sent.frame_gbps, s.sent.wire_gbps
+        s.sent.packets,
+        s.sent.bytes,
+        s.sent.seconds,
+        s.sent.mpps,
+        s.sent.frame_gbps,
+        s.sent.wire_gbps
     );
     if let Some(o) = s.offered_mpps {
-        println!("offered {o:.3} Mpps (paced)");
+        blastdrop::say!("offered {o:.3} Mpps (paced)");
     }
-    println!(
+    blastdrop::say!(
         "cycles/pkt {:.1}  ring-full retries {}  alloc failures {}  unsent at stop {}  port opackets {} oerrors {}{}",
         s.cycles_per_packet,
         s.ring_full_retries,
@@ -253,28 +258,45 @@ fn print_summary(s: &Summary) {
     } else {
         format!("a queue's sends {:.2} us apart (median {:.2}, spread {:.2})", a.mean_gap_us, a.median_gap_us, a.gap_spread)
     };
-    println!(
+    blastdrop::say!(
         "shape: {} asked; achieved {:.3} Mpps, {:.2} frames per send (max {}), {gaps}",
-        s.shape, a.achieved_mpps, a.frames_per_send, a.max_frames_per_send
+        s.shape,
+        a.achieved_mpps,
+        a.frames_per_send,
+        a.max_frames_per_send
     );
     if let (Some(l), Some(n)) = (&s.latency, s.reflected) {
-        println!("round trip (reflected by drop, {n} probes back of {} sent): {}", s.sent.packets, l.line());
+        blastdrop::say!("round trip (reflected by drop, {n} probes back of {} sent): {}", s.sent.packets, l.line());
     }
-    println!("limit: {} (sender-side counters only; with --peer the receiver's count too)", s.limit);
+    blastdrop::say!("limit: {} (sender-side counters only; with --peer the receiver's count too)", s.limit);
     for l in &s.verdict.limits {
-        println!("  {}: {}", l.kind.as_str(), l.evidence);
+        blastdrop::say!("  {}: {}", l.kind.as_str(), l.evidence);
     }
     for p in &s.ports {
         let limit = p.limit();
-        println!(
+        blastdrop::say!(
             "  port {} ({}, {} queue(s)): {:.3} Mpps, {} frames, {:.3} Gb/s wire, port opackets {} oerrors {}; limit: {}",
-            p.port, p.name, p.queues, p.sent.mpps, p.sent.packets, p.sent.wire_gbps, p.sender_opackets, p.sender_oerrors, limit
+            p.port,
+            p.name,
+            p.queues,
+            p.sent.mpps,
+            p.sent.packets,
+            p.sent.wire_gbps,
+            p.sender_opackets,
+            p.sender_oerrors,
+            limit
         );
     }
     for q in &s.queues {
-        println!(
+        blastdrop::say!(
             "  q{} (port {}, lcore {}): {:.3} Mpps, {} frames, {:.1} cycles/pkt, {} retries",
-            q.queue, q.port, q.lcore, q.sent.mpps, q.sent.packets, q.cycles_per_packet, q.ring_full_retries
+            q.queue,
+            q.port,
+            q.lcore,
+            q.sent.mpps,
+            q.sent.packets,
+            q.cycles_per_packet,
+            q.ring_full_retries
         );
     }
 }

@@ -101,9 +101,22 @@ pub(crate) struct Args {
     /// Streams sequence-checked per queue (stream ids at or above are counted as untracked)
     #[arg(long, default_value_t = 4096, value_parser = parse::streams)]
     pub(crate) streams: usize,
-    /// Write the summary with its configuration and environment as JSON to this file
-    #[arg(long, value_name = "FILE")]
+    /// Write the summary with its configuration and environment as JSON to this file; - writes
+    /// it to stdout, and every other line goes to stderr
+    #[arg(long, value_name = "FILE|-")]
     pub(crate) json: Option<PathBuf>,
+    /// Write the run as JSON lines while it goes (start, a tick a second, each window served,
+    /// end; docs/json.md, "Events") to this file; - writes them to stdout (other lines to stderr)
+    #[arg(long, value_name = "FILE|-")]
+    pub(crate) events: Option<PathBuf>,
+    /// Print shell completions (bash, zsh, fish, elvish, powershell) for this tool and exit
+    #[arg(long, value_name = "SHELL", hide = true)]
+    #[serde(skip)]
+    pub(crate) generate_completions: Option<clap_complete::Shell>,
+    /// Print this tool's man page (roff) and exit
+    #[arg(long, hide = true)]
+    #[serde(skip)]
+    pub(crate) generate_man: bool,
     /// More log output (-v debug, -vv trace)
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,

@@ -60,6 +60,7 @@ pub(crate) fn unix_now() -> u64 {
 
 impl History {
     fn push(&mut self, f: WindowFigures) {
+        blastdrop::events::emit("window", &f);
         if let Some(s) = self.sessions.back_mut() {
             s.windows += 1;
             s.incomplete_windows += u64::from(f.incomplete.is_some());
@@ -102,7 +103,7 @@ impl Backend for DropBackend {
             {
                 let mut rx = lock(&self.rx);
                 if let Some(what) = rx.supervise().map_err(failed)? {
-                    println!("drop: {what}");
+                    blastdrop::say!("drop: {what}");
                 }
                 if rx.receiving() {
                     self.baseline = Some(rx.open_window());
@@ -122,7 +123,7 @@ impl Backend for DropBackend {
         let b = rx.snapshot();
         let mut f = rx.window(&a, &b)?;
         f.window = window;
-        println!(
+        blastdrop::say!(
             "drop: window {window}: received {} frames, {} bytes in {:.3} s on {} queue(s) ({:.3} Mpps); imissed {} rx_nombuf {} lost {}",
             f.packets,
             f.bytes,
@@ -134,7 +135,7 @@ impl Backend for DropBackend {
             f.probe.lost
         );
         if let Some(a) = &f.arrivals {
-            println!("drop: arrivals in window {window}: {}", blastdrop::report::arrivals_text(a));
+            blastdrop::say!("drop: arrivals in window {window}: {}", blastdrop::report::arrivals_text(a));
         }
         self.history.lock().unwrap_or_else(|e| e.into_inner()).push(f.clone());
         Ok(f)
@@ -150,7 +151,7 @@ impl Backend for DropBackend {
         };
         f.window = window;
         f.incomplete = Some(format!("{why}{}", f.incomplete.as_ref().map_or(String::new(), |e| format!("; {e}"))));
-        println!("drop: window {window} incomplete ({why}): {} frames until then; not a measurement", f.packets);
+        blastdrop::say!("drop: window {window} incomplete ({why}): {} frames until then; not a measurement", f.packets);
         self.history.lock().unwrap_or_else(|e| e.into_inner()).push(f);
     }
 

@@ -22,7 +22,7 @@ pub(crate) fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instan
     loop {
         std::thread::sleep(Duration::from_millis(10));
         match lock(rx).supervise() {
-            Ok(Some(what)) => println!("drop: {what}"),
+            Ok(Some(what)) => blastdrop::say!("drop: {what}"),
             Ok(None) => {}
             Err(f) => tracing::error!("{}", f.message),
         }
@@ -132,8 +132,23 @@ impl Live {
             limits::receiver_verdict(&receiver_counters(d.packets, &ds, &xs, d.lost, !args.count_only, busy)).label()
         };
         self.prev_xs = Some(xs_now);
+        blastdrop::events::emit(
+            "tick",
+            &blastdrop::events::TickEvent {
+                elapsed: tick.elapsed.as_secs_f64(),
+                side: "received",
+                mpps: r.mpps,
+                wire_gbps: r.wire_gbps,
+                queues: lane_now
+                    .iter()
+                    .zip(self.prev_q.iter())
+                    .map(|(c, p)| c.packets.saturating_sub(p.packets) as f64 / tick.secs / 1e6)
+                    .collect(),
+                limit: Some(second.clone()),
+            },
+        );
         let per_q = tick.per_queue(lane_now, &mut self.prev_q);
-        println!(
+        blastdrop::say!(
             "{} received {} Mpps  {:7.3} Gb/s wire (+20 B/frame)  | {} | imissed {} rx_nombuf {} | lost {} reordered {} dup {} no-probe {}{} | limit: {second}",
             tick.stamp(),
             report::mpps(r.mpps),

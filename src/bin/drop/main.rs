@@ -50,19 +50,31 @@ fn main() -> ExitCode {
     };
     session::init_logging(args.verbose);
     signals::install();
-    match run(args) {
+    let result = run(args);
+    blastdrop::events::end(result.is_ok(), result.as_ref().err().map(|f| f.message.as_str()));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => fail::report("drop", &f),
     }
 }
 
 fn run(args: Args) -> Result<(), Failure> {
+    if session::generated_docs::<Args>(args.generate_completions, args.generate_man)? {
+        return Ok(());
+    }
     check(&args)?;
+    if args.json.as_deref().is_some_and(blastdrop::out::is_stdout) {
+        blastdrop::out::human_to_stderr();
+    }
+    if let Some(path) = &args.events {
+        blastdrop::events::open("drop", path)?;
+        blastdrop::events::emit("start", &serde_json::json!({ "version": env!("CARGO_PKG_VERSION"), "config": &args }));
+    }
     let secret = secret(&args)?;
     let listener = listener(&args, secret.is_some())?;
     let started = session::start_eal("drop", &args.eal, args.queues, &args.port)?;
     let mut receiver = Receiver::new(&started.eal, receiver_config(&args))?;
-    println!("drop: memory: {}", receiver.mempools[0].describe("RX mempools"));
+    blastdrop::say!("drop: memory: {}", receiver.mempools[0].describe("RX mempools"));
     // Listening, a ladder chooses the queue count; start small.
     let first = if listener.is_some() { 1 } else { args.queues };
     receiver.start(first)?;
@@ -117,7 +129,7 @@ fn check(args: &Args) -> Result<(), Failure> {
     if args.streams == 0 || args.streams > 65536 {
         return Err(Failure::usage("--streams must be from 1 to 65536"));
     }
-    session::check_outputs(&[("--json", args.json.as_deref())])
+    session::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref())])
 }
 
 /// The shared secret, from --token-file, BLASTDROP_TOKEN or --token.
@@ -201,12 +213,12 @@ fn announce(receiver: &Receiver, args: &Args, first: u16) {
     }
     for side in receiver.sides() {
         if let Some(state) = &side.ena {
-            println!("drop: {}: {}", side.info.name, state.describe());
+            blastdrop::say!("drop: {}: {}", side.info.name, state.describe());
         }
     }
     let nports = receiver.sides().len();
     let described: Vec<String> = receiver.sides().iter().map(|s| format!("{} ({}, {})", s.port.id(), s.info.name, s.info.driver)).collect();
-    println!(
+    blastdrop::say!(
         "drop: port{} {}, {} queue(s), frames up to {} B, link {}{}{}; receiver-side figures",
         if nports > 1 { "s" } else { "" },
         described.join(" + "),

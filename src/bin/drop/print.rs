@@ -3,12 +3,12 @@
 use crate::summary::Summary;
 
 pub(crate) fn print_summary(s: &Summary) {
-    println!("--- drop summary (receiver-side: frames that arrived) ---");
-    println!(
+    blastdrop::say!("--- drop summary (receiver-side: frames that arrived) ---");
+    blastdrop::say!(
         "received {} frames, {} bytes in {:.3} s (first to last arrival): {:.3} Mpps, {:.3} Gb/s of frames, {:.3} Gb/s on the wire (+20 B/frame)",
         s.received.packets, s.received.bytes, s.received.seconds, s.received.mpps, s.received.frame_gbps, s.received.wire_gbps
     );
-    println!(
+    blastdrop::say!(
         "probe: {} streams, lost {} reordered {} duplicates {} late {}  no-probe frames {}  untracked {}{}",
         s.streams.len(),
         s.probe.lost,
@@ -19,7 +19,7 @@ pub(crate) fn print_summary(s: &Summary) {
         s.untracked,
         if s.probe.restarts > 0 { format!("  ({} stream starts of a new sender run)", s.probe.restarts) } else { String::new() }
     );
-    println!(
+    blastdrop::say!(
         "port: ipackets {}{} imissed {} rx_nombuf {} ierrors {}  cycles/pkt {:.1}{}",
         s.port.ipackets,
         if s.port_counters_reset { " (device reset its counters before the end; last live read)" } else { "" },
@@ -29,18 +29,18 @@ pub(crate) fn print_summary(s: &Summary) {
         s.cycles_per_packet,
         if s.interrupted { "  (interrupted)" } else { "" }
     );
-    println!("limit: {} [receiver-side, from drop's own counters]", s.limit);
+    blastdrop::say!("limit: {} [receiver-side, from drop's own counters]", s.limit);
     for l in &s.verdict.limits {
-        println!("  {}: {}", l.kind.as_str(), l.evidence);
+        blastdrop::say!("  {}: {}", l.kind.as_str(), l.evidence);
     }
     if s.faults > 0 {
-        println!("faults: {} burst(s) caught when a memif peer left under them (their frames are not counted)", s.faults);
+        blastdrop::say!("faults: {} burst(s) caught when a memif peer left under them (their frames are not counted)", s.faults);
     }
     print_arrivals(s);
     if !s.sizes.is_empty() {
         let by_size: Vec<String> = s.sizes.iter().map(|x| format!("{} B: {}", x.size, x.frames)).collect();
         let other = if s.sizes_other > 0 { format!(", other sizes: {}", s.sizes_other) } else { String::new() };
-        println!("probe frames by size (FCS incl.): {}{other}", by_size.join(", "));
+        blastdrop::say!("probe frames by size (FCS incl.): {}{other}", by_size.join(", "));
     }
     print_rows(s);
 }
@@ -54,14 +54,14 @@ fn print_arrivals(s: &Summary) {
         }
         _ => String::new(),
     };
-    println!(
+    blastdrop::say!(
         "arrivals: {} full polls (frames waiting beyond one poll), backlog up to {} frames{per_interval}{}",
         a.full_polls,
         a.max_backlog_frames,
         if s.reflect_drops > 0 { format!("; reflect: {} frames the TX queue refused", s.reflect_drops) } else { String::new() }
     );
     if let Some(o) = &s.one_way {
-        println!(
+        blastdrop::say!(
             "one way (by both hosts' CLOCK_REALTIME; this host's clock {}): {}{}",
             match o.sync {
                 Some(c) if c.synchronized => format!("synchronised, max error {} us", c.max_error_us),
@@ -81,7 +81,7 @@ fn print_arrivals(s: &Summary) {
 /// Each port's and each queue's share.
 fn print_rows(s: &Summary) {
     for p in &s.ports {
-        println!(
+        blastdrop::say!(
             "  port {} ({}): {:.3} Mpps, {} frames, lost {}; device: ipackets {} imissed {} rx_nombuf {} ierrors {}",
             p.port,
             p.name,
@@ -95,7 +95,7 @@ fn print_rows(s: &Summary) {
         );
     }
     for q in &s.queues {
-        println!(
+        blastdrop::say!(
             "  q{} (port {}, lcore {}): {:.3} Mpps, {} frames, {:.1} cycles/pkt, lost {} reordered {} dup {}",
             q.queue,
             q.port,

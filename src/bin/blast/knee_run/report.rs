@@ -10,7 +10,7 @@ use crate::mode::Knee;
 
 /// The line that opens the search.
 pub fn announce(args: &Args, m: &Knee, max_rate: f64, qualifiers: &Qualifiers, info: &PeerInfo) {
-    println!(
+    blastdrop::say!(
         "blast: knee search from {:.3} Mpps down, {}: NDR loss <= {}%, PDR loss <= {}%{}; {:.1?} search trials, {:.1?} confirmations, {:.1?} warm-up each; receiver: drop on {} ({}); receiver-side figures; a trial the sender falls more than {}% short on counts at the rate it delivered",
         max_rate / 1e6,
         qualifiers.text(),
@@ -58,8 +58,8 @@ pub fn sentence(args: &Args, qualifiers: &Qualifiers, k: f64, sender_limited: bo
 /// The results: NDR and PDR, the ceiling (or why there is none), latency
 /// under load, and the sentence when asked for.
 pub fn print_result(args: &Args, search: &Search, result: &KneeResult, qualifiers: &Qualifiers, max_rate: f64, under_load: &[LoadPoint]) {
-    println!();
-    println!(
+    blastdrop::say!();
+    blastdrop::say!(
         "NDR (loss <= {}%): {}; PDR (loss <= {}%): {}  [{}; receiver-side]",
         args.loss,
         result.ndr,
@@ -70,7 +70,7 @@ pub fn print_result(args: &Args, search: &Search, result: &KneeResult, qualifier
     print_ceiling(args, search, result, qualifiers, max_rate);
     for l in under_load {
         if let Some(s) = &l.step.latency {
-            println!(
+            blastdrop::say!(
                 "latency at {}% of the knee ({:.3} Mpps offered, round trip): {}",
                 l.share_pct,
                 l.step.offered_mpps.unwrap_or(0.0),
@@ -80,7 +80,7 @@ pub fn print_result(args: &Args, search: &Search, result: &KneeResult, qualifier
     }
     if args.sentence {
         if let Some(s) = &result.sentence {
-            println!("{s}");
+            blastdrop::say!("{s}");
         }
     }
 }
@@ -89,7 +89,7 @@ pub fn print_result(args: &Args, search: &Search, result: &KneeResult, qualifier
 fn print_ceiling(args: &Args, search: &Search, result: &KneeResult, qualifiers: &Qualifiers, max_rate: f64) {
     match search.result(Goal::Pdr) {
         Some(k) => {
-            println!(
+            blastdrop::say!(
                 "ceiling for this traffic: {}{:.3} Mpps{}, committable at {:.0}% of it: {:.3} Mpps  [{}{}]",
                 if result.sender_limited { "at least " } else { "" },
                 k / 1e6,
@@ -106,7 +106,7 @@ fn print_ceiling(args: &Args, search: &Search, result: &KneeResult, qualifiers: 
         }
         None if search.bounds(Goal::Pdr).short_confirms > 0 => {
             let b = search.bounds(Goal::Pdr);
-            println!(
+            blastdrop::say!(
                 "no knee confirmed: the sender fell more than {}% short of the offered rate in {} of {} confirmations, so they could not count; lower --rate or give the sender more CPU{}",
                 DELIVERY_TOLERANCE * 100.0,
                 b.short_confirms,
@@ -115,9 +115,9 @@ fn print_ceiling(args: &Args, search: &Search, result: &KneeResult, qualifiers: 
             );
         }
         None if search.gave_up(Goal::Pdr) => {
-            println!("no knee confirmed: {} full-length confirmations failed", search.bounds(Goal::Pdr).failed_confirms)
+            blastdrop::say!("no knee confirmed: {} full-length confirmations failed", search.bounds(Goal::Pdr).failed_confirms)
         }
-        None => println!("no rate down to {:.3} Mpps kept loss within {}%: no knee", max_rate / 1000.0 / 1e6, args.pdr_loss),
+        None => blastdrop::say!("no rate down to {:.3} Mpps kept loss within {}%: no knee", max_rate / 1000.0 / 1e6, args.pdr_loss),
     }
 }
 
@@ -132,7 +132,7 @@ pub fn print_trial(t: &Trial, next: &Next, counted: &Counted, i: usize, args: &A
             None => format!(", {} no samples", pct.to_uppercase()),
         }
     });
-    println!(
+    blastdrop::say!(
         "  trial {i} ({}{}): offered {:.3} Mpps, sent {:.3}, received {:.3}, loss {:.3}%{lat}; limit: {}{}{}",
         match (next.kind, next.full_length) {
             (TrialKind::Confirm, _) => "confirm",

@@ -72,7 +72,7 @@ impl<'a> Trials<'a> {
         if let Some(e) = failure {
             return Err(Failure::runtime(format!("knee search stopped: {e}")));
         }
-        println!("  unpaced: sent {:.3} Mpps, received {:.3} Mpps; limit: {}", rec.sent.mpps, rec.headline_mpps(), rec.limit());
+        blastdrop::say!("  unpaced: sent {:.3} Mpps, received {:.3} Mpps; limit: {}", rec.sent.mpps, rec.headline_mpps(), rec.limit());
         Ok(rec.sent.mpps * 1e6)
     }
 

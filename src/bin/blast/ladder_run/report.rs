@@ -15,7 +15,7 @@ use crate::mode::LadderRun;
 
 /// The line that opens the ladder.
 pub fn announce(args: &Args, m: &LadderRun, peer_info: Option<&PeerInfo>) {
-    println!(
+    blastdrop::say!(
         "blast: ladder of {}, {} run(s) each; {:.1?} warm-up then a {:.1?} window per step; {}; {}",
         m.ladder.describe(),
         args.repeat,
@@ -64,10 +64,10 @@ pub fn print_steps(
     records: &[StepRecord],
     aggregates: &[Aggregate],
 ) {
-    println!();
+    blastdrop::say!();
     let ena: Vec<String> =
         sender.sides().iter().filter_map(|s| s.ena.as_ref().map(|e| format!("; {}: {}", s.info.name, e.describe()))).collect();
-    println!(
+    blastdrop::say!(
         "sender: {} on {}, {}, {}{}{}",
         report::hostname(),
         report::Machine::read().describe(),
@@ -78,7 +78,7 @@ pub fn print_steps(
     );
     if let Some(r) = records.iter().find(|r| r.error.is_none()) {
         let traffic = if m.ladder.varies_traffic() { "rate and shape as in their columns".to_string() } else { m.ladder.traffic() };
-        println!(
+        blastdrop::say!(
             "every step: MTU {}, {traffic}, {} (FCS incl.); recv figures are drop's (receiver-side) where there is a --peer",
             r.mtu,
             match (&m.mix, m.ladder.sizes.as_slice()) {
@@ -88,15 +88,20 @@ pub fn print_steps(
             }
         );
     }
-    print!("{}", ladder::render_table(records));
+    blastdrop::out::say_str(&ladder::render_table(records));
     if args.repeat > 1 {
         let what = if peer_info.is_some() { "received" } else { "sent" };
-        println!("\nrepeats ({} runs per step): {} Mpps min / median / max", args.repeat, what);
+        blastdrop::say!("\nrepeats ({} runs per step): {} Mpps min / median / max", args.repeat, what);
         for a in aggregates {
             let traffic = a.offered_mpps.map_or(String::new(), |r| format!(" at {r:.3} Mpps {}", a.shape));
-            println!(
+            blastdrop::say!(
                 "  {:>4} queue(s) {:>6} B{traffic}: {:.3} / {:.3} / {:.3} Mpps  ({} runs)",
-                a.queues, a.size, a.mpps.min, a.mpps.median, a.mpps.max, a.runs
+                a.queues,
+                a.size,
+                a.mpps.min,
+                a.mpps.median,
+                a.mpps.max,
+                a.runs
             );
         }
     }
@@ -107,11 +112,11 @@ pub fn print_analysis(a: &Analysis, paced: Vec<f64>) {
     let side = if a.receiver_side { "receiver-side" } else { "sender-side" };
     match paced.as_slice() {
         [] => {}
-        [r] => println!(
+        [r] => blastdrop::say!(
             "note: every step was paced at {:.3} Mpps: steps with limit `none` delivered it: their rate is the pace, not a limit of the path",
             r / 1e6
         ),
-        _ => println!("note: the steps were paced at their offered rate: steps with limit `none` delivered it: their rate is the pace, not a limit of the path"),
+        _ => blastdrop::say!("note: the steps were paced at their offered rate: steps with limit `none` delivered it: their rate is the pace, not a limit of the path"),
     }
     let several = a.ceilings.iter().any(|c| c.offered_mpps != a.ceilings[0].offered_mpps || c.shape != a.ceilings[0].shape);
     for c in &a.ceilings {
@@ -126,12 +131,15 @@ pub fn print_analysis(a: &Analysis, paced: Vec<f64>) {
             format!("sub-linear before it (first step {:.3} Mpps/queue)", x.mpps_per_queue_first)
         };
         if x.reached {
-            println!(
+            blastdrop::say!(
                 "ceiling ({} B frames{traffic}): {:.3} Mpps at {} queues, limit: {}; growth {growth} [{side}]",
-                c.size, x.mpps, x.queues, c.limit
+                c.size,
+                x.mpps,
+                x.queues,
+                c.limit
             );
         } else {
-            println!(
+            blastdrop::say!(
                 "no ceiling ({} B frames{traffic}): still growing {}%+ per step up to {} queues ({:.3} Mpps, limit there: {}); growth {growth} [{side}]",
                 c.size, a.ceiling_threshold_pct, x.queues, x.mpps, c.limit
             );
@@ -140,12 +148,16 @@ pub fn print_analysis(a: &Analysis, paced: Vec<f64>) {
     if let Some(x) = &a.crossover {
         match x.first_size {
             Some(s) => {
-                println!("bandwidth: {} B frames are the smallest to reach {:.1} Gb/s of frames (within 3%) [{side}]", s, x.published_gbps)
+                blastdrop::say!(
+                    "bandwidth: {} B frames are the smallest to reach {:.1} Gb/s of frames (within 3%) [{side}]",
+                    s,
+                    x.published_gbps
+                )
             }
-            None => println!("bandwidth: no frame size reached {:.1} Gb/s of frames (within 3%) [{side}]", x.published_gbps),
+            None => blastdrop::say!("bandwidth: no frame size reached {:.1} Gb/s of frames (within 3%) [{side}]", x.published_gbps),
         }
         for v in &x.sizes {
-            println!("  {:>6} B: best {:.3} Gb/s of frames, held back by the {}", v.size, v.gbps, v.held_by);
+            blastdrop::say!("  {:>6} B: best {:.3} Gb/s of frames, held back by the {}", v.size, v.gbps, v.held_by);
         }
     }
 }
@@ -156,7 +168,7 @@ pub fn print_row(r: &StepRecord) {
         print_group(g, r);
     }
     for p in &r.ports {
-        println!(
+        blastdrop::say!(
             "    port {} ({}, {} queue(s)): sent {:.3} Mpps{}; limit: {}",
             p.port,
             p.name,
@@ -174,9 +186,12 @@ pub fn print_row(r: &StepRecord) {
 /// The group's table for a step: one row per member (its own sending and
 /// verdict, drop's count of its streams), then the superposed arrivals.
 fn print_group(g: &ladder::GroupStep, r: &StepRecord) {
-    println!(
+    blastdrop::say!(
         "    group {} ({} senders; this is member {}): all sent {:.3} Mpps; received and lost are drop's counts of each member's streams",
-        g.name, g.senders, g.member, r.sent.mpps
+        g.name,
+        g.senders,
+        g.member,
+        r.sent.mpps
     );
     let secs = if r.sent.mpps > 0.0 { r.sent.packets as f64 / (r.sent.mpps * 1e6) } else { 0.0 };
     for m in &g.members {
@@ -189,17 +204,17 @@ fn print_group(g: &ladder::GroupStep, r: &StepRecord) {
             (Some(c), Some(l)) => format!("; {c:.1} cycles/frame, sender-side limit: {l}"),
             _ => String::new(),
         };
-        println!("      member {} ({}): sent {} ({mpps:.3} Mpps){counted}{own}", m.member, m.client, m.sent_packets);
+        blastdrop::say!("      member {} ({}): sent {} ({mpps:.3} Mpps){counted}{own}", m.member, m.client, m.sent_packets);
     }
     if let Some(a) = r.receiver.as_ref().and_then(|f| f.arrivals.as_ref()) {
-        println!("      arrivals at drop: {}", blastdrop::report::arrivals_text(a));
+        blastdrop::say!("      arrivals at drop: {}", blastdrop::report::arrivals_text(a));
     }
 }
 
 fn print_step(r: &StepRecord) {
     match (&r.error, r.received) {
-        (Some(e), _) => println!("  step {} ({} queue(s), {} B): failed: {e}", r.step + 1, r.queues, r.size),
-        (None, Some(rx)) => println!(
+        (Some(e), _) => blastdrop::say!("  step {} ({} queue(s), {} B): failed: {e}", r.step + 1, r.queues, r.size),
+        (None, Some(rx)) => blastdrop::say!(
             "  step {} ({} queue(s), {} B, run {}): sent {:.3} Mpps, received {:.3} Mpps ({:.3} Gb/s wire), loss {:.3}%; limit: {}",
             r.step + 1,
             r.queues,
@@ -211,7 +226,7 @@ fn print_step(r: &StepRecord) {
             r.loss_pct.unwrap_or(0.0),
             r.limit()
         ),
-        (None, None) => println!(
+        (None, None) => blastdrop::say!(
             "  step {} ({} queue(s), {} B, run {}): sent {:.3} Mpps (sender-side; no receiver); limit: {}",
             r.step + 1,
             r.queues,

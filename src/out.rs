@@ -1,0 +1,44 @@
+//! Where the human lines go: stdout, or stderr when stdout carries a
+//! machine-readable record (`--json -`) or stream (`--events -`), so that
+//! what a script reads from stdout parses with nothing else in it.
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+static TO_STDERR: AtomicBool = AtomicBool::new(false);
+
+/// From now on human lines go to stderr.
+pub fn human_to_stderr() {
+    TO_STDERR.store(true, Relaxed);
+}
+
+/// Whether human lines go to stderr.
+pub fn to_stderr() -> bool {
+    TO_STDERR.load(Relaxed)
+}
+
+/// Writes `text` as it is (no newline added) where human lines go.
+pub fn say_str(text: &str) {
+    use std::io::Write;
+    if to_stderr() {
+        let _ = std::io::stderr().write_all(text.as_bytes());
+    } else {
+        let _ = std::io::stdout().write_all(text.as_bytes());
+    }
+}
+
+/// `println!` for human lines: to stdout, or to stderr under `--json -`.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        if $crate::out::to_stderr() {
+            eprintln!($($arg)*)
+        } else {
+            println!($($arg)*)
+        }
+    };
+}
+
+/// The path that means stdout.
+pub fn is_stdout(path: &std::path::Path) -> bool {
+    path.as_os_str() == "-"
+}

@@ -1,0 +1,134 @@
+//! Outputs a script can use: `--json -` (the record alone on stdout),
+//! `--events -` (JSON lines while the run goes, a tick a second and a
+//! final line), shell completions and man pages from the flags, and the
+//! Debian package (built, installed, run and removed).
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+fn null_eal() -> Vec<String> {
+    let mut e = eal_base();
+    e.extend(strings(&["--vdev=net_null0", "-l", "0,1"]));
+    e
+}
+
+fn with_eal(args: &[&str], eal: Vec<String>) -> Vec<String> {
+    let mut a = strings(args);
+    a.push("--".into());
+    a.extend(eal);
+    a
+}
+
+#[test]
+fn json_to_stdout_is_the_record_alone_for_blast_and_drop() {
+    let _g = heavy();
+    let out = run(BLAST, &with_eal(&["--duration", "1", "--rate", "100k", "--json", "-"], null_eal()), Duration::from_secs(30));
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let v: serde_json::Value =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("stdout is one JSON document: {e}\n{}", out.stdout));
+    assert_eq!(v["mode"], "single");
+    assert!(v["summary"]["sent"]["packets"].as_u64().unwrap() > 50_000, "{v}");
+    assert!(out.stderr.contains("--- blast summary"), "the human lines went to stderr: {}", out.stderr);
+
+    let out = run(DROP, &with_eal(&["--duration", "1", "--json", "-"], null_eal()), Duration::from_secs(30));
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let v: serde_json::Value =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("stdout is one JSON document: {e}\n{}", out.stdout));
+    assert_eq!(v["tool"], "drop");
+    assert!(v["summary"]["received"]["packets"].as_u64().unwrap() > 0, "{v}");
+    assert!(out.stderr.contains("--- drop summary"), "{}", out.stderr);
+}
+
+#[test]
+fn events_to_stdout_tick_every_second_and_end() {
+    let _g = heavy();
+    let out = run(BLAST, &with_eal(&["--duration", "3", "--rate", "100k", "--events", "-"], null_eal()), Duration::from_secs(30));
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let lines: Vec<serde_json::Value> =
+        out.stdout.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("a JSON line: {e}: {l}"))).collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"start"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"end"), "{kinds:?}");
+    assert_eq!(lines.last().unwrap()["ok"], true);
+    let ticks: Vec<&serde_json::Value> = lines.iter().filter(|l| l["event"] == "tick").collect();
+    assert!(ticks.len() >= 2, "a tick a second over 3 s: {kinds:?}");
+    for t in &ticks {
+        assert_eq!(t["tool"], "blast");
+        assert_eq!(t["side"], "sent");
+        assert!(t["mpps"].as_f64().unwrap() > 0.05, "{t}");
+        assert_eq!(t["queues"].as_array().unwrap().len(), 1);
+    }
+    let times: Vec<f64> = lines.iter().map(|l| l["time"].as_f64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[1] >= w[0]), "in time order");
+
+    // A failure still ends the stream, with the error.
+    let dir = scratch("events");
+    let ev = dir.join("e.jsonl");
+    let out = run(BLAST, &with_eal(&["--port", "9", "--events", ev.to_str().unwrap()], null_eal()), Duration::from_secs(30));
+    assert!(!out.status.success());
+    let text = std::fs::read_to_string(&ev).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!((last["event"].as_str(), last["ok"].as_bool()), (Some("end"), Some(false)), "{text}");
+    assert!(last["error"].as_str().unwrap().contains("port"), "{last}");
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_flags() {
+    for bin in [BLAST, DROP] {
+        let name = std::path::Path::new(bin).file_name().unwrap().to_str().unwrap().to_string();
+        for shell in ["bash", "zsh", "fish"] {
+            let out = run(bin, &strings(&["--generate-completions", shell]), Duration::from_secs(10));
+            assert!(out.status.success(), "{name} {shell}: {}", out.stderr);
+            assert!(out.stdout.contains("queues") && out.stdout.contains(&name), "{name} {shell}");
+        }
+        let out = run(bin, &strings(&["--generate-man"]), Duration::from_secs(10));
+        assert!(out.status.success(), "{}", out.stderr);
+        assert!(out.stdout.starts_with(".ie") || out.stdout.contains(".TH"), "{name}: roff");
+        assert!(out.stdout.contains("queues"), "{name}: the flags");
+    }
+}
+
+/// Removes the package however the test ends.
+struct Installed;
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("dpkg").args(["-r", "blastdrop"]).output();
+    }
+}
+
+#[test]
+fn the_debian_package_builds_installs_runs_and_removes() {
+    if !is_root() || std::process::Command::new("dpkg-deb").arg("--version").output().is_err() {
+        eprintln!("SKIP the_debian_package_builds_installs_runs_and_removes: needs root and dpkg-deb (CI has both)");
+        return;
+    }
+    let _g = heavy();
+    let dir = scratch("package");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = std::process::Command::new("bash").arg(format!("{root}/scripts/package")).arg(&dir).output().unwrap();
+    assert!(out.status.success(), "scripts/package: {}", String::from_utf8_lossy(&out.stderr));
+    let deb = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(deb.ends_with(".deb") && std::path::Path::new(&deb).exists(), "{deb}");
+    let info = std::process::Command::new("dpkg-deb").args(["-f", &deb, "Depends"]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&info.stdout).contains("librte-"),
+        "depends on the DPDK runtime: {}",
+        String::from_utf8_lossy(&info.stdout)
+    );
+
+    let _installed = Installed;
+    let i = std::process::Command::new("dpkg").args(["-i", &deb]).output().unwrap();
+    assert!(i.status.success(), "dpkg -i: {}{}", String::from_utf8_lossy(&i.stdout), String::from_utf8_lossy(&i.stderr));
+    let v = run("/usr/bin/blast", &strings(&["--version"]), Duration::from_secs(10));
+    assert!(v.status.success() && v.stdout.starts_with("blast "), "{}", v.stdout);
+    match std::process::Command::new("man").args(["-w", "blast"]).output() {
+        Ok(m) if m.status.success() => assert!(String::from_utf8_lossy(&m.stdout).contains("blast.1")),
+        _ => assert!(std::path::Path::new("/usr/share/man/man1/blast.1.gz").exists(), "the man page is installed"),
+    }
+    assert!(std::path::Path::new("/usr/share/bash-completion/completions/drop").exists());
+    let r = run("/usr/bin/blast", &with_eal(&["--duration", "1", "--rate", "10k"], null_eal()), Duration::from_secs(30));
+    assert!(r.status.success(), "the installed blast runs: {}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("--- blast summary"), "{}", r.stdout);
+}
