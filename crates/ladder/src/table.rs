@@ -1,3 +1,4 @@
+use serde::Serialize;
 use std::fmt::Write;
 
 use crate::StepRecord;
@@ -176,102 +177,171 @@ fn floor_and_ceiling(records: &[StepRecord]) -> Vec<String> {
     lines
 }
 
+/// One CSV row: a step (port "all"), or with several ports one port's
+/// share of it. The columns are the fields, in this order; empty where a
+/// figure does not apply (no receiver, no latency, a port row).
+#[derive(Debug, Default, Serialize)]
+struct CsvRow {
+    step: usize,
+    run: u32,
+    queues: u16,
+    size_bytes: u32,
+    size_mix: Option<String>,
+    flows: Option<u32>,
+    mtu: u32,
+    shape: String,
+    #[serde(serialize_with = "six_opt")]
+    offered_mpps: Option<f64>,
+    #[serde(serialize_with = "six")]
+    sent_mpps: f64,
+    sent_packets: u64,
+    #[serde(serialize_with = "six_opt")]
+    received_mpps: Option<f64>,
+    received_packets: Option<u64>,
+    #[serde(serialize_with = "six_opt")]
+    received_wire_gbps: Option<f64>,
+    #[serde(serialize_with = "six_opt")]
+    received_frame_gbps: Option<f64>,
+    #[serde(serialize_with = "six_opt")]
+    loss_pct: Option<f64>,
+    #[serde(serialize_with = "six")]
+    mpps_per_queue: f64,
+    #[serde(serialize_with = "six_opt")]
+    gain_mpps: Option<f64>,
+    #[serde(serialize_with = "two_opt")]
+    sender_cycles_per_packet: Option<f64>,
+    ring_full_retries: Option<u64>,
+    imissed: Option<u64>,
+    rx_nombuf: Option<u64>,
+    limit: String,
+    #[serde(serialize_with = "six_opt")]
+    achieved_mpps: Option<f64>,
+    #[serde(serialize_with = "six_opt")]
+    frames_per_send: Option<f64>,
+    #[serde(serialize_with = "six_opt")]
+    gap_spread: Option<f64>,
+    latency_samples: Option<u64>,
+    #[serde(serialize_with = "six_opt")]
+    p50_us: Option<f64>,
+    #[serde(serialize_with = "six_opt")]
+    p90_us: Option<f64>,
+    #[serde(serialize_with = "six_opt")]
+    p99_us: Option<f64>,
+    #[serde(serialize_with = "six_opt")]
+    p99_9_us: Option<f64>,
+    #[serde(serialize_with = "six_opt")]
+    p99_99_us: Option<f64>,
+    #[serde(serialize_with = "six_opt")]
+    max_us: Option<f64>,
+    port: String,
+    error: Option<String>,
+}
+
+/// Rates with six decimals, as the CSV has always written them.
+fn six<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{v:.6}"))
+}
+
+fn six_opt<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => six(x, s),
+        None => s.serialize_none(),
+    }
+}
+
+fn two_opt<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => s.serialize_str(&format!("{x:.2}")),
+        None => s.serialize_none(),
+    }
+}
+
+/// The CSV's header line (the row type's fields).
 pub const CSV_HEADER: &str = "step,run,queues,size_bytes,size_mix,flows,mtu,shape,offered_mpps,sent_mpps,sent_packets,received_mpps,received_packets,\
 received_wire_gbps,received_frame_gbps,loss_pct,mpps_per_queue,gain_mpps,sender_cycles_per_packet,ring_full_retries,imissed,rx_nombuf,limit,\
 achieved_mpps,frames_per_send,gap_spread,latency_samples,p50_us,p90_us,p99_us,p99_9_us,p99_99_us,max_us,port,error";
 
-fn num(v: Option<f64>) -> String {
-    v.map_or_else(String::new, |x| format!("{x:.6}"))
+fn step_row(records: &[StepRecord], r: &StepRecord) -> CsvRow {
+    let lat = r.latency.filter(|l| l.count > 0);
+    CsvRow {
+        step: r.step + 1,
+        run: r.run,
+        queues: r.queues,
+        size_bytes: r.size,
+        size_mix: r.size_mix.clone(),
+        flows: Some(r.flows),
+        mtu: r.mtu,
+        shape: r.shape.clone(),
+        offered_mpps: r.offered_mpps,
+        sent_mpps: r.sent.mpps,
+        sent_packets: r.sent.packets,
+        received_mpps: r.received.map(|x| x.mpps),
+        received_packets: r.received.map(|x| x.packets),
+        received_wire_gbps: r.received.map(|x| x.wire_gbps),
+        received_frame_gbps: r.received.map(|x| x.frame_gbps),
+        loss_pct: r.loss_pct,
+        mpps_per_queue: r.mpps_per_queue(),
+        gain_mpps: gain(records, r),
+        sender_cycles_per_packet: Some(r.sender_cycles_per_packet),
+        ring_full_retries: Some(r.ring_full_retries),
+        imissed: r.receiver.as_ref().map(|f| f.imissed),
+        rx_nombuf: r.receiver.as_ref().map(|f| f.rx_nombuf),
+        limit: r.limit(),
+        achieved_mpps: r.achieved_shape.map(|a| a.achieved_mpps),
+        frames_per_send: r.achieved_shape.map(|a| a.frames_per_send),
+        gap_spread: r.achieved_shape.map(|a| a.gap_spread),
+        latency_samples: r.latency.map(|l| l.count),
+        p50_us: lat.map(|l| l.p50_us),
+        p90_us: lat.map(|l| l.p90_us),
+        p99_us: lat.map(|l| l.p99_us),
+        p99_9_us: lat.map(|l| l.p99_9_us),
+        p99_99_us: lat.map(|l| l.p99_99_us),
+        max_us: lat.map(|l| l.max_us),
+        port: "all".into(),
+        error: r.error.clone(),
+    }
 }
 
-fn int(v: Option<u64>) -> String {
-    v.map_or_else(String::new, |x| x.to_string())
-}
-
-fn quoted(t: &str) -> String {
-    format!("\"{}\"", t.replace('"', "\"\""))
+fn port_row(r: &StepRecord, p: &crate::PortStep) -> CsvRow {
+    CsvRow {
+        step: r.step + 1,
+        run: r.run,
+        queues: p.queues,
+        size_bytes: r.size,
+        size_mix: r.size_mix.clone(),
+        mtu: r.mtu,
+        shape: r.shape.clone(),
+        sent_mpps: p.sent.mpps,
+        sent_packets: p.sent.packets,
+        received_mpps: p.received.map(|x| x.mpps),
+        received_packets: p.received.map(|x| x.packets),
+        received_wire_gbps: p.received.map(|x| x.wire_gbps),
+        received_frame_gbps: p.received.map(|x| x.frame_gbps),
+        loss_pct: p.loss_pct,
+        mpps_per_queue: p.received.map_or(p.sent.mpps, |x| x.mpps) / f64::from(p.queues.max(1)),
+        imissed: p.receiver_imissed,
+        limit: p.limit(),
+        port: p.port.to_string(),
+        ..Default::default()
+    }
 }
 
 /// The ladder as CSV, one row per step (port "all"), and with several
 /// ports one more row per port under it (port 0, 1 ...), with a header.
 pub fn render_csv(records: &[StepRecord]) -> String {
-    let mut s = String::from(CSV_HEADER);
-    s.push('\n');
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut rows = Vec::new();
     for r in records {
-        let row: Vec<String> = vec![
-            (r.step + 1).to_string(),
-            r.run.to_string(),
-            r.queues.to_string(),
-            r.size.to_string(),
-            r.size_mix.clone().unwrap_or_default(),
-            r.flows.to_string(),
-            r.mtu.to_string(),
-            r.shape.clone(),
-            num(r.offered_mpps),
-            format!("{:.6}", r.sent.mpps),
-            r.sent.packets.to_string(),
-            num(r.received.map(|x| x.mpps)),
-            int(r.received.map(|x| x.packets)),
-            num(r.received.map(|x| x.wire_gbps)),
-            num(r.received.map(|x| x.frame_gbps)),
-            num(r.loss_pct),
-            format!("{:.6}", r.mpps_per_queue()),
-            num(gain(records, r)),
-            format!("{:.2}", r.sender_cycles_per_packet),
-            r.ring_full_retries.to_string(),
-            int(r.receiver.as_ref().map(|f| f.imissed)),
-            int(r.receiver.as_ref().map(|f| f.rx_nombuf)),
-            quoted(&r.limit()),
-            num(r.achieved_shape.map(|a| a.achieved_mpps)),
-            num(r.achieved_shape.map(|a| a.frames_per_send)),
-            num(r.achieved_shape.map(|a| a.gap_spread)),
-            int(r.latency.map(|l| l.count)),
-            num(r.latency.filter(|l| l.count > 0).map(|l| l.p50_us)),
-            num(r.latency.filter(|l| l.count > 0).map(|l| l.p90_us)),
-            num(r.latency.filter(|l| l.count > 0).map(|l| l.p99_us)),
-            num(r.latency.filter(|l| l.count > 0).map(|l| l.p99_9_us)),
-            num(r.latency.filter(|l| l.count > 0).map(|l| l.p99_99_us)),
-            num(r.latency.filter(|l| l.count > 0).map(|l| l.max_us)),
-            "all".into(),
-            r.error.as_deref().map(quoted).unwrap_or_default(),
-        ];
-        s.push_str(&row.join(","));
-        s.push('\n');
-        for p in &r.ports {
-            let per_queue = p.received.map_or(p.sent.mpps, |x| x.mpps) / f64::from(p.queues.max(1));
-            let mut row: Vec<String> = vec![
-                (r.step + 1).to_string(),
-                r.run.to_string(),
-                p.queues.to_string(),
-                r.size.to_string(),
-                r.size_mix.clone().unwrap_or_default(),
-                String::new(),
-                r.mtu.to_string(),
-                r.shape.clone(),
-                String::new(),
-                format!("{:.6}", p.sent.mpps),
-                p.sent.packets.to_string(),
-                num(p.received.map(|x| x.mpps)),
-                int(p.received.map(|x| x.packets)),
-                num(p.received.map(|x| x.wire_gbps)),
-                num(p.received.map(|x| x.frame_gbps)),
-                num(p.loss_pct),
-                format!("{per_queue:.6}"),
-                String::new(),
-                String::new(),
-                String::new(),
-                int(p.receiver_imissed),
-                String::new(),
-                quoted(&p.limit()),
-            ];
-            row.extend(std::iter::repeat_n(String::new(), 10));
-            row.push(p.port.to_string());
-            row.push(String::new());
-            s.push_str(&row.join(","));
-            s.push('\n');
-        }
+        rows.push(step_row(records, r));
+        rows.extend(r.ports.iter().map(|p| port_row(r, p)));
     }
-    s
+    if rows.is_empty() {
+        return format!("{CSV_HEADER}\n");
+    }
+    for row in &rows {
+        w.serialize(row).expect("a CSV row of plain fields serializes");
+    }
+    String::from_utf8(w.into_inner().expect("writing to memory cannot fail")).expect("CSV of UTF-8 fields")
 }
 
 #[cfg(test)]
@@ -342,6 +412,13 @@ mod tests {
         assert!(pairs[1].contains("even (floor)") && pairs[1].contains("poisson (ceiling)"), "{t}");
         // One shape per rate: no pair.
         assert!(!render_latency(&recs[2..3]).contains("(floor)"));
+    }
+
+    #[test]
+    fn the_header_is_the_row_types_fields() {
+        let c = render_csv(&[rec(0, 1, 2.0)]);
+        assert_eq!(c.lines().next().unwrap(), CSV_HEADER);
+        assert_eq!(render_csv(&[]), format!("{CSV_HEADER}\n"));
     }
 
     #[test]
