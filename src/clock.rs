@@ -71,7 +71,7 @@ impl WallClock {
 }
 
 /// What the kernel says about the wall clock's synchronisation (adjtimex).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct ClockSync {
     /// False when the kernel reports the clock unsynchronised (STA_UNSYNC).
     pub synchronized: bool,

@@ -8,7 +8,7 @@ use control::{BlockCounts, STREAM_BLOCKS};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// Plain totals an lcore keeps while it works.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Tally {
     /// Frames handed over: accepted by tx_burst (sender) or received (receiver).
     pub packets: u64,

@@ -66,7 +66,7 @@ pub fn emit<T: Serialize>(event: &str, body: &T) {
 
 /// The last line: how the run ended. Closes the stream.
 pub fn end(ok: bool, error: Option<&str>) {
-    #[derive(Serialize)]
+    #[derive(Serialize, schemars::JsonSchema)]
     struct End<'a> {
         ok: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -77,7 +77,7 @@ pub fn end(ok: bool, error: Option<&str>) {
 }
 
 /// A live second's figures, as both tools tick.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TickEvent {
     /// Seconds since the run (or phase) began.
     pub elapsed: f64,
@@ -89,4 +89,49 @@ pub struct TickEvent {
     pub queues: Vec<f64>,
     /// The second's verdict where the tool has one (drop), else null.
     pub limit: Option<String>,
+}
+
+/// One line of `--events`, as its JSON schema describes it.
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Event")]
+#[allow(dead_code)] // describes the JSON only
+struct EventLine {
+    /// "blast" or "drop".
+    tool: String,
+    /// Seconds since the Unix epoch.
+    time: f64,
+    #[serde(flatten)]
+    event: EventKind,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+#[serde(tag = "event", rename_all = "lowercase")]
+#[allow(dead_code)] // describes the JSON only
+enum EventKind {
+    /// Once, before the EAL starts.
+    Start {
+        version: String,
+        /// blast's mode: single, ladder, knee or replay.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        mode: Option<String>,
+        /// The flags, as in the record's `config`.
+        config: serde_json::Value,
+    },
+    /// Once a second while frames move.
+    Tick(TickEvent),
+    /// blast: each measured ladder step and knee trial.
+    Step(Box<ladder::StepRecord>),
+    /// drop --listen: each window served.
+    Window(Box<control::WindowFigures>),
+    /// Always last.
+    End {
+        ok: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+/// The JSON schema of one `--events` line.
+pub fn schema() -> schemars::Schema {
+    crate::report::schema_of::<EventLine>()
 }

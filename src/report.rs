@@ -16,7 +16,7 @@ pub fn cycles_per_packet(cycles: u64, packets: u64) -> f64 {
 }
 
 /// Which queue ran on which lcore and CPU.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LcoreRecord {
     pub queue: u16,
     /// Index of the queue's port in --port order.
@@ -27,7 +27,7 @@ pub struct LcoreRecord {
 }
 
 /// The port as opened and configured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PortRecord {
     pub id: u16,
     pub name: String,
@@ -77,7 +77,7 @@ impl PortRecord {
 /// ENA's TX path as it really runs: LLQ (from the PMD's log at probe) and
 /// whether the LLQ memory BAR is mapped write-combining (from the kernel's
 /// PAT list, x86 only).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct EnaTxState {
     /// None when the log did not say (its level below info for pmd.net.ena.driver).
     pub llq: Option<limits::ena_state::Llq>,
@@ -120,7 +120,7 @@ fn write_combining(pci: &str) -> String {
 }
 
 /// Mempool memory, derived and bounded (see docs/memory.md for the formula).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct MempoolRecord {
     pub pools: u32,
     pub mbufs_per_pool: u32,
@@ -153,7 +153,7 @@ impl MempoolRecord {
 }
 
 /// Where and on what a run happened.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Environment {
     pub hostname: String,
     pub cpu_model: String,
@@ -177,7 +177,7 @@ pub struct Environment {
 }
 
 /// What the machine says about itself.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct Machine {
     /// DMI sys_vendor ("Amazon EC2" on Nitro).
     pub vendor: Option<String>,
@@ -255,6 +255,12 @@ pub fn mpps(v: f64) -> String {
 }
 
 /// Writes `value` as pretty JSON to `path`.
+/// The JSON schema of `T` as it is written (serde's serialize side: fields
+/// skipped when empty are not required), draft 2020-12.
+pub fn schema_of<T: schemars::JsonSchema>() -> schemars::Schema {
+    schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator().into_root_schema_for::<T>()
+}
+
 /// `-` writes it to stdout (where nothing else goes then: crate::out).
 pub fn write_json<T: Serialize>(path: &std::path::Path, value: &T) -> Result<(), Failure> {
     let text = serde_json::to_string_pretty(value).map_err(|e| Failure::runtime(format!("cannot encode the JSON record: {e}")))?;

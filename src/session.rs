@@ -458,7 +458,7 @@ pub mod parse {
     }
 
     /// A list given as one flag value ("1,2,4", "1..32").
-    #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+    #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
     #[serde(transparent)]
     pub struct List<T>(pub Vec<T>);
 

@@ -28,6 +28,7 @@ fn json_to_stdout_is_the_record_alone_for_blast_and_drop() {
     let v: serde_json::Value =
         serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("stdout is one JSON document: {e}\n{}", out.stdout));
     assert_eq!(v["mode"], "single");
+    assert_matches_schema(&v, "blast-single");
     assert!(v["summary"]["sent"]["packets"].as_u64().unwrap() > 50_000, "{v}");
     assert!(out.stderr.contains("--- blast summary"), "the human lines went to stderr: {}", out.stderr);
 
@@ -36,6 +37,7 @@ fn json_to_stdout_is_the_record_alone_for_blast_and_drop() {
     let v: serde_json::Value =
         serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("stdout is one JSON document: {e}\n{}", out.stdout));
     assert_eq!(v["tool"], "drop");
+    assert_matches_schema(&v, "drop");
     assert!(v["summary"]["received"]["packets"].as_u64().unwrap() > 0, "{v}");
     assert!(out.stderr.contains("--- drop summary"), "{}", out.stderr);
 }
@@ -47,6 +49,9 @@ fn events_to_stdout_tick_every_second_and_end() {
     assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
     let lines: Vec<serde_json::Value> =
         out.stdout.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("a JSON line: {e}: {l}"))).collect();
+    for l in &lines {
+        assert_matches_schema(l, "events");
+    }
     let kinds: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
     assert_eq!(kinds.first(), Some(&"start"), "{kinds:?}");
     assert_eq!(kinds.last(), Some(&"end"), "{kinds:?}");
@@ -71,6 +76,28 @@ fn events_to_stdout_tick_every_second_and_end() {
     let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!((last["event"].as_str(), last["ok"].as_bool()), (Some("end"), Some(false)), "{text}");
     assert!(last["error"].as_str().unwrap().contains("port"), "{last}");
+}
+
+#[test]
+fn the_schemas_in_docs_are_what_the_types_generate() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/schema");
+    let mut kinds: Vec<(&str, Vec<String>, String)> = ["single", "ladder", "knee", "replay", "events"]
+        .iter()
+        .map(|k| (BLAST, strings(&["--generate-schema", k]), if *k == "events" { "events".to_string() } else { format!("blast-{k}") }))
+        .collect();
+    kinds.push((DROP, strings(&["--generate-schema"]), "drop".into()));
+    for (bin, args, name) in kinds {
+        let out = run(bin, &args, Duration::from_secs(10));
+        assert!(out.status.success(), "{name}: {}", out.stderr);
+        let file = std::fs::read_to_string(format!("{dir}/{name}.schema.json")).unwrap_or_default();
+        assert!(
+            out.stdout.trim_end() == file.trim_end(),
+            "docs/schema/{name}.schema.json differs from what the types generate: run scripts/schemas"
+        );
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(v["$schema"], "https://json-schema.org/draft/2020-12/schema", "{name}");
+        jsonschema::validator_for(&v).unwrap_or_else(|e| panic!("{name} compiles: {e}"));
+    }
 }
 
 #[test]

@@ -199,6 +199,7 @@ fn an_imix_of_whole_cycles_arrives_as_the_mix_exactly() {
     let drop_out = drop.finish(Duration::from_secs(30));
     assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
 
+    assert_matches_schema(&read_json(&json), "blast-single");
     let sent = &read_json(&json)["summary"]["sent"];
     assert_eq!(sent["packets"], 12000);
     assert_eq!(sent["bytes"], 1000 * 4342, "each frame's own bytes, FCS included");
@@ -254,6 +255,7 @@ fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
     );
     assert!(out.status.success(), "blast --find-knee: {}\n{}", out.stdout, out.stderr);
     let v = read_json(&json);
+    assert_matches_schema(&v, "blast-knee");
     let r = &v["result"];
     let ndr = r["ndr_mpps"].as_f64().expect("an NDR was found");
     let pdr = r["pdr_mpps"].as_f64().expect("a PDR was found");

@@ -163,6 +163,7 @@ fn a_capture_with_known_gaps_keeps_them_over_memif_pass_after_pass() {
     let dout = drop.finish(Duration::from_secs(30));
     assert!(dout.status.success(), "{}\n{}", dout.stdout, dout.stderr);
 
+    assert_matches_schema(&read_json(&bj), "blast-replay");
     let s = &read_json(&bj)["summary"];
     assert_eq!(s["sent"]["packets"], 900);
     assert_eq!((s["stamped"].as_u64(), s["unstamped"].as_u64()), (Some(675), Some(225)));
@@ -282,6 +283,7 @@ fn a_replay_against_drop_listen_over_three_memif_queues_is_one_exact_window() {
     assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
     sigint(&drop);
     let _ = drop.finish(Duration::from_secs(30));
+    assert_matches_schema(&read_json(&json), "blast-replay");
     let s = &read_json(&json)["summary"];
     assert_eq!(s["sent"]["packets"], 400);
     assert_eq!(s["received"]["packets"], 400, "{}", out.stdout);

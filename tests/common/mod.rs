@@ -364,3 +364,13 @@ pub fn memif_blast_args(sock: &str, workers: u16, args: &[&str]) -> Vec<String> 
 pub fn table_rows(stdout: &str) -> Vec<&str> {
     stdout.lines().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()) && l.split_whitespace().count() >= 15).collect()
 }
+
+/// Checks `record` against docs/schema/`name`.schema.json (generated from
+/// the Rust types by scripts/schemas); panics with every error.
+pub fn assert_matches_schema(record: &serde_json::Value, name: &str) {
+    let path = format!("{}/docs/schema/{name}.schema.json", env!("CARGO_MANIFEST_DIR"));
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator.iter_errors(record).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    assert!(errors.is_empty(), "record does not match {path}: {errors:#?}");
+}

@@ -53,7 +53,7 @@ pub fn member_arrivals(blocks: &[BlockCounts], member: u16, senders: u16) -> (u6
 }
 
 /// One step as a member plans it: what must match across the group.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlannedStep {
     pub queues: u16,
     pub size: u32,
@@ -71,7 +71,7 @@ pub struct PlannedStep {
 }
 
 /// Every step of a member's run, in order (repeats included).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepPlan {
     pub steps: Vec<PlannedStep>,
 }
@@ -133,7 +133,7 @@ pub fn member_of(stream: u16, senders: u16) -> u16 {
 
 /// Where the members are in a step: each barrier opens when every member
 /// has reached it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// Prepared for the step: the warm-up starts when all are.

@@ -12,7 +12,7 @@ pub const MIN_FRAME_SIZE: u32 = 64;
 pub const MAX_LINE: usize = 64 * 1024;
 
 /// What blast asks of drop.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
     /// Opens the handshake; answered with a challenge (a nonce).
@@ -58,7 +58,7 @@ pub enum Request {
 }
 
 /// The receiver as blast's record needs it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeerInfo {
     pub hostname: String,
     pub dpdk: String,
@@ -82,14 +82,14 @@ fn one_port() -> u16 {
     1
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Prepared {
     pub rx_queues: u16,
     pub restarted: bool,
     pub link_up: bool,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QueueFigures {
     pub queue: u16,
     pub packets: u64,
@@ -101,7 +101,7 @@ pub struct QueueFigures {
 }
 
 /// What drop counted over one measured window.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WindowFigures {
     pub window: u64,
     /// The window's length on drop's clock.
@@ -173,7 +173,7 @@ pub fn is_zero(v: &u64) -> bool {
 }
 
 /// Frames of one size (bytes, FCS included) that arrived.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FrameSize {
     pub size: u32,
     pub frames: u64,
@@ -187,13 +187,13 @@ impl FrameSize {
 }
 
 /// What each member of a group sent in a window (its own count, given at group_end).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroupFigures {
     pub name: String,
     pub members: Vec<MemberFigures>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemberFigures {
     pub member: u16,
     /// The member's control address, as drop saw it.
@@ -220,7 +220,7 @@ pub struct MemberFigures {
 /// How the arrivals bunched up at the receiver over one window, for the
 /// traffic of every sender at once (drop's lanes measure it; off with
 /// --count-only). docs/methodology.md reads it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WindowArrivals {
     /// Polls that came back full (frames were waiting beyond one poll),
     /// and the most frames taken in one run of such polls on one queue.
@@ -248,7 +248,7 @@ pub struct WindowArrivals {
 /// Q_burst = (lambda_peak - mu) x T_b for the queue whose estimate is the
 /// largest (where no peak exceeds its mu, the queue nearest to): lambda_peak its busiest interval's arrivals per second, mu the
 /// frames it served per second of busy time, T_b the interval.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QBurst {
     pub queue: u16,
     pub lambda_peak_mpps: f64,
@@ -259,7 +259,7 @@ pub struct QBurst {
 }
 
 /// What drop answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Response {
     /// The nonce to prove the secret on, and whether drop checks the proof.
@@ -290,7 +290,7 @@ pub enum Response {
 }
 
 /// A request with its envelope.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Envelope<T> {
     pub v: u32,
     pub id: u64,

@@ -111,7 +111,7 @@ pub struct Link {
 }
 
 /// The port's basic counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct PortStats {
     pub ipackets: u64,
     pub opackets: u64,

@@ -31,7 +31,7 @@ pub fn sender_short(offered: f64, delivered: f64) -> bool {
 }
 
 /// What bounds a confirmed result from above.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Bound {
     /// A trial above it lost too much (or broke the latency limit): the
@@ -45,7 +45,7 @@ pub enum Bound {
 }
 
 /// One goal's search: the highest passing and the lowest failing rate seen.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Bounds {
     /// The loss limit in percent.
     pub loss_pct: f64,
@@ -83,14 +83,14 @@ impl Bounds {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Goal {
     Ndr,
     Pdr,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TrialKind {
     /// A short trial while narrowing.
@@ -112,7 +112,7 @@ pub struct Next {
 }
 
 /// How the search counted one trial.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Counted {
     /// The sender delivered less than the offered rate beyond
     /// [`DELIVERY_TOLERANCE`]: the trial is no pass at the offered rate.
@@ -349,7 +349,7 @@ impl Search {
 }
 
 /// Conditions a figure holds under.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Qualifiers {
     pub queues: u16,
     /// Frame size in bytes, FCS included.

@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Min, median and max of repeated measurements.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Spread {
     pub min: f64,
     pub median: f64,
@@ -20,7 +20,7 @@ pub fn spread(values: &[f64]) -> Spread {
 }
 
 /// Where adding queues stopped helping, for one frame size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ceiling {
     /// The ceiling was seen: a later step failed to add `threshold` of Mpps.
     /// False when every step grew: the ladder ended before any ceiling.
@@ -48,7 +48,7 @@ pub fn find_ceiling(points: &[(u16, f64)], threshold: f64) -> Option<Ceiling> {
 }
 
 /// What held one frame size back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SizeVerdict {
     pub size: u32,
     /// Best receiver Gb/s of frames over the size's steps.
@@ -57,7 +57,7 @@ pub struct SizeVerdict {
     pub held_by: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Crossover {
     pub published_gbps: f64,
     /// The smallest frame size that reached the published bandwidth (within 3%).

@@ -19,7 +19,7 @@ pub enum PlanError {
 }
 
 /// The order steps run in when both lists have several entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Order {
     /// For each frame size, every queue count: one queue curve per size.
@@ -40,7 +40,7 @@ impl std::str::FromStr for Order {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StepSpec {
     pub queues: u16,
     pub size: u32,
@@ -50,7 +50,7 @@ pub struct StepSpec {
 }
 
 /// Every step of a run, in order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Ladder {
     pub queues: Vec<u16>,
     pub sizes: Vec<u32>,

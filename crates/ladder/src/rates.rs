@@ -2,7 +2,7 @@ use serde::{Deserialize, Serialize};
 
 /// Rates over a window. `frame_gbps` counts frame bytes (FCS included);
 /// `wire_gbps` adds the 20 bytes of preamble and inter-frame gap per frame.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Rates {
     pub packets: u64,
     pub bytes: u64,

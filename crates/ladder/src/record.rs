@@ -6,7 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::{spread, Rates, Spread};
 
 /// One step as measured: both ends' figures over the same window.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepRecord {
     /// Index in the ladder, from 0.
     pub step: usize,
@@ -45,6 +45,7 @@ pub struct StepRecord {
     /// first (None: the step was not judged). Written as two fields,
     /// `limit` (its label: [`StepRecord::limit`]) and `verdict`.
     #[serde(flatten, serialize_with = "step_limit::serialize", deserialize_with = "verdict_only")]
+    #[schemars(with = "LimitFields")]
     pub verdict: Option<limits::Verdict>,
     /// The shape the sender achieved, measured from its send times.
     pub achieved_shape: Option<AchievedShape>,
@@ -69,7 +70,7 @@ pub struct StepRecord {
 }
 
 /// A step of a group trial.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroupStep {
     pub name: String,
     pub senders: u16,
@@ -82,7 +83,7 @@ pub struct GroupStep {
 
 /// One port's share of a step, when blast sends on several: sender port i
 /// is paired with drop's port i.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PortStep {
     /// Index in --port order.
     pub port: u16,
@@ -102,13 +103,14 @@ pub struct PortStep {
     /// Its own verdict (None: no queue of the step ran on it). Written as
     /// `limit` (its label: [`PortStep::limit`], `idle` without one) and `verdict`.
     #[serde(flatten, serialize_with = "port_limit::serialize", deserialize_with = "verdict_only")]
+    #[schemars(with = "LimitFields")]
     pub verdict: Option<limits::Verdict>,
 }
 
 /// What the sender really did, per call to tx_burst with new frames (a
 /// queue's gaps are those between its own sends; several queues' sends
 /// interleave on the wire).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AchievedShape {
     pub sends: u64,
     pub frames_per_send: f64,
@@ -212,7 +214,7 @@ impl StepRecord {
 }
 
 /// The repetitions of one step, as min / median / max.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Aggregate {
     pub queues: u16,
     pub size: u32,
@@ -331,4 +333,13 @@ mod tests {
         assert!((a[0].mpps.median - 2.0).abs() < 1e-6 && (a[0].mpps.min - 1.0).abs() < 1e-6 && (a[0].mpps.max - 3.0).abs() < 1e-6);
         assert_eq!((a[1].queues, a[1].runs), (2, 1));
     }
+}
+
+/// How a step's or a port's verdict is written: its label and the verdict.
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)] // describes the JSON only
+struct LimitFields {
+    /// The verdict's label ("none", "sender", "pps-allowance (sender) + receiver", "n/a" for a failed step, "idle" for a port no queue ran on).
+    limit: String,
+    verdict: Option<limits::Verdict>,
 }

@@ -180,7 +180,7 @@ fn floor_and_ceiling(records: &[StepRecord]) -> Vec<String> {
 /// One CSV row: a step (port "all"), or with several ports one port's
 /// share of it. The columns are the fields, in this order; empty where a
 /// figure does not apply (no receiver, no latency, a port row).
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 struct CsvRow {
     step: usize,
     run: u32,

@@ -91,7 +91,7 @@ impl LatencyHistogram {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Bucket {
     /// Values up to and including this many nanoseconds (within 0.1%).
     pub le_ns: u64,
@@ -99,7 +99,7 @@ pub struct Bucket {
 }
 
 /// Percentiles of one run, in microseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencySummary {
     pub count: u64,
     pub min_us: f64,

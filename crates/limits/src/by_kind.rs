@@ -14,7 +14,7 @@ use crate::counters::{CounterKind, ENA_ALLOWANCES, ENA_LEVELS};
 
 /// One window's watched counters by kind: deltas for counters, values at
 /// the window's end for levels.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct XstatsByKind {
     /// Allowance counter deltas (ENA), by name.
     pub allowances: BTreeMap<String, u64>,

@@ -13,7 +13,7 @@ pub const ENA_ALLOWANCES: &[&str] = &[
 /// ENA levels (not counters): reported as read, never differenced. 23.11+.
 pub const ENA_LEVELS: &[&str] = &["conntrack_allowance_available"];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CounterKind {
     /// A platform allowance counter (differenced; feeds the allowance verdicts).
@@ -24,7 +24,7 @@ pub enum CounterKind {
     Watched,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CounterSpec {
     pub name: String,
     pub kind: CounterKind,

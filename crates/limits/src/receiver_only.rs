@@ -9,7 +9,7 @@ use crate::by_kind::XstatsByKind;
 use crate::verdict::{Limit, LimitKind, Side, Verdict, SATURATED_BUSY_PCT};
 
 /// A receiver's counters over a run or an interval.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReceiverCounters {
     /// Frames the lanes took.
     pub received: u64,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// (well above any NIC's packet rate; far below uninitialised garbage).
 pub const MAX_PLAUSIBLE_PER_SECOND: f64 = 1e10;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "state", content = "reason")]
 pub enum SampleCheck {
     Valid,

@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 use crate::by_kind::XstatsByKind;
 
 /// What held a step back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum LimitKind {
     PpsAllowance,
@@ -54,7 +54,7 @@ impl LimitKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
     Sender,
@@ -63,7 +63,7 @@ pub enum Side {
 }
 
 /// One limit with its evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Limit {
     pub kind: LimitKind,
     /// Which end's counters show it.
@@ -78,7 +78,7 @@ pub struct Limit {
 }
 
 /// Both ends' counters over one step's window.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WindowCounters {
     /// Frames the pacer scheduled in the window; None when unpaced.
     pub offered: Option<u64>,
@@ -111,7 +111,7 @@ pub struct WindowCounters {
 pub const SATURATED_BUSY_PCT: f64 = 95.0;
 
 /// The limits a step hit, the one accounting for most frames first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     pub limits: Vec<Limit>,
     /// Set when a counter sample was invalid: the verdict is then unknown.

@@ -82,6 +82,19 @@ impl std::fmt::Display for Shape {
 }
 
 /// Written as its text ("even", "burst:8"), as it is typed.
+impl schemars::JsonSchema for Shape {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Shape".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "An arrival shape: open (unpaced), even, burst:N or poisson",
+            "type": "string",
+            "pattern": "^(open|even|poisson|burst:[0-9]+)$"
+        })
+    }
+}
+
 impl serde::Serialize for Shape {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)

@@ -29,7 +29,7 @@ pub const WINDOW: u64 = 1024;
 const WORDS: usize = (WINDOW / 64) as usize;
 
 /// Counts for one stream, or summed over many.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SeqCounts {
     pub received: u64,
     pub lost: u64,

@@ -29,7 +29,7 @@ pub enum TopologyError {
 }
 
 /// One logical CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Cpu {
     pub id: u32,
     /// Physical core: (package, core id) is unique per physical core.
@@ -44,7 +44,7 @@ impl Cpu {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Topology {
     pub cpus: Vec<Cpu>,
 }
@@ -140,7 +140,7 @@ pub fn pci_numa_node(root: &Path, pci: &str) -> Option<u32> {
 }
 
 /// Where the lcores go.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Placement {
     pub main: u32,
     /// Worker i runs on CPU workers[i].

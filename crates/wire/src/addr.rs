@@ -57,6 +57,19 @@ impl FromStr for MacAddr {
     }
 }
 
+impl schemars::JsonSchema for MacAddr {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MacAddr".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A MAC address, six hex bytes separated by colons",
+            "type": "string",
+            "pattern": "^([0-9a-f]{2}:){5}[0-9a-f]{2}$"
+        })
+    }
+}
+
 impl serde::Serialize for MacAddr {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)

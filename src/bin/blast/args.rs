@@ -12,7 +12,7 @@ use wire::MacAddr;
 /// report what the port accepted (sender-side figures). With --peer, drive
 /// a `drop --listen` receiver over a control connection and report, step
 /// by step, what really arrived (receiver-side figures) beside what was sent.
-#[derive(Parser, Debug, Serialize)]
+#[derive(Parser, Debug, Serialize, schemars::JsonSchema)]
 #[command(
     name = "blast",
     version,
@@ -47,6 +47,7 @@ pub struct Args {
     /// 64:7,576:4,1500:1; replaces --size (--size imix is the same as --size-mix imix)
     #[arg(long, value_parser = parse::size_mix, value_name = "MIX")]
     #[serde(serialize_with = "ser_mix")]
+    #[schemars(with = "Option<String>")]
     pub size_mix: Option<wire::SizeMix>,
     /// Flows (distinct UDP source ports), split across queues so the receiver's RSS spreads them [default: one per queue]
     #[arg(long, value_parser = parse::flows)]
@@ -73,6 +74,7 @@ pub struct Args {
     /// How long to send (10, 2.5s, 500ms, 1m); in a ladder, each step's measured window [default: 10s, unless --count]
     #[arg(long, value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_opt_secs")]
+    #[schemars(with = "Option<f64>")]
     pub duration: Option<Duration>,
     /// Frames to send in all, split over the queues (1000, 10M); the run ends when all are accepted (single step only)
     #[arg(long, value_parser = parse::count)]
@@ -81,6 +83,7 @@ pub struct Args {
     /// a list (100k,1M,4M) runs each rate as its own ladder step [default: unpaced]
     #[arg(long, value_parser = parse::rate_list, value_name = "RATE[,RATE...]")]
     #[serde(serialize_with = "ser_one_or_list")]
+    #[schemars(with = "Option<OneOrList<f64>>")]
     pub rate: Option<List<f64>>,
     /// Frames per tx_burst call unpaced; paced, the most sent together (a burst:N shape sends N)
     #[arg(long, default_value = "32", value_parser = parse::burst)]
@@ -90,6 +93,7 @@ pub struct Args {
     /// runs each rate in each shape, side by side [default: burst:<--burst> with --rate, open without]
     #[arg(long, value_parser = parse::shape_list, value_name = "SHAPE[,SHAPE...]")]
     #[serde(serialize_with = "ser_one_or_list")]
+    #[schemars(with = "Option<OneOrList<pace::Shape>>")]
     pub shape: Option<List<pace::Shape>>,
     /// Time the round trip of every probe: drop must run with --reflect, and blast receives the
     /// reflections on its own RX queues (latency needs no clock sync: both stamps are this host's)
@@ -109,10 +113,12 @@ pub struct Args {
     /// A latency limit the knee must also keep, e.g. P99.9<=50us (needs --reflect)
     #[arg(long, value_parser = parse_sla)]
     #[serde(serialize_with = "ser_sla")]
+    #[schemars(with = "Option<String>")]
     pub sla: Option<latency::Sla>,
     /// Length of each search trial (confirmations use --duration)
     #[arg(long, default_value = "1", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    #[schemars(with = "f64")]
     pub search_duration: Duration,
     /// Stop narrowing when the interval is within this many percent of its top
     #[arg(long, default_value_t = 2.0, value_name = "PCT", value_parser = parse::percent)]
@@ -130,6 +136,7 @@ pub struct Args {
     /// fast), rate (evenly at --rate over all queues) or fast (unpaced)
     #[arg(long, default_value = "original", value_name = "TIMING", requires = "pcap")]
     #[serde(serialize_with = "ser_display")]
+    #[schemars(with = "String")]
     pub pcap_timing: capture::Timing,
     /// Passes over the capture (each starts one mean gap after the last frame of the one before)
     #[arg(long, default_value_t = 1, value_name = "N", requires = "pcap", value_parser = clap::value_parser!(u64).range(1..))]
@@ -149,11 +156,13 @@ pub struct Args {
     /// Seconds to wait for the link to come up before sending, and for progress while sending
     #[arg(long, default_value = "10", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    #[schemars(with = "f64")]
     pub link_timeout: Duration,
     /// How long the port keeps running after the last frame, so frames still in the TX ring (or a
     /// memif ring the peer has not read yet) leave before the port stops
     #[arg(long, default_value = "0.5", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    #[schemars(with = "f64")]
     pub drain: Duration,
     /// drop's control address (drop --listen), on the management network, never the port under test
     #[arg(long, value_name = "ADDR:PORT")]
@@ -177,6 +186,7 @@ pub struct Args {
     /// How long to wait for each answer from drop
     #[arg(long, default_value = "15", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    #[schemars(with = "f64")]
     pub control_timeout: Duration,
     /// RX queues drop uses in every step [default: as many as the step's TX queues]
     #[arg(long, value_parser = parse::queues)]
@@ -184,6 +194,7 @@ pub struct Args {
     /// In a ladder, how long each step sends before its measured window opens
     #[arg(long, default_value = "2", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    #[schemars(with = "f64")]
     pub warmup: Duration,
     /// Run every ladder step this many times and report min / median / max
     #[arg(long, default_value_t = 1, value_parser = parse::repeat)]
@@ -204,6 +215,7 @@ pub struct Args {
     /// How often the watched counters are read for the live view (on ENA each read is an admin command)
     #[arg(long, default_value = "1", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    #[schemars(with = "f64")]
     pub xstats_interval: Duration,
     /// Print a line a second during ladder steps too
     #[arg(long)]
@@ -226,6 +238,10 @@ pub struct Args {
     #[arg(long, value_name = "SHELL", hide = true)]
     #[serde(skip)]
     pub generate_completions: Option<clap_complete::Shell>,
+    /// Print the JSON schema of a record (single, ladder, knee, replay) or of an --events line (events) and exit
+    #[arg(long, value_name = "KIND", hide = true, value_parser = ["single", "ladder", "knee", "replay", "events"])]
+    #[serde(skip)]
+    pub generate_schema: Option<String>,
     /// Print this tool's man page (roff) and exit
     #[arg(long, hide = true)]
     #[serde(skip)]
@@ -263,6 +279,15 @@ impl Args {
 
 fn parse_sla(s: &str) -> Result<latency::Sla, latency::NotAnSla> {
     s.parse()
+}
+
+/// How `ser_one_or_list` writes: one value as itself, several as a list.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // describes the JSON only
+enum OneOrList<T> {
+    One(T),
+    List(Vec<T>),
 }
 
 /// One value as itself (as it has always been written), several as a list.

@@ -44,6 +44,17 @@ fn run(args: Args) -> Result<(), Failure> {
     if session::generated_docs::<Args>(args.generate_completions, args.generate_man)? {
         return Ok(());
     }
+    if let Some(kind) = &args.generate_schema {
+        let schema = match kind.as_str() {
+            "single" => single::schema(),
+            "ladder" => ladder_run::schema(),
+            "knee" => knee_run::schema(),
+            "replay" => replay::schema(),
+            _ => events::schema(),
+        };
+        blastdrop::say!("{}", serde_json::to_string_pretty(&schema).expect("a schema serializes"));
+        return Ok(());
+    }
     let mode = Mode::from_args(&args)?;
     // A record or stream on stdout: every human line goes to stderr.
     if args.json.as_deref().is_some_and(out::is_stdout) {

@@ -13,7 +13,7 @@ use ladder::{AchievedShape, StepRecord};
 use crate::args::Args;
 
 /// Both ends' environments, for a record of runs against drop.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 pub struct Environments {
     pub sender: blastdrop::report::Environment,
     pub receiver: Option<PeerInfo>,
@@ -28,7 +28,7 @@ pub struct Peer {
 }
 
 /// A group member's place: its index, the group's size and its stream ids.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Membership {
     pub group: String,
     pub member: u16,

@@ -19,7 +19,7 @@ use crate::mode::ReplayRun;
 use crate::peer::PeerHooks;
 
 /// The capture as read, and what was done to it.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct CaptureRecord {
     file: String,
     format: &'static str,
@@ -39,7 +39,7 @@ struct CaptureRecord {
     rewrite: Option<RewriteRecord>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct RewriteRecord {
     macs: u64,
     ipv4: u64,
@@ -51,7 +51,7 @@ struct RewriteRecord {
 }
 
 /// How closely the replay kept the schedule.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct TimingRecord {
     timing: String,
     passes: u64,
@@ -73,7 +73,7 @@ const LATE_US: u64 = 50;
 /// The timing was held when at most this share of frames was late.
 const HELD_PCT: f64 = 1.0;
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct QueueRow {
     queue: u16,
     lcore: u32,
@@ -84,7 +84,7 @@ struct QueueRow {
     ring_full_retries: u64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct Summary {
     side: &'static str,
     interrupted: bool,
@@ -110,7 +110,10 @@ struct Summary {
     queues: Vec<QueueRow>,
 }
 
-#[derive(Serialize)]
+/// blast --json record of a capture replay (mode = replay): the capture, how
+/// closely its timing was kept, and with --peer drop's window (docs/json.md).
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "BlastReplayRecord")]
 struct Record<'a> {
     tool: &'static str,
     mode: &'static str,
@@ -402,4 +405,9 @@ fn print_summary(s: &Summary) {
             q.ring_full_retries
         );
     }
+}
+
+/// The JSON schema of a replay's record.
+pub fn schema() -> schemars::Schema {
+    blastdrop::report::schema_of::<Record<'static>>()
 }

@@ -14,7 +14,7 @@ use wire::MacAddr;
 use crate::args::Args;
 use crate::mode::Single;
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct QueueSummary {
     queue: u16,
     /// Index of its port in --port order.
@@ -27,7 +27,7 @@ struct QueueSummary {
     unsent: u64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct StreamSummary {
     id: u16,
     queue: u16,
@@ -35,14 +35,14 @@ struct StreamSummary {
     sent: u64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct PortCounters {
     opackets: u64,
     obytes: u64,
     oerrors: u64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct Summary {
     side: &'static str,
     interrupted: bool,
@@ -73,7 +73,10 @@ struct Summary {
     ports: Vec<ladder::PortStep>,
 }
 
-#[derive(Serialize)]
+/// blast --json record of a single step (mode = single): sender-side figures
+/// and the sender-side verdict (docs/json.md).
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "BlastSingleRecord")]
 struct Record<'a> {
     tool: &'static str,
     mode: &'static str,
@@ -299,4 +302,9 @@ fn print_summary(s: &Summary) {
             q.ring_full_retries
         );
     }
+}
+
+/// The JSON schema of a single step's record.
+pub fn schema() -> schemars::Schema {
+    blastdrop::report::schema_of::<Record<'static>>()
 }

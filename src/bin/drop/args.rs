@@ -11,7 +11,7 @@ use blastdrop::session::parse;
 /// Receive on N RX queues (one worker lcore each, RSS across them) and count
 /// what arrived: rates, per-queue figures, and per-stream loss, reordering
 /// and duplicates from blast's probe headers. All figures are receiver-side.
-#[derive(Parser, Debug, Serialize)]
+#[derive(Parser, Debug, Serialize, schemars::JsonSchema)]
 #[command(
     name = "drop",
     version,
@@ -39,6 +39,7 @@ pub(crate) struct Args {
     /// How long to receive (10, 2.5s, 1m) [default: until Ctrl-C, --count or --idle-timeout]
     #[arg(long, value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_opt_secs")]
+    #[schemars(with = "Option<f64>")]
     pub(crate) duration: Option<Duration>,
     /// Stop once this many frames have arrived (1000, 10M)
     #[arg(long, value_parser = parse::count)]
@@ -46,6 +47,7 @@ pub(crate) struct Args {
     /// Stop when nothing has arrived for this long after the first frame (2s, 500ms)
     #[arg(long, value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_opt_secs")]
+    #[schemars(with = "Option<f64>")]
     pub(crate) idle_timeout: Option<Duration>,
     /// Serve blast's control connection on this address (ADDR:PORT, an explicit address: the
     /// management network's, never the port under test); runs until Ctrl-C or --duration
@@ -97,6 +99,7 @@ pub(crate) struct Args {
     /// How often the watched counters are read for the live view (on ENA each read is an admin command)
     #[arg(long, default_value = "1", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    #[schemars(with = "f64")]
     pub(crate) xstats_interval: Duration,
     /// Streams sequence-checked per queue (stream ids at or above are counted as untracked)
     #[arg(long, default_value_t = 4096, value_parser = parse::streams)]
@@ -113,6 +116,10 @@ pub(crate) struct Args {
     #[arg(long, value_name = "SHELL", hide = true)]
     #[serde(skip)]
     pub(crate) generate_completions: Option<clap_complete::Shell>,
+    /// Print the JSON schema of drop's record and exit
+    #[arg(long, hide = true)]
+    #[serde(skip)]
+    pub(crate) generate_schema: bool,
     /// Print this tool's man page (roff) and exit
     #[arg(long, hide = true)]
     #[serde(skip)]

@@ -28,7 +28,7 @@ pub(crate) struct DropBackend {
 
 /// What drop served, bounded: a client that loops windows forever cannot
 /// grow drop's memory or its JSON without limit.
-#[derive(Default, Serialize)]
+#[derive(Default, Serialize, schemars::JsonSchema)]
 pub(crate) struct History {
     /// The last MAX_WINDOWS windows served, of every session.
     pub(crate) windows: std::collections::VecDeque<WindowFigures>,
@@ -40,7 +40,7 @@ pub(crate) struct History {
     pub(crate) sessions_not_kept: u64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub(crate) struct SessionRecord {
     pub(crate) client: String,
     /// Seconds since the Unix epoch.

@@ -30,7 +30,10 @@ use live::live_loop;
 use print::print_summary;
 use summary::{arrival_window, busiest_pct, receiver_counters, summarize, PortSummary, Summary};
 
-#[derive(Serialize)]
+/// drop --json record: receiver-side figures, the verdict, and with --listen
+/// every window served (docs/json.md).
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "DropRecord")]
 struct Record<'a> {
     tool: &'static str,
     version: &'static str,
@@ -60,6 +63,13 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<(), Failure> {
     if session::generated_docs::<Args>(args.generate_completions, args.generate_man)? {
+        return Ok(());
+    }
+    if args.generate_schema {
+        blastdrop::say!(
+            "{}",
+            serde_json::to_string_pretty(&blastdrop::report::schema_of::<Record<'static>>()).expect("a schema serializes")
+        );
         return Ok(());
     }
     check(&args)?;

@@ -11,7 +11,7 @@ use blastdrop::signals;
 use dpdk::PortStats;
 use seqtrack::SeqCounts;
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub(crate) struct QueueSummary {
     pub(crate) queue: u16,
     /// Index of its port in --port order.
@@ -23,7 +23,7 @@ pub(crate) struct QueueSummary {
     pub(crate) probe: SeqCounts,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub(crate) struct StreamSummary {
     pub(crate) id: u16,
     pub(crate) queue: u16,
@@ -31,7 +31,7 @@ pub(crate) struct StreamSummary {
     pub(crate) counts: SeqCounts,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub(crate) struct Summary {
     pub(crate) side: &'static str,
     pub(crate) interrupted: bool,
@@ -75,7 +75,7 @@ pub(crate) struct Summary {
     pub(crate) faults: u64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub(crate) struct PortSummary {
     /// Index in --port order.
     pub(crate) port: u16,
@@ -87,7 +87,7 @@ pub(crate) struct PortSummary {
     pub(crate) device: PortStats,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub(crate) struct OneWay {
     /// Always "CLOCK_REALTIME": the figure depends on both hosts' clocks agreeing.
     pub(crate) clock: &'static str,
@@ -100,7 +100,7 @@ pub(crate) struct OneWay {
 }
 
 /// How bursty the arrivals were (receiver-side).
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub(crate) struct Arrivals {
     /// Polls by frames returned: "0", "1", "2-3", "4-7", ... "512".
     pub(crate) polls_by_frames: BTreeMap<String, u64>,

@@ -18,6 +18,7 @@ use knee::{Goal, Qualifiers};
 use crate::args::Args;
 use crate::mode::Knee;
 use crate::peer;
+pub use record::schema;
 use record::{KneeRecord, KneeResult};
 use search::Trials;
 

@@ -12,7 +12,7 @@ use super::report;
 use crate::args::Args;
 use crate::peer;
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct Trial {
     pub kind: TrialKind,
     /// For a confirmation, the goal it confirms.
@@ -36,14 +36,14 @@ pub struct Trial {
     pub step: StepRecord,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct LoadPoint {
     /// Share of the knee, percent.
     pub share_pct: u32,
     pub step: StepRecord,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct KneeResult {
     /// Confirmed results: each the rate its confirming trial delivered.
     ndr_mpps: Option<f64>,
@@ -77,7 +77,10 @@ pub struct KneeResult {
     pub sentence: Option<String>,
 }
 
-#[derive(Serialize)]
+/// blast --json record of a knee search (mode = knee): every trial, the NDR
+/// and PDR with their qualifiers, and latency under load (docs/json.md).
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "BlastKneeRecord")]
 pub struct KneeRecord<'a> {
     pub tool: &'static str,
     pub mode: &'static str,
@@ -145,4 +148,9 @@ impl KneeRecord<'_> {
     pub fn write(&self, path: &std::path::Path) -> Result<(), Failure> {
         out::write_json(path, self)
     }
+}
+
+/// The JSON schema of the knee's record.
+pub fn schema() -> schemars::Schema {
+    blastdrop::report::schema_of::<KneeRecord<'static>>()
 }

@@ -16,6 +16,7 @@ use ladder::Aggregate;
 use crate::args::Args;
 use crate::mode::LadderRun;
 use crate::peer;
+pub use record::schema;
 use record::Outcome;
 
 pub fn run(args: &Args, m: &LadderRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {

@@ -15,7 +15,7 @@ use crate::args::Args;
 use crate::mode::LadderRun;
 use crate::peer;
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct SizeCeiling {
     pub size: u32,
     /// The traffic of the steps the ceiling is over (several rates or
@@ -26,7 +26,7 @@ pub struct SizeCeiling {
     pub limit: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct Analysis {
     /// Whether the figures analysed are the receiver's.
     pub receiver_side: bool,
@@ -35,7 +35,11 @@ pub struct Analysis {
     pub crossover: Option<Crossover>,
 }
 
-#[derive(Serialize)]
+/// blast --json record of a ladder (mode = ladder): configuration, both ends'
+/// environments, the plan, every step with the sender's and (with --peer) the
+/// receiver's figures over the same window, and the analysis (docs/json.md).
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "BlastLadderRecord")]
 struct LadderRecord<'a> {
     tool: &'static str,
     mode: &'static str,
@@ -151,4 +155,9 @@ pub fn write_files(args: &Args, m: &LadderRun, started: &Started, sender: &Sende
         report::write_json(path, &record)?;
     }
     Ok(())
+}
+
+/// The JSON schema of the ladder's record.
+pub fn schema() -> schemars::Schema {
+    blastdrop::report::schema_of::<LadderRecord<'static>>()
 }
