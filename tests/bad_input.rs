@@ -317,7 +317,10 @@ fn output_files_are_checked_before_the_run() {
     let l = quick_error(BLAST, &["--queues", "1,2", "--json", &same, "--csv", &same]);
     assert!(l.contains("--json and --csv both write"), "{l}");
     let l = quick_error(BLAST, &["--csv", &same]);
-    assert!(l.contains("--csv and --plot draw a ladder's steps and a single step writes its summary with --json"), "{l}");
+    assert!(
+        l.contains("--csv and --plot draw a ladder's steps or a knee's trials, and a single step writes its summary with --json"),
+        "{l}"
+    );
     let l = quick_error(BLAST, &["--json", "-", "--events", "-"]);
     assert!(l.contains("--json and --events both write stdout (-)"), "{l}");
     let l = quick_error(BLAST, &["--queues", "1,2", "--csv", "-"]);

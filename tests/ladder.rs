@@ -44,7 +44,7 @@ fn ladder_over_memif_writes_table_json_csv_and_svg() {
     let dir = scratch("ladder");
     let (json, csv, svg) = (dir.join("l.json"), dir.join("l.csv"), dir.join("l.svg"));
     let drop = start_drop(&dir, 2, &[]);
-    let mut extra = strings(&["--rate", "200k", "--flows", "4", "--warmup", "0.5", "--duration", "1", "--json"]);
+    let mut extra = strings(&["--rate", "200k", "--flows", "4", "--warmup", "0.5", "--duration", "1", "--published-gbps", "1", "--json"]);
     extra.extend([json.display().to_string(), "--csv".into(), csv.display().to_string(), "--plot".into(), svg.display().to_string()]);
     let extra_ref: Vec<&str> = extra.iter().map(String::as_str).collect();
     let out = run(BLAST, &blast_args(&drop, "1,2", "64,512", &extra_ref), Duration::from_secs(120));
@@ -132,8 +132,25 @@ fn ladder_over_memif_writes_table_json_csv_and_svg() {
     let svg_text = std::fs::read_to_string(&svg).unwrap();
     let doc = roxmltree::Document::parse(&svg_text).expect("the SVG is XML");
     let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).map(str::trim).collect();
-    for want in ["64 B frames", "512 B frames", "queues", "received Mpps (million frames/s)"] {
-        assert!(texts.contains(&want), "{want:?} missing from the SVG");
+    for want in [
+        "64 B frames",
+        "512 B frames",
+        "queues (log2 scale)",
+        "received Mpps (million frames/s)",
+        "frame size (bytes, FCS included)",
+        "published 1 Gb/s (wire)",
+        "line rate, Gb/s of frames",
+        // 512 B at 1 Gb/s: 0.235 Mpps, near the paced 0.2 Mpps; 64 B's 1.488 Mpps is off scale.
+        "line rate 512 B: 0.23 Mpps",
+        "(line rate at 1 Gb/s off scale)",
+    ] {
+        assert!(texts.contains(&want), "{want:?} missing from the SVG: {texts:?}");
+    }
+    // Every step's point is keyed by its verdict.
+    let v = read_json(&json);
+    for s in v["steps"].as_array().unwrap() {
+        let class = ladder::verdict_class(s["limit"].as_str().unwrap());
+        assert!(texts.contains(&format!("limit: {class}").as_str()), "limit: {class} missing from the SVG legend");
     }
 }
 

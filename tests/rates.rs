@@ -235,6 +235,7 @@ fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
         ns.exec(BLAST, b)
     };
     let j = json.display().to_string();
+    let (svg_path, csv_path) = (dir.join("k.svg").display().to_string(), dir.join("k.csv").display().to_string());
     let out = run_af_packet(
         "ip",
         &blast_args(&[
@@ -250,12 +251,30 @@ fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
             "--sentence",
             "--json",
             &j,
+            "--plot",
+            &svg_path,
+            "--csv",
+            &csv_path,
         ]),
         Duration::from_secs(240),
     );
     assert!(out.status.success(), "blast --find-knee: {}\n{}", out.stdout, out.stderr);
     let v = read_json(&json);
     assert_matches_schema(&v, "blast-knee");
+    // The knee's picture: loss against offered rate, NDR and PDR marked, a
+    // point per trial keyed by verdict; its CSV a row per trial.
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("the SVG is XML");
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).map(str::trim).collect();
+    for want in ["loss against offered rate (each trial)", "loss, % of frames sent", "large: confirmation trial"] {
+        assert!(texts.contains(&want), "{want:?} missing from the knee SVG: {texts:?}");
+    }
+    assert!(texts.iter().any(|t| t.starts_with("NDR ")) && texts.iter().any(|t| t.starts_with("PDR ")), "{texts:?}");
+    let trials = v["trials"].as_array().unwrap();
+    let circles = doc.descendants().filter(|n| n.has_tag_name("circle")).count();
+    assert!(circles >= trials.len(), "a point per trial: {circles} for {}", trials.len());
+    let csv = std::fs::read_to_string(&csv_path).unwrap();
+    assert_eq!(csv.lines().count(), trials.len() + 1, "{csv}");
     let r = &v["result"];
     let ndr = r["ndr_mpps"].as_f64().expect("an NDR was found");
     let pdr = r["pdr_mpps"].as_f64().expect("a PDR was found");

@@ -227,6 +227,8 @@ pub struct Aggregate {
     pub frame_gbps: Spread,
     pub wire_gbps: Spread,
     pub sent_mpps: Spread,
+    /// The runs' verdict label when they agree, else "mixed".
+    pub limit: String,
 }
 
 impl Aggregate {
@@ -258,6 +260,10 @@ impl Aggregate {
                     frame_gbps: take(&|r| r.headline_frame_gbps()),
                     wire_gbps: take(&|r| r.received.map_or(r.sent.wire_gbps, |x| x.wire_gbps)),
                     sent_mpps: take(&|r| r.sent.mpps),
+                    limit: match rs.iter().map(|r| r.limit()).collect::<Vec<_>>() {
+                        l if l.windows(2).all(|w| w[0] == w[1]) => l.into_iter().next().unwrap_or_default(),
+                        _ => "mixed".into(),
+                    },
                 }
             })
             .collect()

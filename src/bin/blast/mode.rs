@@ -155,12 +155,10 @@ fn check(args: &Args) -> Result<(), Failure> {
     if args.find_knee {
         check_knee(args)?;
     }
-    if (args.csv.is_some() || args.plot.is_some()) && !is_ladder(args) {
-        let what =
-            if args.find_knee { "a knee search writes its trials with --json" } else { "a single step writes its summary with --json" };
-        return Err(Failure::usage(format!(
-            "--csv and --plot draw a ladder's steps and {what}: leave them out, or run a ladder (a --queues or --size list, --repeat, or --peer)"
-        )));
+    if (args.csv.is_some() || args.plot.is_some()) && !is_ladder(args) && !args.find_knee {
+        return Err(Failure::usage(
+            "--csv and --plot draw a ladder's steps or a knee's trials, and a single step writes its summary with --json: leave them out, or run a ladder (a --queues or --size list, --repeat, or --peer)",
+        ));
     }
     if args.group.is_some() {
         if args.peer.is_none() {

@@ -46,8 +46,8 @@ pub struct LoadPoint {
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct KneeResult {
     /// Confirmed results: each the rate its confirming trial delivered.
-    ndr_mpps: Option<f64>,
-    pdr_mpps: Option<f64>,
+    pub ndr_mpps: Option<f64>,
+    pub pdr_mpps: Option<f64>,
     /// The knee: the PDR, which with --sla also kept the latency limit.
     knee_mpps: Option<f64>,
     committable_mpps: Option<f64>,
@@ -148,6 +148,40 @@ impl KneeRecord<'_> {
     pub fn write(&self, path: &std::path::Path) -> Result<(), Failure> {
         out::write_json(path, self)
     }
+}
+
+/// --plot (loss against offered rate, NDR and PDR marked, latency under
+/// load) and --csv (a row per trial, as a ladder's steps), those asked for.
+pub fn write_plot_and_csv(
+    args: &Args,
+    trials: &[Trial],
+    result: &KneeResult,
+    under_load: &[LoadPoint],
+    title: &str,
+) -> Result<(), Failure> {
+    if let Some(path) = &args.plot {
+        let points: Vec<ladder::KneePoint> = trials
+            .iter()
+            .filter(|t| t.step.error.is_none())
+            .map(|t| ladder::KneePoint {
+                offered_mpps: t.counted_at_mpps.or(t.step.offered_mpps).unwrap_or(t.step.sent.mpps),
+                loss_pct: t.step.loss_pct.unwrap_or(0.0),
+                limit: t.step.limit(),
+                confirmation: t.kind == TrialKind::Confirm,
+            })
+            .collect();
+        let steps: Vec<StepRecord> = under_load.iter().map(|l| l.step.clone()).collect();
+        let latency = ladder::LatencyPoint::from_records(&steps);
+        let svg = ladder::render_knee_svg(&points, result.ndr_mpps, result.pdr_mpps, &latency, title)
+            .map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;
+        std::fs::write(path, svg).map_err(|e| Failure::runtime(format!("cannot write --plot {}: {e}", path.display())))?;
+    }
+    if let Some(path) = &args.csv {
+        let steps: Vec<StepRecord> = trials.iter().map(|t| t.step.clone()).collect();
+        std::fs::write(path, ladder::render_csv(&steps))
+            .map_err(|e| Failure::runtime(format!("cannot write --csv {}: {e}", path.display())))?;
+    }
+    Ok(())
 }
 
 /// The JSON schema of the knee's record.

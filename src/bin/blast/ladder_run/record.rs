@@ -126,8 +126,9 @@ pub fn write_files(args: &Args, m: &LadderRun, started: &Started, sender: &Sende
             m.ladder.traffic(),
             m.mix.as_ref().map_or(String::new(), |x| format!(", size mix {x}: sizes are its mean ({:.1} B)", x.mean_size()))
         );
-        let svg =
-            ladder::render_svg(&sizes_seen, receiver_side, &title).map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;
+        let opts = ladder::LadderPlot { receiver: receiver_side, title: &title, published_gbps: args.published_gbps };
+        let latency = ladder::LatencyPoint::from_records(out.records);
+        let svg = ladder::render_svg(&sizes_seen, &opts, &latency).map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;
         std::fs::write(path, svg).map_err(|e| Failure::runtime(format!("cannot write --plot {}: {e}", path.display())))?;
     }
     if let Some(path) = &args.csv {
