@@ -76,6 +76,18 @@ pub fn end(ok: bool, error: Option<&str>) {
     *SINK.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
+impl TickEvent {
+    pub fn new(
+        tick: &crate::live::Tick,
+        side: &'static str,
+        r: &crate::report::Rates,
+        queues: Vec<f64>,
+        limit: Option<String>,
+    ) -> TickEvent {
+        TickEvent { elapsed: tick.elapsed.as_secs_f64(), side, mpps: r.mpps, wire_gbps: r.wire_gbps, queues, limit }
+    }
+}
+
 /// A live second's figures, as both tools tick.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TickEvent {

@@ -50,16 +50,14 @@ impl Tick {
     /// "q0 1.234 q1 1.230": each queue's Mpps over the tick, from its
     /// counters now and at the last tick (`prev`, updated to `now`).
     pub fn per_queue(&self, now: &[Tally], prev: &mut [Tally]) -> String {
-        now.iter()
-            .zip(prev.iter_mut())
-            .enumerate()
-            .map(|(q, (c, p))| {
-                let s = format!("q{q} {:.3}", c.packets.saturating_sub(p.packets) as f64 / self.secs / 1e6);
-                *p = *c;
-                s
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
+        let text = self.queue_mpps(now, prev).iter().enumerate().map(|(q, m)| format!("q{q} {m:.3}")).collect::<Vec<_>>().join(" ");
+        prev.copy_from_slice(now);
+        text
+    }
+
+    /// Each queue's Mpps over the tick, from its counters now and at the last tick.
+    pub fn queue_mpps(&self, now: &[Tally], prev: &[Tally]) -> Vec<f64> {
+        now.iter().zip(prev).map(|(c, p)| c.packets.saturating_sub(p.packets) as f64 / self.secs / 1e6).collect()
     }
 }
 

@@ -788,21 +788,7 @@ impl Sender {
     fn print_live(&self, tick: &Tick, d: &Tally, lanes: &[Arc<LaneCounters>], prev_q: &mut [Tally], print: bool) {
         let r = Rates::over(d.packets, d.bytes, tick.secs);
         let now_q: Vec<Tally> = lanes.iter().map(|l| l.read()).collect();
-        crate::events::emit(
-            "tick",
-            &crate::events::TickEvent {
-                elapsed: tick.elapsed.as_secs_f64(),
-                side: "sent",
-                mpps: r.mpps,
-                wire_gbps: r.wire_gbps,
-                queues: now_q
-                    .iter()
-                    .zip(prev_q.iter())
-                    .map(|(c, p)| c.packets.saturating_sub(p.packets) as f64 / tick.secs / 1e6)
-                    .collect(),
-                limit: None,
-            },
-        );
+        crate::events::emit("tick", &crate::events::TickEvent::new(tick, "sent", &r, tick.queue_mpps(&now_q, prev_q), None));
         if !print {
             tick.per_queue(&now_q, prev_q);
             return;

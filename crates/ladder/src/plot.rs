@@ -190,6 +190,29 @@ fn panel<'a>(area: &Area<'a>) -> (Area<'a>, Area<'a>) {
     area.split_horizontally(w.saturating_sub(200))
 }
 
+type Linear<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+
+/// A chart with linear axes on `area`, its mesh drawn and described.
+fn linear_chart<'a, 'b>(
+    area: &'a Area<'b>,
+    caption: &str,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<Linear<'a, 'b>, PlotError> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 15))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x, y)
+        .map_err(err)?;
+    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().map_err(err)?;
+    Ok(chart)
+}
+
 /// Frames per second (millions) that fill `gbps` on the wire with `size` B
 /// frames (FCS included; 20 B of preamble and gap each).
 pub fn line_rate_mpps(gbps: f64, size: u32) -> f64 {
@@ -315,19 +338,10 @@ fn gbps_against_size(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Resu
     let data_max = best.iter().map(|a| a.frame_gbps.max).fold(0.0, f64::max).max(1e-3);
     let y_max = opts.published_gbps.map_or(data_max, |g| g.max(data_max)) * 1.12;
     let x_max = f64::from(max_size) * 1.06 + 1.0;
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption(format!("{side} Gb/s against frame size"), ("sans-serif", 15))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc("frame size (bytes, FCS included)")
-        .y_desc(format!("{side} Gb/s of frames (best queue count)"))
-        .draw()
-        .map_err(err)?;
+    let x_desc = "frame size (bytes, FCS included)";
+    let caption = format!("{side} Gb/s against frame size");
+    let mut chart =
+        linear_chart(&chart_area, &caption, 0.0..x_max, 0.0..y_max, x_desc, &format!("{side} Gb/s of frames (best queue count)"))?;
     let mut legend = Legend::new("series");
     let color = series_color(0);
     let pts: Vec<(f64, f64)> = best.iter().map(|a| (f64::from(a.size), a.frame_gbps.median)).collect();
@@ -436,19 +450,9 @@ fn loss_against_rate(area: &Area, trials: &[KneePoint], ndr: Option<f64>, pdr: O
     let (chart_area, legend_area) = panel(area);
     let x_max = trials.iter().map(|t| t.offered_mpps).chain(ndr).chain(pdr).fold(0.0, f64::max).max(1e-3) * 1.1;
     let y_max = trials.iter().map(|t| t.loss_pct).fold(0.0, f64::max).max(1.0) * 1.12;
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption("loss against offered rate (each trial)", ("sans-serif", 15))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc("offered Mpps (or delivered, when the sender fell short)")
-        .y_desc("loss, % of frames sent")
-        .draw()
-        .map_err(err)?;
+    let x_desc = "offered Mpps (or delivered, when the sender fell short)";
+    let mut chart =
+        linear_chart(&chart_area, "loss against offered rate (each trial)", 0.0..x_max, 0.0..y_max, x_desc, "loss, % of frames sent")?;
     let mut legend = Legend::new("trials");
     for t in trials {
         let r = if t.confirmation { 7 } else { 4 };

@@ -132,21 +132,8 @@ impl Live {
             limits::receiver_verdict(&receiver_counters(d.packets, &ds, &xs, d.lost, !args.count_only, busy)).label()
         };
         self.prev_xs = Some(xs_now);
-        blastdrop::events::emit(
-            "tick",
-            &blastdrop::events::TickEvent {
-                elapsed: tick.elapsed.as_secs_f64(),
-                side: "received",
-                mpps: r.mpps,
-                wire_gbps: r.wire_gbps,
-                queues: lane_now
-                    .iter()
-                    .zip(self.prev_q.iter())
-                    .map(|(c, p)| c.packets.saturating_sub(p.packets) as f64 / tick.secs / 1e6)
-                    .collect(),
-                limit: Some(second.clone()),
-            },
-        );
+        let queues = tick.queue_mpps(lane_now, &self.prev_q);
+        blastdrop::events::emit("tick", &blastdrop::events::TickEvent::new(tick, "received", &r, queues, Some(second.clone())));
         let per_q = tick.per_queue(lane_now, &mut self.prev_q);
         blastdrop::say!(
             "{} received {} Mpps  {:7.3} Gb/s wire (+20 B/frame)  | {} | imissed {} rx_nombuf {} | lost {} reordered {} dup {} no-probe {}{} | limit: {second}",
