@@ -78,6 +78,18 @@ struct Cursor {
     pass: u64,
 }
 
+impl Cursor {
+    /// The frame after this one in a plan of `n` frames (the next pass's first after the last).
+    #[inline(always)]
+    fn next(self, n: usize) -> Cursor {
+        if self.i + 1 == n {
+            Cursor { i: 0, pass: self.pass + 1 }
+        } else {
+            Cursor { i: self.i + 1, pass: self.pass }
+        }
+    }
+}
+
 impl ReplayLane {
     pub fn run(self, stop: &AtomicBool) -> (TxQueue, TxOutcome) {
         let r = self.replay.clone();
@@ -111,7 +123,7 @@ impl ReplayLane {
                 let mut c = cur;
                 while m < burst && c.pass < loops && due_at(c) <= now {
                     m += 1;
-                    c = if c.i + 1 == n { Cursor { i: 0, pass: c.pass + 1 } } else { Cursor { i: c.i + 1, pass: c.pass } };
+                    c = c.next(n);
                 }
                 if !pkts.alloc(&self.pool, m) {
                     tally.alloc_failures += 1;
@@ -140,7 +152,7 @@ impl ReplayLane {
                     }
                     timing.lateness.record_ns(((now - due) as f64 * ns_per_cycle) as u64);
                     (prev_due, prev_sent) = (Some(due), now);
-                    cur = if cur.i + 1 == n { Cursor { i: 0, pass: cur.pass + 1 } } else { Cursor { i: cur.i + 1, pass: cur.pass } };
+                    cur = cur.next(n);
                     f.len()
                 });
                 pending_bytes = built + (m * wire::FCS_LEN) as u64;
@@ -152,8 +164,7 @@ impl ReplayLane {
                 break;
             }
             tally.packets += sent as u64;
-            let left = if pkts.is_empty() { 0 } else { pkts.bytes() + (pkts.len() * wire::FCS_LEN) as u64 };
-            tally.bytes += std::mem::replace(&mut pending_bytes, left) - left;
+            tally.bytes += crate::tx::bytes_taken(&pkts, &mut pending_bytes);
             if !pkts.is_empty() {
                 tally.ring_full_retries += 1;
             }

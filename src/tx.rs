@@ -126,6 +126,15 @@ impl MixFrames {
     }
 }
 
+/// Bytes (FCS included) of the frames a queue just took from a burst of
+/// frames of several lengths: `pending` (what was built and not yet taken)
+/// less what is still in the burst, which becomes the new `pending`.
+#[inline(always)]
+pub(crate) fn bytes_taken(pkts: &Burst, pending: &mut u64) -> u64 {
+    let left = if pkts.is_empty() { 0 } else { pkts.bytes() + (pkts.len() * wire::FCS_LEN) as u64 };
+    std::mem::replace(pending, left) - left
+}
+
 /// Splits `accepted` frames over `streams` streams sent round robin from the first.
 pub fn split_round_robin(accepted: u64, streams: usize) -> Vec<u64> {
     let k = streams as u64;
@@ -296,10 +305,7 @@ impl TxLane {
             tally.bytes += match mix {
                 None => sent as u64 * frame_bytes,
                 // What left is what was built less what is still here.
-                Some(_) => {
-                    let left = if pkts.is_empty() { 0 } else { pkts.bytes() + (pkts.len() * wire::FCS_LEN) as u64 };
-                    std::mem::replace(&mut pending_bytes, left) - left
-                }
+                Some(_) => bytes_taken(&pkts, &mut pending_bytes),
             };
             if !pkts.is_empty() {
                 // Ring full: waiting on the device, so publishing costs nothing here.
