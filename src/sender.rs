@@ -790,7 +790,7 @@ impl Sender {
         let now_q: Vec<Tally> = lanes.iter().map(|l| l.read()).collect();
         crate::events::emit("tick", &crate::events::TickEvent::new(tick, "sent", &r, tick.queue_mpps(&now_q, prev_q), None));
         if !print {
-            tick.per_queue(&now_q, prev_q);
+            prev_q.copy_from_slice(&now_q);
             return;
         }
         crate::say!(

@@ -160,8 +160,10 @@ pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) ->
     let mut hooks = PeerHooks::new(peer.as_mut(), None);
     let outcome = sender.run_step(&params, &mut hooks)?;
     let figures = hooks.take_figures();
-    let after = sender.read_counters();
-    let summary = summarize(&replay, sender, &outcome, &before, &after, figures);
+    // With a measured window run_step read the counters around it; the
+    // run's own reading is needed only without one.
+    let after = outcome.window.is_none().then(|| sender.read_counters());
+    let summary = summarize(&replay, sender, &outcome, &before, after.as_ref(), figures);
     print_summary(&summary);
     if let Some(path) = &args.json {
         let environment = blastdrop::environment::of_sender(started, sender, queues);
@@ -269,7 +271,7 @@ fn summarize(
     sender: &Sender,
     outcome: &StepOutcome,
     before: &blastdrop::sender::Reading,
-    after: &blastdrop::sender::Reading,
+    after: Option<&blastdrop::sender::Reading>,
     figures: Option<control::WindowFigures>,
 ) -> Summary {
     let total = outcome.total();
@@ -291,10 +293,13 @@ fn summarize(
         timing.merge(&t);
     }
     // The measured window's counters with --peer; the run's without.
-    let window = outcome.window.clone().unwrap_or_else(|| {
-        let (port, xstats, _) = sender.counters_between(before, after);
-        SenderWindow { seconds: outcome.seconds, total, port, xstats, ..Default::default() }
-    });
+    let window = match (&outcome.window, after) {
+        (Some(w), _) => w.clone(),
+        (None, after) => {
+            let (port, xstats, _) = sender.counters_between(before, after.expect("read when there is no window"));
+            SenderWindow { seconds: outcome.seconds, total, port, xstats, ..Default::default() }
+        }
+    };
     // The schedule's frames due by the end are what a perfect sender sent; fast has no schedule.
     let offered = (r.schedule.timing != Timing::Fast).then_some(timing.due);
     let mut verdict = limits::verdict(&attribution::window_counters(&window, figures.as_ref(), offered));
