@@ -146,16 +146,14 @@ impl Legend {
         self.entries.push((mark, label.into()));
     }
 
-    /// Verdict classes in the order they first appear.
-    fn verdicts<'a>(&mut self, classes: impl Iterator<Item = &'a str>) {
-        let mut seen: Vec<&str> = Vec::new();
-        for c in classes {
-            if !seen.contains(&c) {
-                seen.push(c);
+    /// The verdicts' classes, each once, in the order they first appear.
+    fn verdicts<'a>(&mut self, labels: impl IntoIterator<Item = &'a str>) {
+        let mut seen: Vec<String> = Vec::new();
+        for class in labels.into_iter().map(verdict_class) {
+            if !seen.contains(&class) {
+                self.push(Mark::Dot(verdict_color(&class)), format!("limit: {class}"));
+                seen.push(class);
             }
-        }
-        for c in seen {
-            self.push(Mark::Dot(verdict_color(c)), format!("limit: {c}"));
         }
     }
 
@@ -316,7 +314,7 @@ fn mpps_against_queues(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Re
     if bars {
         legend.push(Mark::Bar(BLACK), "min to max (--repeat)");
     }
-    legend.verdicts(aggs.iter().map(|a| verdict_class(&a.limit)).collect::<Vec<_>>().iter().map(String::as_str));
+    legend.verdicts(aggs.iter().map(|a| a.limit.as_str()));
     if let Some(g) = opts.published_gbps.filter(|_| line_rates.len() < series.len()) {
         legend.push(Mark::Dashed(WHITE), format!("(line rate at {g} Gb/s off scale)"));
     }
@@ -369,7 +367,7 @@ fn gbps_against_size(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Resu
         chart.draw_series(DashedLineSeries::new(curve, 4, 3, red.stroke_width(1))).map_err(err)?;
         legend.push(Mark::Dashed(red), "line rate, Gb/s of frames");
     }
-    legend.verdicts(best.iter().map(|a| verdict_class(&a.limit)).collect::<Vec<_>>().iter().map(String::as_str));
+    legend.verdicts(best.iter().map(|a| a.limit.as_str()));
     legend.draw(&legend_area)
 }
 
@@ -466,7 +464,7 @@ fn loss_against_rate(area: &Area, trials: &[KneePoint], ndr: Option<f64>, pdr: O
             legend.push(Mark::Dashed(color), format!("{name} {x:.3} Mpps"));
         }
     }
-    legend.verdicts(trials.iter().map(|t| verdict_class(&t.limit)).collect::<Vec<_>>().iter().map(String::as_str));
+    legend.verdicts(trials.iter().map(|t| t.limit.as_str()));
     legend.draw(&legend_area)
 }
 
