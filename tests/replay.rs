@@ -245,6 +245,11 @@ fn bad_captures_are_refused_with_one_line_before_anything_starts() {
         (vec!["--pcap", &f, "--peer", "127.0.0.1:1", "--group", "g", "--senders", "2"], "leave out --group"),
         (vec!["--pcap", &f, "--pcap-timing", "scaled:0"], "above 0"),
         (vec!["--pcap-loop", "2"], "--pcap"),
+        // Checked before the replay whatever its timing.
+        (
+            vec!["--pcap", &f, "--pcap-timing", "rate", "--rate", "1M", "--json", "/nonexistent/dir/r.json"],
+            "folder /nonexistent/dir does not exist",
+        ),
     ] {
         let out = run(BLAST, &strings(&args), Duration::from_secs(20));
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.stderr);

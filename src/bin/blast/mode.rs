@@ -264,13 +264,16 @@ fn check_replay(args: &Args) -> Result<(), Failure> {
         return Err(Failure::usage("--pcap uses as many RX queues at drop as --queues: leave out --rx-queues"));
     }
     match (args.pcap_timing, args.rate.as_ref().map(|r| r.len())) {
-        (capture::Timing::Rate, Some(1)) => Ok(()),
+        (capture::Timing::Rate, Some(1)) | (capture::Timing::Original | capture::Timing::Scaled(_) | capture::Timing::Fast, None) => {}
         (capture::Timing::Rate, _) => {
-            Err(Failure::usage("--pcap-timing rate replays evenly at one --rate (frames per second over all queues, e.g. 1M)"))
+            return Err(Failure::usage("--pcap-timing rate replays evenly at one --rate (frames per second over all queues, e.g. 1M)"));
         }
-        (_, Some(_)) => Err(Failure::usage("--rate paces a replay only with --pcap-timing rate: leave it out, or give --pcap-timing rate")),
-        _ => session::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref())]),
+        (_, Some(_)) => {
+            return Err(Failure::usage("--rate paces a replay only with --pcap-timing rate: leave it out, or give --pcap-timing rate"));
+        }
     }
+    // Output files are checked now, whatever the timing, not after the replay.
+    session::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref())])
 }
 
 fn replay(args: &Args) -> Result<ReplayRun, Failure> {
