@@ -74,6 +74,8 @@ fn main() {
         .clang_args(&cflag_list)
         .allowlist_function("bd_.*")
         .allowlist_var("bd_.*")
+        .allowlist_type("bd_mbuf_offset")
+        .constified_enum_module("bd_mbuf_offset")
         .allowlist_function("rte_eal_(init|cleanup|remote_launch|wait_lcore|mp_wait_lcore|process_type|has_hugepages)")
         .allowlist_function("rte_lcore_(count|is_enabled|to_socket_id|to_cpu_id)")
         .allowlist_function("rte_get_(next_lcore|main_lcore|tsc_hz)")

@@ -80,6 +80,18 @@ int bd_pktmbuf_alloc_bulk(struct rte_mempool *pool, struct rte_mbuf **mbufs, uns
 	return rte_pktmbuf_alloc_bulk(pool, mbufs, n);
 }
 
+int bd_mempool_get_bulk(struct rte_mempool *pool, struct rte_mbuf **mbufs, unsigned int n)
+{
+	return rte_mempool_get_bulk(pool, (void **)mbufs, n);
+}
+
+const uint64_t bd_mbuf_f_external = RTE_MBUF_F_EXTERNAL;
+
+void bd_pktmbuf_reset(struct rte_mbuf *m)
+{
+	rte_pktmbuf_reset(m);
+}
+
 struct rte_mbuf *bd_pktmbuf_alloc(struct rte_mempool *pool)
 {
 	return rte_pktmbuf_alloc(pool);

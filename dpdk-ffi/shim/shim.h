@@ -12,6 +12,7 @@
 #ifndef BLASTDROP_SHIM_H
 #define BLASTDROP_SHIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <rte_config.h>
 #include <rte_common.h>
@@ -42,6 +43,27 @@ struct bd_mbuf_layout {
 
 void bd_mbuf_layout(struct bd_mbuf_layout *out);
 
+/* The same offsets as compile-time constants (bindgen evaluates the
+ * enumerators): the hot loops index mbufs with immediates, where offsets
+ * read at run time would each hold a register through the per-frame loop. */
+enum bd_mbuf_offset {
+	BD_MBUF_BUF_ADDR = offsetof(struct rte_mbuf, buf_addr),
+	BD_MBUF_DATA_OFF = offsetof(struct rte_mbuf, data_off),
+	BD_MBUF_PKT_LEN = offsetof(struct rte_mbuf, pkt_len),
+	BD_MBUF_DATA_LEN = offsetof(struct rte_mbuf, data_len),
+	BD_MBUF_BUF_LEN = offsetof(struct rte_mbuf, buf_len),
+	BD_MBUF_SIZE = sizeof(struct rte_mbuf),
+	BD_MBUF_HEADROOM = RTE_PKTMBUF_HEADROOM,
+	BD_MBUF_NEXT = offsetof(struct rte_mbuf, next),
+	BD_MBUF_TX_OFFLOAD = offsetof(struct rte_mbuf, tx_offload),
+	BD_MBUF_VLAN_TCI = offsetof(struct rte_mbuf, vlan_tci),
+	BD_MBUF_VLAN_TCI_OUTER = offsetof(struct rte_mbuf, vlan_tci_outer),
+	BD_MBUF_NB_SEGS = offsetof(struct rte_mbuf, nb_segs),
+	BD_MBUF_PORT = offsetof(struct rte_mbuf, port),
+	BD_MBUF_OL_FLAGS = offsetof(struct rte_mbuf, ol_flags),
+	BD_MBUF_PACKET_TYPE = offsetof(struct rte_mbuf, packet_type),
+};
+
 /* DPDK builds these flags from RTE_BIT64(), which bindgen (without a recent
  * libclang's macro fallback) does not emit; the shim exports their values. */
 extern const uint64_t bd_rss_ip;
@@ -55,6 +77,11 @@ uint16_t bd_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint
 uint16_t bd_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
 
 int bd_pktmbuf_alloc_bulk(struct rte_mempool *pool, struct rte_mbuf **mbufs, unsigned int n);
+/* The mempool half of rte_pktmbuf_alloc_bulk: mbufs as the pool keeps
+ * them, for a caller that resets each one in its own pass over them. */
+int bd_mempool_get_bulk(struct rte_mempool *pool, struct rte_mbuf **mbufs, unsigned int n);
+void bd_pktmbuf_reset(struct rte_mbuf *m);
+extern const uint64_t bd_mbuf_f_external;
 /* rte_pktmbuf_free_bulk's work, built here with DPDK's inline functions:
  * no call into librte_mbuf, whose shared-object TLS reads (the mempool
  * cache lookup) go through __tls_get_addr. */

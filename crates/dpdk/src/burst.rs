@@ -23,6 +23,11 @@ pub struct Burst {
     /// After `alloc`: the room every mbuf of the burst has (one pool, all
     /// fresh), so writing frames checks it once per burst, not per frame.
     fresh_room: Option<usize>,
+    /// After `alloc`: the mbufs are as the pool keeps them, not reset yet.
+    /// Writing their heads resets them in the same pass over the frames
+    /// (one visit to each mbuf where rte_pktmbuf_alloc_bulk and the writes
+    /// made two); anything else that uses them resets them first.
+    unreset: bool,
 }
 
 // SAFETY: a Burst owns its mbufs exclusively (no other handle to them
@@ -38,7 +43,7 @@ impl Default for Burst {
 
 impl Burst {
     pub fn new() -> Burst {
-        Burst { bufs: [std::ptr::null_mut(); BURST_MAX], head: 0, tail: 0, layout: MbufLayout::get(), fresh_room: None }
+        Burst { bufs: [std::ptr::null_mut(); BURST_MAX], head: 0, tail: 0, layout: MbufLayout::get(), fresh_room: None, unreset: false }
     }
 
     /// Frames owned (not yet sent or freed).
@@ -54,17 +59,32 @@ impl Burst {
 
     /// Takes `n` fresh mbufs (at most [`BURST_MAX`]) from `pool`, all or
     /// none; false when the pool has too few. Frees what the burst held.
+    /// The mbufs are reset (as rte_pktmbuf_alloc_bulk does) where they are
+    /// first written or used, not here.
     #[inline(always)]
     pub fn alloc(&mut self, pool: &Mempool, n: usize) -> bool {
         self.free();
         let n = n.min(BURST_MAX);
         // SAFETY: the pool is alive (borrowed); bufs has room for n pointers,
         // which the call fills all or none.
-        let ok = unsafe { ffi::bd_pktmbuf_alloc_bulk(pool.as_ptr(), self.bufs.as_mut_ptr(), n as u32) } == 0;
+        let ok = unsafe { ffi::bd_mempool_get_bulk(pool.as_ptr(), self.bufs.as_mut_ptr(), n as u32) } == 0;
         self.tail = if ok { n } else { 0 };
-        // SAFETY: bufs[0] is a fresh mbuf of the pool when ok; every mbuf of a pool has the same room.
-        self.fresh_room = (ok && n > 0).then(|| unsafe { self.layout.room(self.bufs[0]) });
+        // SAFETY: bufs[0] is an mbuf of the pool when ok; every mbuf of a pool
+        // has the same buffer, and reset puts the data start after the headroom.
+        self.fresh_room = (ok && n > 0).then(|| unsafe { self.layout.fresh_room(self.bufs[0]) });
+        self.unreset = ok && n > 0;
         ok
+    }
+
+    /// Resets mbufs taken by `alloc` and not written yet (empty frames).
+    #[inline(always)]
+    fn settle(&mut self) {
+        if std::mem::take(&mut self.unreset) {
+            for &m in &self.bufs[self.head..self.tail] {
+                // SAFETY: m is an mbuf of a packet pool this burst owns.
+                unsafe { self.layout.reset_to_len(m, 0) };
+            }
+        }
     }
 
     /// Receives up to `max` frames (at most [`BURST_MAX`]); returns how many.
@@ -73,7 +93,7 @@ impl Burst {
     pub fn rx(&mut self, queue: &mut RxQueue, max: usize) -> usize {
         self.free();
         let n = queue.rx_burst(&mut self.bufs[..max.min(BURST_MAX)]);
-        (self.tail, self.fresh_room) = (n, None);
+        (self.tail, self.fresh_room, self.unreset) = (n, None, false);
         n
     }
 
@@ -84,6 +104,7 @@ impl Burst {
     /// free), and returns 0.
     #[inline(always)]
     pub fn tx(&mut self, queue: &mut TxQueue) -> usize {
+        self.settle();
         let sent = queue.tx_burst(&mut self.bufs[self.head..self.tail]);
         if queue.faulted() {
             self.head = self.tail;
@@ -101,12 +122,13 @@ impl Burst {
             // SAFETY: bufs[head..tail] are mbufs this burst owns and nothing else references.
             unsafe { ffi::bd_pktmbuf_free_bulk(self.bufs[self.head..].as_mut_ptr(), n as u32) };
         }
-        (self.head, self.tail) = (0, 0);
+        (self.head, self.tail, self.unreset) = (0, 0, false);
     }
 
     /// Each frame's bytes (its first segment).
     #[inline(always)]
     pub fn frames(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        assert!(!self.unreset, "frames of a burst not written since alloc");
         let l = self.layout;
         self.bufs[self.head..self.tail].iter().map(move |&m| {
             // SAFETY: m is an mbuf this burst owns; its first segment holds
@@ -118,6 +140,7 @@ impl Burst {
     /// Each frame's bytes (its first segment), for writing.
     #[inline(always)]
     pub fn frames_mut(&mut self) -> impl Iterator<Item = &mut [u8]> + '_ {
+        self.settle();
         let l = self.layout;
         self.bufs[self.head..self.tail].iter().map(move |&m| {
             // SAFETY: as in `frames`; the burst is borrowed mutably and owns
@@ -140,6 +163,17 @@ impl Burst {
         match self.fresh_room {
             Some(room) => {
                 assert!(usize::from(len) <= room, "frame of {len} B beyond the mbuf's room ({room} B)");
+                if std::mem::take(&mut self.unreset) {
+                    for &m in frames {
+                        // SAFETY: as below; m comes straight from its pool, and
+                        // the reset puts its data start where `room` was measured.
+                        unsafe {
+                            l.reset_to_len(m, len);
+                            write(&mut *(l.data(m) as *mut [u8; N]));
+                        }
+                    }
+                    return;
+                }
                 for &m in frames {
                     // SAFETY: m is owned by this burst, once each; `len` fits
                     // its room (checked above) and N <= len.
@@ -168,6 +202,7 @@ impl Burst {
     /// frames' bytes in all.
     #[inline(always)]
     pub fn write_heads_sized<const N: usize>(&mut self, mut write: impl FnMut(&mut [u8; N]) -> u16) -> u64 {
+        self.settle();
         let l = self.layout;
         let mut total = 0u64;
         for &m in &self.bufs[self.head..self.tail] {
@@ -195,6 +230,7 @@ impl Burst {
     /// For frames copied whole (a replayed capture), one pass over them.
     #[inline(always)]
     pub fn write_frames(&mut self, mut write: impl FnMut(&mut [u8]) -> usize) -> u64 {
+        self.settle();
         let l = self.layout;
         let mut total = 0u64;
         for &m in &self.bufs[self.head..self.tail] {
@@ -217,6 +253,7 @@ impl Burst {
     /// (one pass over the mbufs).
     #[inline(always)]
     pub fn read_frames(&self, mut read: impl FnMut(u32, &[u8])) {
+        assert!(!self.unreset, "frames of a burst not written since alloc");
         let l = self.layout;
         for &m in &self.bufs[self.head..self.tail] {
             // SAFETY: m is an mbuf this burst owns; its first segment holds
@@ -228,6 +265,7 @@ impl Burst {
     /// Bytes over all segments of every frame.
     #[inline(always)]
     pub fn bytes(&self) -> u64 {
+        assert!(!self.unreset, "frames of a burst not written since alloc");
         let l = self.layout;
         // SAFETY: each is an mbuf this burst owns.
         self.bufs[self.head..self.tail].iter().map(|&m| u64::from(unsafe { l.pkt_len(m) })).sum()

@@ -1,40 +1,55 @@
-use std::sync::OnceLock;
-
 use dpdk_ffi as ffi;
 
 pub type Mbuf = ffi::rte_mbuf;
 
-/// Byte offsets of the mbuf fields the hot paths touch, read from the C
-/// shim once, so per-packet access is a plain load or store with no call and
-/// no dependence on how this DPDK line lays out struct rte_mbuf.
+/// Byte offsets of the mbuf fields the hot paths touch, as this DPDK line
+/// lays out struct rte_mbuf (the C shim's `offsetof`s, evaluated when the
+/// bindings are generated): per-packet access is a load or store at a
+/// constant offset, with no call and no register held for the offset.
+mod off {
+    use dpdk_ffi::bd_mbuf_offset as o;
+    pub const BUF_ADDR: usize = o::BD_MBUF_BUF_ADDR as usize;
+    pub const DATA_OFF: usize = o::BD_MBUF_DATA_OFF as usize;
+    pub const PKT_LEN: usize = o::BD_MBUF_PKT_LEN as usize;
+    pub const DATA_LEN: usize = o::BD_MBUF_DATA_LEN as usize;
+    pub const BUF_LEN: usize = o::BD_MBUF_BUF_LEN as usize;
+    pub const NEXT: usize = o::BD_MBUF_NEXT as usize;
+    pub const TX_OFFLOAD: usize = o::BD_MBUF_TX_OFFLOAD as usize;
+    pub const VLAN_TCI: usize = o::BD_MBUF_VLAN_TCI as usize;
+    pub const VLAN_TCI_OUTER: usize = o::BD_MBUF_VLAN_TCI_OUTER as usize;
+    pub const NB_SEGS: usize = o::BD_MBUF_NB_SEGS as usize;
+    pub const PORT: usize = o::BD_MBUF_PORT as usize;
+    pub const OL_FLAGS: usize = o::BD_MBUF_OL_FLAGS as usize;
+    pub const PACKET_TYPE: usize = o::BD_MBUF_PACKET_TYPE as usize;
+
+    // What the accessors assume, checked when this DPDK line is built against.
+    const SIZE: usize = o::BD_MBUF_SIZE as usize;
+    const _: () = assert!(BUF_ADDR == 0, "buf_addr leads struct rte_mbuf in every supported line");
+    const _: () = assert!(SIZE >= 128 && o::BD_MBUF_HEADROOM >= 64);
+    const _: () = assert!(
+        DATA_OFF.is_multiple_of(2)
+            && DATA_LEN.is_multiple_of(2)
+            && PKT_LEN.is_multiple_of(4)
+            && OL_FLAGS.is_multiple_of(8)
+            && NEXT.is_multiple_of(8)
+    );
+    const _: () = assert!(BUF_LEN < SIZE && NEXT < SIZE && TX_OFFLOAD < SIZE && PACKET_TYPE < SIZE);
+}
+
+/// RTE_MBUF_F_EXTERNAL: the one flag rte_pktmbuf_reset keeps (the EAL test
+/// checks it against the shim's value).
+pub const MBUF_F_EXTERNAL: u64 = 1 << 61;
+
+/// Where the hot paths find an mbuf's fields, and the sizes pools are built from.
 #[derive(Debug, Clone, Copy)]
 pub struct MbufLayout {
-    buf_addr: usize,
-    data_off: usize,
-    pkt_len: usize,
-    data_len: usize,
-    buf_len: usize,
     pub headroom: u16,
     pub mbuf_size: u16,
 }
 
 impl MbufLayout {
-    pub fn get() -> MbufLayout {
-        static LAYOUT: OnceLock<MbufLayout> = OnceLock::new();
-        *LAYOUT.get_or_init(|| {
-            let mut l = ffi::bd_mbuf_layout::default();
-            // SAFETY: fills a plain struct.
-            unsafe { ffi::bd_mbuf_layout(&mut l) };
-            MbufLayout {
-                buf_addr: l.buf_addr.into(),
-                data_off: l.data_off.into(),
-                pkt_len: l.pkt_len.into(),
-                data_len: l.data_len.into(),
-                buf_len: l.buf_len.into(),
-                headroom: l.headroom,
-                mbuf_size: l.mbuf_size,
-            }
-        })
+    pub const fn get() -> MbufLayout {
+        MbufLayout { headroom: ffi::bd_mbuf_offset::BD_MBUF_HEADROOM as u16, mbuf_size: ffi::bd_mbuf_offset::BD_MBUF_SIZE as u16 }
     }
 
     /// Start of the packet data.
@@ -44,8 +59,8 @@ impl MbufLayout {
     #[inline(always)]
     pub unsafe fn data(&self, m: *mut Mbuf) -> *mut u8 {
         let base = m as *mut u8;
-        let buf = (base.add(self.buf_addr) as *const *mut u8).read();
-        let off = (base.add(self.data_off) as *const u16).read();
+        let buf = (base.add(off::BUF_ADDR) as *const *mut u8).read();
+        let off = (base.add(off::DATA_OFF) as *const u16).read();
         buf.add(usize::from(off))
     }
 
@@ -55,7 +70,7 @@ impl MbufLayout {
     /// `m` must be a valid mbuf.
     #[inline(always)]
     pub unsafe fn data_len(&self, m: *const Mbuf) -> u16 {
-        ((m as *const u8).add(self.data_len) as *const u16).read()
+        ((m as *const u8).add(off::DATA_LEN) as *const u16).read()
     }
 
     /// Length of the whole packet, all segments.
@@ -64,7 +79,7 @@ impl MbufLayout {
     /// `m` must be a valid mbuf.
     #[inline(always)]
     pub unsafe fn pkt_len(&self, m: *const Mbuf) -> u32 {
-        ((m as *const u8).add(self.pkt_len) as *const u32).read()
+        ((m as *const u8).add(off::PKT_LEN) as *const u32).read()
     }
 
     /// Bytes of buffer from the data start to the buffer's end.
@@ -74,8 +89,8 @@ impl MbufLayout {
     #[inline(always)]
     pub unsafe fn room(&self, m: *const Mbuf) -> usize {
         let base = m as *const u8;
-        let len = (base.add(self.buf_len) as *const u16).read();
-        let off = (base.add(self.data_off) as *const u16).read();
+        let len = (base.add(off::BUF_LEN) as *const u16).read();
+        let off = (base.add(off::DATA_OFF) as *const u16).read();
         usize::from(len.saturating_sub(off))
     }
 
@@ -85,7 +100,7 @@ impl MbufLayout {
     /// `m` must be a valid mbuf.
     #[inline(always)]
     pub unsafe fn fresh_data(&self, m: *mut Mbuf) -> *mut u8 {
-        let buf = ((m as *mut u8).add(self.buf_addr) as *const *mut u8).read();
+        let buf = ((m as *mut u8).add(off::BUF_ADDR) as *const *mut u8).read();
         buf.add(usize::from(self.headroom))
     }
 
@@ -95,8 +110,30 @@ impl MbufLayout {
     /// `m` must be a valid mbuf.
     #[inline(always)]
     pub unsafe fn fresh_room(&self, m: *const Mbuf) -> usize {
-        let len = ((m as *const u8).add(self.buf_len) as *const u16).read();
+        let len = ((m as *const u8).add(off::BUF_LEN) as *const u16).read();
         usize::from(len.saturating_sub(self.headroom))
+    }
+
+    /// Does what rte_pktmbuf_reset does to an mbuf fresh from its pool,
+    /// and makes it one segment of `len` bytes, in one pass over it.
+    ///
+    /// # Safety
+    /// `m` must be a valid mbuf owned by the caller, taken from a packet pool.
+    #[inline(always)]
+    pub unsafe fn reset_to_len(&self, m: *mut Mbuf, len: u16) {
+        let b = m as *mut u8;
+        (b.add(off::NEXT) as *mut usize).write(0);
+        (b.add(off::TX_OFFLOAD) as *mut u64).write(0);
+        (b.add(off::VLAN_TCI) as *mut u16).write(0);
+        (b.add(off::VLAN_TCI_OUTER) as *mut u16).write(0);
+        (b.add(off::NB_SEGS) as *mut u16).write(1);
+        (b.add(off::PORT) as *mut u16).write(u16::MAX);
+        let flags = b.add(off::OL_FLAGS) as *mut u64;
+        flags.write(flags.read() & MBUF_F_EXTERNAL);
+        (b.add(off::PACKET_TYPE) as *mut u32).write(0);
+        let buf_len = (b.add(off::BUF_LEN) as *const u16).read();
+        (b.add(off::DATA_OFF) as *mut u16).write(self.headroom.min(buf_len));
+        self.set_len(m, len);
     }
 
     /// Sets a single-segment mbuf's lengths.
@@ -106,8 +143,8 @@ impl MbufLayout {
     #[inline(always)]
     pub unsafe fn set_len(&self, m: *mut Mbuf, len: u16) {
         let base = m as *mut u8;
-        (base.add(self.data_len) as *mut u16).write(len);
-        (base.add(self.pkt_len) as *mut u32).write(u32::from(len));
+        (base.add(off::DATA_LEN) as *mut u16).write(len);
+        (base.add(off::PKT_LEN) as *mut u32).write(u32::from(len));
     }
 }
 
@@ -117,12 +154,15 @@ mod tests {
 
     #[test]
     fn layout_matches_the_shim() {
-        // No EAL needed: the layout is compile-time facts of this DPDK.
-        let l = MbufLayout::get();
-        assert!(l.mbuf_size >= 128);
-        assert_eq!(l.buf_addr, 0, "buf_addr leads struct rte_mbuf in every supported line");
-        assert!(l.data_len > l.data_off);
-        assert!(l.headroom >= 64);
-        assert!(l.buf_len > l.buf_addr && l.buf_len < usize::from(l.mbuf_size));
+        // No EAL needed: the layout is compile-time facts of this DPDK; the
+        // constants and the shim's run-time offsetofs must agree.
+        let mut l = ffi::bd_mbuf_layout::default();
+        // SAFETY: fills a plain struct.
+        unsafe { ffi::bd_mbuf_layout(&mut l) };
+        let got = [off::BUF_ADDR, off::DATA_OFF, off::PKT_LEN, off::DATA_LEN, off::BUF_LEN];
+        let want = [l.buf_addr, l.data_off, l.pkt_len, l.data_len, l.buf_len].map(usize::from);
+        assert_eq!(got, want);
+        let m = MbufLayout::get();
+        assert_eq!((m.headroom, m.mbuf_size), (l.headroom, l.mbuf_size));
     }
 }
