@@ -157,12 +157,16 @@ impl Burst {
     /// `alloc`, per frame otherwise.
     #[inline(always)]
     pub fn write_heads<const N: usize>(&mut self, len: u16, mut write: impl FnMut(&mut [u8; N])) {
-        assert!(N <= usize::from(len), "a head of {N} B is beyond a {len} B frame");
+        if N > usize::from(len) {
+            does_not_fit(N, len.into());
+        }
         let l = self.layout;
         let frames = &self.bufs[self.head..self.tail];
         match self.fresh_room {
             Some(room) => {
-                assert!(usize::from(len) <= room, "frame of {len} B beyond the mbuf's room ({room} B)");
+                if usize::from(len) > room {
+                    does_not_fit(len.into(), room);
+                }
                 if std::mem::take(&mut self.unreset) {
                     for &m in frames {
                         // SAFETY: as below; m comes straight from its pool, and
@@ -187,7 +191,9 @@ impl Burst {
                 for &m in frames {
                     // SAFETY: as above, the room checked here.
                     unsafe {
-                        assert!(usize::from(len) <= l.room(m), "frame of {len} B beyond the mbuf's room");
+                        if usize::from(len) > l.room(m) {
+                            does_not_fit(len.into(), l.room(m));
+                        }
                         l.set_len(m, len);
                         write(&mut *(l.data(m) as *mut [u8; N]));
                     }
@@ -211,12 +217,16 @@ impl Burst {
             // length `write` gives before it is set.
             unsafe {
                 let room = self.fresh_room.unwrap_or_else(|| l.room(m));
-                assert!(N <= room, "a head of {N} B is beyond the mbuf's room ({room} B)");
+                if N > room {
+                    does_not_fit(N, room);
+                }
                 let len = write(&mut *(l.data(m) as *mut [u8; N]));
-                assert!(
-                    N <= usize::from(len) && usize::from(len) <= room,
-                    "a frame of {len} B does not fit its head ({N} B) and room ({room} B)"
-                );
+                if N > usize::from(len) {
+                    does_not_fit(N, len.into());
+                }
+                if usize::from(len) > room {
+                    does_not_fit(len.into(), room);
+                }
                 l.set_len(m, len);
                 total += u64::from(len);
             }
@@ -240,7 +250,9 @@ impl Burst {
             unsafe {
                 let room = self.fresh_room.unwrap_or_else(|| l.room(m));
                 let len = write(std::slice::from_raw_parts_mut(l.data(m), room));
-                assert!(len <= room && len <= usize::from(u16::MAX), "a frame of {len} B beyond the mbuf's room ({room} B)");
+                if len > room.min(usize::from(u16::MAX)) {
+                    does_not_fit(len, room.min(usize::from(u16::MAX)));
+                }
                 l.set_len(m, len as u16);
                 total += len as u64;
             }
@@ -270,6 +282,16 @@ impl Burst {
         // SAFETY: each is an mbuf this burst owns.
         self.bufs[self.head..self.tail].iter().map(|&m| u64::from(unsafe { l.pkt_len(m) })).sum()
     }
+}
+
+/// A frame (or the head written of it) longer than where it goes: a bug in
+/// the caller. Out of line and taking values, so that the hot loops' lengths
+/// never have their address taken for the message (which would keep them
+/// in memory, reloaded after every store to a frame).
+#[cold]
+#[inline(never)]
+fn does_not_fit(len: usize, room: usize) -> ! {
+    panic!("{len} B do not fit in {room} B (a frame beyond its mbuf's room, or a head beyond its frame)")
 }
 
 impl Drop for Burst {
