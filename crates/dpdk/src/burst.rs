@@ -208,30 +208,14 @@ impl Burst {
     /// frames' bytes in all.
     #[inline(always)]
     pub fn write_heads_sized<const N: usize>(&mut self, mut write: impl FnMut(&mut [u8; N]) -> u16) -> u64 {
-        self.settle();
-        let l = self.layout;
-        let mut total = 0u64;
-        for &m in &self.bufs[self.head..self.tail] {
-            // SAFETY: m is owned by this burst, once each; its room is
-            // checked to hold N bytes before they are written, and the
-            // length `write` gives before it is set.
-            unsafe {
-                let room = self.fresh_room.unwrap_or_else(|| l.room(m));
-                if N > room {
-                    does_not_fit(N, room);
-                }
-                let len = write(&mut *(l.data(m) as *mut [u8; N]));
-                if N > usize::from(len) {
-                    does_not_fit(N, len.into());
-                }
-                if usize::from(len) > room {
-                    does_not_fit(len.into(), room);
-                }
-                l.set_len(m, len);
-                total += u64::from(len);
+        self.write_frames(|room| {
+            let Some(head) = room.first_chunk_mut::<N>() else { does_not_fit(N, room.len()) };
+            let len = write(head);
+            if N > usize::from(len) {
+                does_not_fit(N, len.into());
             }
-        }
-        total
+            usize::from(len)
+        })
     }
 
     /// Hands every frame's whole room (from its data start) to `write`,
