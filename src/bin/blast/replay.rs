@@ -160,10 +160,7 @@ pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) ->
     let mut hooks = PeerHooks::new(peer.as_mut(), None);
     let outcome = sender.run_step(&params, &mut hooks)?;
     let figures = hooks.take_figures();
-    // With a measured window run_step read the counters around it; the
-    // run's own reading is needed only without one.
-    let after = outcome.window.is_none().then(|| sender.read_counters());
-    let summary = summarize(&replay, sender, &outcome, &before, after.as_ref(), figures);
+    let summary = summarize(&replay, sender, &outcome, &before, figures);
     print_summary(&summary);
     if let Some(path) = &args.json {
         let environment = blastdrop::environment::of_sender(started, sender, queues);
@@ -271,7 +268,6 @@ fn summarize(
     sender: &Sender,
     outcome: &StepOutcome,
     before: &blastdrop::sender::Reading,
-    after: Option<&blastdrop::sender::Reading>,
     figures: Option<control::WindowFigures>,
 ) -> Summary {
     let total = outcome.total();
@@ -292,14 +288,12 @@ fn summarize(
         });
         timing.merge(&t);
     }
-    // The measured window's counters with --peer; the run's without.
-    let window = match (&outcome.window, after) {
-        (Some(w), _) => w.clone(),
-        (None, after) => {
-            let (port, xstats, _) = sender.counters_between(before, after.expect("read when there is no window"));
-            SenderWindow { seconds: outcome.seconds, total, port, xstats, ..Default::default() }
-        }
-    };
+    // The measured window's counters with --peer (run_step read them around
+    // it); the run's without, read now, only then.
+    let window = outcome.window.clone().unwrap_or_else(|| {
+        let (port, xstats, _) = sender.counters_between(before, &sender.read_counters());
+        SenderWindow { seconds: outcome.seconds, total, port, xstats, ..Default::default() }
+    });
     // The schedule's frames due by the end are what a perfect sender sent; fast has no schedule.
     let offered = (r.schedule.timing != Timing::Fast).then_some(timing.due);
     let mut verdict = limits::verdict(&attribution::window_counters(&window, figures.as_ref(), offered));
