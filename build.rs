@@ -14,8 +14,13 @@ fn main() {
     // OUT_DIR is target/<profile>/build/<pkg>-<hash>/out: the binaries live three levels up.
     let bin_dir = out_dir.ancestors().nth(3).expect("cargo's target layout").to_path_buf();
     let target = bin_dir.join("blast-ref");
-    let cc = env::var("CC").unwrap_or_else(|_| "cc".into());
-    let status = Command::new(&cc)
+    // The target's C compiler as the cc crate finds it (CC_<target>, CC, then
+    // the target's default: aarch64-linux-gnu-gcc when cross-building), not
+    // the host's `cc`, which rejects DPDK's arm64 flags (-moutline-atomics).
+    // Only its path: the flags are DPDK's alone.
+    let cc = cc::Build::new().cargo_metadata(false).get_compiler().path().to_path_buf();
+    let cc = cc.display();
+    let status = Command::new(cc.to_string())
         .args(["-O3", "-g", "-Wall", "-o"])
         .arg(&target)
         .arg("examples/ref_sender.c")

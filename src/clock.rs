@@ -4,6 +4,23 @@
 //! and a receiver whose clock is synchronised with the sender's can time
 //! one way.
 
+/// This process's lane counter and the core clock its ticks become cycles
+/// with (topology::CoreClock: on arm64 the counter is a platform timer, not
+/// the core's clock). Read once, after the EAL started, from /sys (or
+/// $BLASTDROP_SYSFS) and /proc/cpuinfo for CPU 0.
+pub fn core() -> &'static topology::CoreClock {
+    static CORE: std::sync::OnceLock<topology::CoreClock> = std::sync::OnceLock::new();
+    CORE.get_or_init(|| {
+        topology::CoreClock::detect(
+            dpdk::tsc_hz(),
+            topology::TimerKind::of_this_build(),
+            &topology::sysfs_root(),
+            std::path::Path::new("/proc/cpuinfo"),
+            0,
+        )
+    })
+}
+
 /// CLOCK_REALTIME in nanoseconds, as of a TSC value. The anchor is
 /// renewed every millisecond of cycles (a clock read then, nothing per
 /// packet), so neither the TSC rate's error nor the wall clock's own

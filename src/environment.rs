@@ -29,6 +29,7 @@ pub fn build(
         dpdk_runtime: dpdk::runtime_version(),
         dpdk_built_against: dpdk::built_against().into(),
         tsc_hz,
+        clock: crate::clock::core().clone(),
         hugepages: eal.has_hugepages(),
         eal_args: started.eal_args.clone(),
         placement: started.placement.clone(),

@@ -200,6 +200,8 @@ pub struct Receiver {
     pub mempools: Vec<MempoolRecord>,
     hz: u64,
     clock: crate::clock::WallClock,
+    /// --rx-cost in ticks of the lanes' counter (it is given in core cycles).
+    cost_ticks: u64,
 }
 
 impl Receiver {
@@ -211,6 +213,19 @@ impl Receiver {
                 cfg.max_queues
             )));
         }
+        // The lanes spin on their counter, whose ticks are core cycles on x86
+        // only: on arm64 it is a platform timer.
+        let core = crate::clock::core();
+        let cost_ticks = match (cfg.cost_per_frame, core.ticks_of_cycles(cfg.cost_per_frame)) {
+            (0, _) => 0,
+            (_, Some(ticks)) => ticks,
+            (cycles, None) => {
+                return Err(Failure::usage(format!(
+                    "--rx-cost {cycles} is in core cycles, but this machine's core clock is {}: give --rx-cost 0 here, or run where the kernel has cpufreq in sysfs",
+                    core.core_hz_source
+                )))
+            }
+        };
         let spread = Spread::new(cfg.max_queues, nports);
         let opened = open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n), "--max-size")?;
         let sides: Vec<RxSide> =
@@ -252,6 +267,7 @@ impl Receiver {
             mempools,
             hz: dpdk::tsc_hz(),
             clock: crate::clock::WallClock::new(dpdk::tsc_hz()),
+            cost_ticks,
         })
     }
 
@@ -371,7 +387,7 @@ impl Receiver {
                 queue: rxq,
                 burst: self.cfg.burst,
                 stream_capacity: self.cfg.stream_capacity,
-                cost_per_frame: self.cfg.cost_per_frame,
+                cost_per_frame: self.cost_ticks,
                 count_only: self.cfg.count_only,
                 counters: counters.clone(),
                 reflect: if self.cfg.reflect {

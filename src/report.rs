@@ -6,12 +6,35 @@ use serde::Serialize;
 
 pub use ladder::Rates;
 
-/// Cycles per packet, or 0 when nothing moved.
-pub fn cycles_per_packet(cycles: u64, packets: u64) -> f64 {
-    if packets == 0 {
-        0.0
-    } else {
-        cycles as f64 / packets as f64
+/// A lane's busy time per packet, in the core's cycles and in nanoseconds
+/// (0 when nothing moved). Serialised flat into the record that holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct PerPacket {
+    /// Busy core cycles per packet; null when the core's clock is unknown
+    /// (environment.clock says how the lanes' counter ticks became cycles).
+    pub cycles_per_packet: Option<f64>,
+    /// Busy nanoseconds per packet.
+    pub ns_per_packet: f64,
+}
+
+impl PerPacket {
+    /// Per packet for a lane busy `ticks` of the lanes' counter over `packets`.
+    pub fn of(ticks: u64, packets: u64) -> PerPacket {
+        PerPacket::with(crate::clock::core(), ticks, packets)
+    }
+
+    pub fn with(clock: &topology::CoreClock, ticks: u64, packets: u64) -> PerPacket {
+        PerPacket { cycles_per_packet: clock.cycles_per_packet(ticks, packets), ns_per_packet: clock.ns_per_packet(ticks, packets) }
+    }
+}
+
+/// "41.5 cycles/pkt", or "cycles/pkt unknown (16.2 ns/pkt)" where the core's clock is not known.
+impl std::fmt::Display for PerPacket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.cycles_per_packet {
+            Some(c) => write!(f, "{c:.1} cycles/pkt"),
+            None => write!(f, "cycles/pkt unknown ({:.1} ns/pkt)", self.ns_per_packet),
+        }
     }
 }
 
@@ -162,7 +185,10 @@ pub struct Environment {
     pub machine: Machine,
     pub dpdk_runtime: String,
     pub dpdk_built_against: String,
+    /// Ticks per second of the lanes' counter (the same as clock.timer_hz).
     pub tsc_hz: u64,
+    /// The lanes' counter and the core clock its ticks became the cycles figures with.
+    pub clock: topology::CoreClock,
     pub hugepages: bool,
     pub eal_args: Vec<String>,
     /// Where blastdrop placed the lcores from the machine's topology (null when -l/--lcores was given).
@@ -280,8 +306,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cycles_per_packet_of_nothing_is_zero() {
-        assert_eq!(cycles_per_packet(100, 0), 0.0);
-        assert_eq!(cycles_per_packet(100, 4), 25.0);
+    fn per_packet_of_nothing_is_zero_and_unknown_cycles_say_so() {
+        let tsc = topology::CoreClock::detect(2_000_000_000, topology::TimerKind::Tsc, "/nonexistent".as_ref(), "/nonexistent".as_ref(), 0);
+        assert_eq!(PerPacket::with(&tsc, 100, 0), PerPacket { cycles_per_packet: Some(0.0), ns_per_packet: 0.0 });
+        let p = PerPacket::with(&tsc, 100, 4);
+        assert_eq!(p, PerPacket { cycles_per_packet: Some(25.0), ns_per_packet: 12.5 });
+        assert_eq!(p.to_string(), "25.0 cycles/pkt");
+        let timer = topology::CoreClock::detect(
+            1_000_000_000,
+            topology::TimerKind::ArmGenericTimer,
+            "/nonexistent".as_ref(),
+            "/nonexistent".as_ref(),
+            0,
+        );
+        let p = PerPacket::with(&timer, 100, 4);
+        assert_eq!(p.cycles_per_packet, None);
+        assert_eq!(p.to_string(), "cycles/pkt unknown (25.0 ns/pkt)");
+        let json = serde_json::to_value(p).unwrap();
+        assert!(json["cycles_per_packet"].is_null() && json["ns_per_packet"] == 25.0, "{json}");
     }
 }

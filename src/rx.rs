@@ -20,8 +20,9 @@ pub struct RxLane {
     pub burst: usize,
     /// Streams tracked per lcore (stream ids at or beyond are counted apart).
     pub stream_capacity: usize,
-    /// Extra cycles of busy work per frame, as an application would spend
-    /// (0: none). Spent once per burst, so it costs no branch per frame.
+    /// Extra busy work per frame, as an application would spend, in ticks of
+    /// the lanes' counter (--rx-cost's core cycles converted; 0: none).
+    /// Spent once per burst, so it costs no branch per frame.
     pub cost_per_frame: u64,
     /// Count frames and bytes only: no probe parsing (no loss or reorder figures).
     pub count_only: bool,

@@ -15,7 +15,7 @@ use crate::fail::Failure;
 use crate::live::{Tick, Ticker};
 use crate::port_set::{open_ports, OpenedPort};
 use crate::replay::ReplayLane;
-use crate::report::{self, cycles_per_packet, MempoolRecord, Rates};
+use crate::report::{self, MempoolRecord, PerPacket, Rates};
 use crate::session;
 use crate::signals;
 use crate::tx::{self, TxLane, TxOutcome};
@@ -794,11 +794,11 @@ impl Sender {
             return;
         }
         crate::say!(
-            "{} sent {} Mpps  {:7.3} Gb/s wire (+20 B/frame preamble+gap)  {:6.1} cycles/pkt  ring-full retries {}  | {}{}",
+            "{} sent {} Mpps  {:7.3} Gb/s wire (+20 B/frame preamble+gap)  {}  ring-full retries {}  | {}{}",
             tick.stamp(),
             report::mpps(r.mpps),
             r.wire_gbps,
-            cycles_per_packet(d.busy_cycles, d.packets),
+            PerPacket::of(d.busy_cycles, d.packets),
             d.ring_full_retries,
             tick.per_queue(&now_q, prev_q),
             self.live_watch_text().map(|w| format!(" | {w}")).unwrap_or_default()

@@ -34,7 +34,7 @@ fn blast_on_net_null_reports_a_rate_and_its_configuration() {
     assert!(sent > 0);
     assert!(s["sent"]["mpps"].as_f64().unwrap() > 0.0);
     assert_eq!(s["sent"]["bytes"].as_u64().unwrap(), sent * 128);
-    assert!(s["cycles_per_packet"].as_f64().unwrap() > 0.0);
+    clock_is_consistent(&v, s, &out.stdout);
     assert_eq!(s["port"]["opackets"].as_u64().unwrap(), sent, "net_null counts what tx_burst took");
     // Three flows on one queue, sent round robin.
     let streams = s["streams"].as_array().unwrap();
@@ -44,6 +44,76 @@ fn blast_on_net_null_reports_a_rate_and_its_configuration() {
     assert!(per.iter().max().unwrap() - per.iter().min().unwrap() <= 1);
     let ports: Vec<u64> = streams.iter().map(|x| x["src_port"].as_u64().unwrap()).collect();
     assert_eq!(ports, [1024, 1025, 1026]);
+}
+
+/// Cycles are the core's: on x86 the TSC's ticks; on arm64 the platform
+/// timer's ticks converted with the core's frequency, or null with the
+/// reason when that frequency is unknown (as under qemu-user on an x86
+/// host). Checked on whatever architecture the test was built for.
+fn clock_is_consistent(v: &serde_json::Value, s: &serde_json::Value, stdout: &str) -> Option<u64> {
+    let clock = &v["environment"]["clock"];
+    let timer_hz = clock["timer_hz"].as_u64().unwrap();
+    assert!(timer_hz > 0, "{clock}");
+    assert_eq!(v["environment"]["tsc_hz"].as_u64(), Some(timer_hz));
+    let ns = s["ns_per_packet"].as_f64().unwrap();
+    assert!(ns > 0.0, "{s}");
+    let source = clock["core_hz_source"].as_str().unwrap();
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(clock["timer"], "tsc");
+        assert_eq!(clock["core_hz"].as_u64(), Some(timer_hz));
+    }
+    if cfg!(target_arch = "aarch64") {
+        assert_eq!(clock["timer"], "arm_generic_timer");
+    }
+    match clock["core_hz"].as_u64() {
+        Some(core_hz) => {
+            let cycles = s["cycles_per_packet"].as_f64().unwrap();
+            let want = ns * core_hz as f64 / 1e9;
+            assert!((cycles - want).abs() <= want * 1e-6, "{cycles} cycles/pkt, but {ns} ns/pkt at {core_hz} Hz is {want}");
+            assert!(stdout.contains(" cycles/pkt"), "{stdout}");
+        }
+        None => {
+            assert!(s["cycles_per_packet"].is_null(), "no core clock, no cycles: {s}");
+            assert!(source.starts_with("unknown"), "{source}");
+            assert!(stdout.contains("cycles/pkt unknown ("), "the summary says so: {stdout}");
+        }
+    }
+    clock["core_hz"].as_u64()
+}
+
+/// A core clock from sysfs cpufreq ($BLASTDROP_SYSFS: a tree with only
+/// cpu0's cpuinfo_max_freq, lcores given with -l so placement does not read
+/// it): on arm64 the cycles come from it; on x86 the TSC is the cycle count
+/// and the tree changes nothing.
+#[test]
+fn cycles_per_packet_follow_the_core_clock_the_record_names() {
+    let _g = heavy();
+    let dir = scratch("null-clock");
+    let freq = dir.join("sys/devices/system/cpu/cpu0/cpufreq");
+    std::fs::create_dir_all(&freq).unwrap();
+    std::fs::write(freq.join("cpuinfo_max_freq"), "2800000\n").unwrap();
+    let json = dir.join("blast.json");
+    let mut args = strings(&["--port", "0", "--count", "200000", "--json"]);
+    args.push(json.display().to_string());
+    args.push("--".into());
+    args.extend(eal_base());
+    args.extend(strings(&["-l", "0,1", "--vdev=net_null0"]));
+    let out = std::process::Command::new(BLAST).args(&args).env("BLASTDROP_SYSFS", dir.join("sys")).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let v = read_json(&json);
+    let core_hz = clock_is_consistent(&v, &v["summary"], &stdout);
+    let source = v["environment"]["clock"]["core_hz_source"].as_str().unwrap().to_owned();
+    if cfg!(target_arch = "aarch64") {
+        assert_eq!(core_hz, Some(2_800_000_000), "{source}");
+        assert!(source.starts_with("sysfs: cpu0's cpufreq cpuinfo_max_freq (2800000 kHz"), "{source}");
+    } else {
+        assert!(source.starts_with("tsc"), "{source}");
+    }
+    for q in v["summary"]["queues"].as_array().unwrap() {
+        assert!(q["ns_per_packet"].as_f64().unwrap() > 0.0, "{q}");
+        assert_eq!(q["cycles_per_packet"].is_null(), core_hz.is_none(), "{q}");
+    }
 }
 
 #[test]
@@ -63,4 +133,28 @@ fn blast_count_mode_sends_exactly_the_count_on_two_queues() {
     let q: Vec<u64> = v["summary"]["queues"].as_array().unwrap().iter().map(|q| q["sent"]["packets"].as_u64().unwrap()).collect();
     assert_eq!(q, [50001, 50000]);
     assert_eq!(v["environment"]["lcores"].as_array().unwrap().len(), 2);
+}
+
+/// drop --rx-cost is in core cycles: with a known core clock it runs (the
+/// lanes spin the converted ticks); on arm64 with none it refuses in one
+/// line rather than spin timer ticks and call them cycles.
+#[test]
+fn drop_rx_cost_needs_a_known_core_clock() {
+    let _g = heavy();
+    let dir = scratch("null-rx-cost");
+    let freq = dir.join("sys/devices/system/cpu/cpu0/cpufreq");
+    std::fs::create_dir_all(&freq).unwrap();
+    std::fs::write(freq.join("cpuinfo_max_freq"), "2800000\n").unwrap();
+    let mut args = strings(&["--port", "0", "--duration", "1", "--rx-cost", "1000", "--"]);
+    args.extend(eal_base());
+    args.extend(strings(&["-l", "0,1", "--vdev=net_null0"]));
+    let known = std::process::Command::new(DROP).args(&args).env("BLASTDROP_SYSFS", dir.join("sys")).output().unwrap();
+    assert!(known.status.success(), "{}", String::from_utf8_lossy(&known.stderr));
+    let plain = run(DROP, &args, Duration::from_secs(30));
+    if !plain.status.success() {
+        assert!(cfg!(target_arch = "aarch64"), "only arm64 lacks a core clock: {}", plain.stderr);
+        let ours = plain.our_stderr();
+        assert_eq!(ours.len(), 1, "one line: {ours:?}");
+        assert!(ours[0].contains("--rx-cost 1000 is in core cycles, but this machine's core clock is unknown"), "{ours:?}");
+    }
 }

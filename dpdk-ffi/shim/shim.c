@@ -253,10 +253,13 @@ uint16_t bd_rx_burst_guarded(uint16_t port, uint16_t queue, struct rte_mbuf **pk
 {
 	sigjmp_buf env;
 	uint16_t got;
+	/* Read after the jump back: volatile, so it is not a register the burst
+	 * reused (aarch64's gcc warned that it may be clobbered). */
+	int *volatile fault_flag = faulted;
 
 	if (sigsetjmp(env, 0) != 0) {
 		/* Whatever the burst had taken before the fault is lost with it. */
-		*faulted = 1;
+		*fault_flag = 1;
 		return 0;
 	}
 	bd_guard = &env;
@@ -269,12 +272,17 @@ uint16_t bd_tx_burst_guarded(uint16_t port, uint16_t queue, struct rte_mbuf **pk
 {
 	sigjmp_buf env;
 	uint16_t sent;
+	/* Read after the jump back: volatile, so they are not registers the
+	 * burst reused (aarch64's gcc warned that n may be clobbered: the
+	 * caller would then have been told a wrong number of frames taken). */
+	volatile uint16_t offered = n;
+	int *volatile fault_flag = faulted;
 
 	if (sigsetjmp(env, 0) != 0) {
 		/* Frames the device may or may not have taken: the caller frees
 		 * none of them (a leak of at most one burst beats a double free). */
-		*faulted = 1;
-		return n;
+		*fault_flag = 1;
+		return offered;
 	}
 	bd_guard = &env;
 	sent = rte_eth_tx_burst(port, queue, pkts, n);

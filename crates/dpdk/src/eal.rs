@@ -239,9 +239,23 @@ extern "C" fn remove_run_dir() {
     let _ = std::fs::remove_dir(&r.dir);
 }
 
-/// Cycles per second of the counter `rdtsc` reads (on arm64, the generic timer).
+/// Ticks per second of the counter `rdtsc` reads. On aarch64 that is the
+/// generic timer's CNTFRQ_EL0, read here rather than asked of DPDK: a DPDK
+/// built with RTE_ARM_EAL_RDTSC_USE_PMU reports the PMU cycle counter's rate
+/// instead, which is not the rate of the counter `rdtsc` reads.
 pub fn tsc_hz() -> u64 {
-    unsafe { ffi::rte_get_tsc_hz() }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let v: u64;
+        // SAFETY: reading CNTFRQ_EL0 is allowed at EL0 on Linux.
+        unsafe { core::arch::asm!("mrs {}, cntfrq_el0", out(reg) v, options(nomem, nostack, preserves_flags)) };
+        v
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    {
+        // SAFETY: no preconditions; after rte_eal_init it is the calibrated rate.
+        unsafe { ffi::rte_get_tsc_hz() }
+    }
 }
 
 /// DPDK's cycle counter, read inline: the hot loops read it once per burst,

@@ -26,7 +26,12 @@ pub struct StepRecord {
     pub offered_mpps: Option<f64>,
     /// Sender-side: frames accepted by tx_burst during the window.
     pub sent: Rates,
-    pub sender_cycles_per_packet: f64,
+    /// The sender's busy core cycles per frame (null when the core's clock is unknown: on arm64 the
+    /// lanes' counter is a platform timer, turned into cycles only with a known core frequency).
+    pub sender_cycles_per_packet: Option<f64>,
+    /// The sender's busy nanoseconds per frame.
+    #[serde(default)]
+    pub sender_ns_per_packet: f64,
     pub ring_full_retries: u64,
     /// The sender port's own counters over the window.
     pub sender_opackets: u64,

@@ -38,7 +38,7 @@ pub fn render_table(records: &[StepRecord]) -> String {
         }
         let _ = writeln!(
             s,
-            "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9.3} {:>9} {:>9} {:>9} {:>7} {:>8.3} {:>8} {:>8.1}  {}",
+            "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9.3} {:>9} {:>9} {:>9} {:>7} {:>8.3} {:>8} {:>8}  {}",
             r.step + 1,
             r.run,
             r.queues,
@@ -52,7 +52,7 @@ pub fn render_table(records: &[StepRecord]) -> String {
             opt(r.loss_pct, 3),
             r.mpps_per_queue(),
             opt(gain(records, r), 3),
-            r.sender_cycles_per_packet,
+            opt(r.sender_cycles_per_packet, 1),
             r.limit()
         );
         // Several ports: each port's share under its step, labelled p0, p1 ...
@@ -210,6 +210,8 @@ struct CsvRow {
     gain_mpps: Option<f64>,
     #[serde(serialize_with = "two_opt")]
     sender_cycles_per_packet: Option<f64>,
+    #[serde(serialize_with = "two_opt")]
+    sender_ns_per_packet: Option<f64>,
     ring_full_retries: Option<u64>,
     imissed: Option<u64>,
     rx_nombuf: Option<u64>,
@@ -258,7 +260,7 @@ fn two_opt<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Erro
 
 /// The CSV's header line (the row type's fields).
 pub const CSV_HEADER: &str = "step,run,queues,size_bytes,size_mix,flows,mtu,shape,offered_mpps,sent_mpps,sent_packets,received_mpps,received_packets,\
-received_wire_gbps,received_frame_gbps,loss_pct,mpps_per_queue,gain_mpps,sender_cycles_per_packet,ring_full_retries,imissed,rx_nombuf,limit,\
+received_wire_gbps,received_frame_gbps,loss_pct,mpps_per_queue,gain_mpps,sender_cycles_per_packet,sender_ns_per_packet,ring_full_retries,imissed,rx_nombuf,limit,\
 achieved_mpps,frames_per_send,gap_spread,latency_samples,p50_us,p90_us,p99_us,p99_9_us,p99_99_us,max_us,port,error";
 
 fn step_row(records: &[StepRecord], r: &StepRecord) -> CsvRow {
@@ -282,7 +284,8 @@ fn step_row(records: &[StepRecord], r: &StepRecord) -> CsvRow {
         loss_pct: r.loss_pct,
         mpps_per_queue: r.mpps_per_queue(),
         gain_mpps: gain(records, r),
-        sender_cycles_per_packet: Some(r.sender_cycles_per_packet),
+        sender_cycles_per_packet: r.sender_cycles_per_packet,
+        sender_ns_per_packet: Some(r.sender_ns_per_packet),
         ring_full_retries: Some(r.ring_full_retries),
         imissed: r.receiver.as_ref().map(|f| f.imissed),
         rx_nombuf: r.receiver.as_ref().map(|f| f.rx_nombuf),

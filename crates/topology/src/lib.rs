@@ -5,6 +5,10 @@
 //! of its own when there is one to spare. No EAL here; tests run on
 //! recorded sysfs trees.
 
+pub mod core_clock;
+
+pub use core_clock::{CoreClock, TimerKind};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use blastdrop::attribution;
 use blastdrop::fail::Failure;
-use blastdrop::report::{cycles_per_packet, Rates};
+use blastdrop::report::{PerPacket, Rates};
 use blastdrop::sender::{HookError, Sender, SenderWindow, StepParams, WindowHooks};
 use control::{Client, PeerInfo, Request, Response, WindowFigures};
 use ladder::{AchievedShape, StepRecord};
@@ -187,7 +187,7 @@ impl WindowHooks for PeerHooks<'_> {
                 window,
                 sent_packets: w.total.packets,
                 sent_bytes: w.total.bytes,
-                cycles_per_packet: Some(cycles_per_packet(w.total.busy_cycles, w.total.packets)),
+                cycles_per_packet: PerPacket::of(w.total.busy_cycles, w.total.packets).cycles_per_packet,
                 sender_limit: Some(attribution::verdict(w, None, self.rate).label()),
             },
             None => Request::EndWindow { window },
@@ -236,7 +236,8 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
     match (&outcome.failure, outcome.window) {
         (None, Some(w)) => {
             rec.sent = w.sent();
-            rec.sender_cycles_per_packet = cycles_per_packet(w.total.busy_cycles, w.total.packets);
+            let busy = PerPacket::of(w.total.busy_cycles, w.total.packets);
+            (rec.sender_cycles_per_packet, rec.sender_ns_per_packet) = (busy.cycles_per_packet, busy.ns_per_packet);
             rec.ring_full_retries = w.total.ring_full_retries;
             rec.sender_opackets = w.port.opackets;
             rec.sender_oerrors = w.port.oerrors;

@@ -9,7 +9,7 @@ use serde::Serialize;
 use blastdrop::attribution;
 use blastdrop::fail::Failure;
 use blastdrop::replay::{Replay, ReplayTiming};
-use blastdrop::report::{self, cycles_per_packet, Environment, Rates};
+use blastdrop::report::{self, Environment, PerPacket, Rates};
 use blastdrop::sender::{Sender, SenderWindow, StepOutcome, StepParams};
 use blastdrop::session::Started;
 use capture::{Capture, Rewrite, RewriteStats, Timing};
@@ -80,7 +80,8 @@ struct QueueRow {
     sent: Rates,
     stamped: u64,
     unstamped: u64,
-    cycles_per_packet: f64,
+    #[serde(flatten)]
+    busy: PerPacket,
     ring_full_retries: u64,
 }
 
@@ -283,7 +284,7 @@ fn summarize(
             sent: Rates::over(o.tally.packets, o.tally.bytes, secs),
             stamped: t.stamped,
             unstamped: t.unstamped,
-            cycles_per_packet: cycles_per_packet(o.tally.busy_cycles, o.tally.packets),
+            busy: PerPacket::of(o.tally.busy_cycles, o.tally.packets),
             ring_full_retries: o.tally.ring_full_retries,
         });
         timing.merge(&t);
@@ -394,13 +395,13 @@ fn print_summary(s: &Summary) {
     }
     for q in &s.queues {
         blastdrop::say!(
-            "  q{} (lcore {}): {} frames ({} with a probe), {:.3} Mpps, {:.1} cycles/pkt, {} retries",
+            "  q{} (lcore {}): {} frames ({} with a probe), {:.3} Mpps, {}, {} retries",
             q.queue,
             q.lcore,
             q.sent.packets,
             q.stamped,
             q.sent.mpps,
-            q.cycles_per_packet,
+            q.busy,
             q.ring_full_retries
         );
     }

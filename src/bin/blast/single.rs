@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use blastdrop::attribution;
 use blastdrop::fail::Failure;
-use blastdrop::report::{self, cycles_per_packet, Environment, Rates};
+use blastdrop::report::{self, Environment, PerPacket, Rates};
 use blastdrop::sender::{NoPeer, Reading, Sender, SenderWindow, StepOutcome, StepParams};
 use blastdrop::session::Started;
 use wire::MacAddr;
@@ -21,7 +21,8 @@ struct QueueSummary {
     port: u16,
     lcore: u32,
     sent: Rates,
-    cycles_per_packet: f64,
+    #[serde(flatten)]
+    busy: PerPacket,
     ring_full_retries: u64,
     alloc_failures: u64,
     unsent: u64,
@@ -49,7 +50,8 @@ struct Summary {
     /// Frames accepted by tx_burst over the send window.
     sent: Rates,
     offered_mpps: Option<f64>,
-    cycles_per_packet: f64,
+    #[serde(flatten)]
+    busy: PerPacket,
     ring_full_retries: u64,
     alloc_failures: u64,
     unsent: u64,
@@ -184,7 +186,7 @@ fn summarize(args: &Args, m: &Single, sender: &Sender, outcome: &StepOutcome, be
         interrupted: outcome.interrupted,
         sent: Rates::over(total.packets, total.bytes, outcome.seconds),
         offered_mpps: args.paced_rate().map(|r| r / 1e6),
-        cycles_per_packet: cycles_per_packet(total.busy_cycles, total.packets),
+        busy: PerPacket::of(total.busy_cycles, total.packets),
         ring_full_retries: total.ring_full_retries,
         alloc_failures: total.alloc_failures,
         unsent,
@@ -218,7 +220,7 @@ fn lanes(m: &Single, sender: &Sender, outcome: &StepOutcome) -> (Vec<QueueSummar
             port: m.layout.port_of(l.queue).0,
             lcore: l.lcore,
             sent: Rates::over(o.tally.packets, o.tally.bytes, secs),
-            cycles_per_packet: cycles_per_packet(o.tally.busy_cycles, o.tally.packets),
+            busy: PerPacket::of(o.tally.busy_cycles, o.tally.packets),
             ring_full_retries: o.tally.ring_full_retries,
             alloc_failures: o.tally.alloc_failures,
             unsent: o.unsent,
@@ -246,8 +248,8 @@ fn print_summary(s: &Summary) {
         blastdrop::say!("offered {o:.3} Mpps (paced)");
     }
     blastdrop::say!(
-        "cycles/pkt {:.1}  ring-full retries {}  alloc failures {}  unsent at stop {}  port opackets {} oerrors {}{}",
-        s.cycles_per_packet,
+        "{}  ring-full retries {}  alloc failures {}  unsent at stop {}  port opackets {} oerrors {}{}",
+        s.busy,
         s.ring_full_retries,
         s.alloc_failures,
         s.unsent,
@@ -292,13 +294,13 @@ fn print_summary(s: &Summary) {
     }
     for q in &s.queues {
         blastdrop::say!(
-            "  q{} (port {}, lcore {}): {:.3} Mpps, {} frames, {:.1} cycles/pkt, {} retries",
+            "  q{} (port {}, lcore {}): {:.3} Mpps, {} frames, {}, {} retries",
             q.queue,
             q.port,
             q.lcore,
             q.sent.mpps,
             q.sent.packets,
-            q.cycles_per_packet,
+            q.busy,
             q.ring_full_retries
         );
     }

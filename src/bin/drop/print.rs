@@ -20,13 +20,13 @@ pub(crate) fn print_summary(s: &Summary) {
         if s.probe.restarts > 0 { format!("  ({} stream starts of a new sender run)", s.probe.restarts) } else { String::new() }
     );
     blastdrop::say!(
-        "port: ipackets {}{} imissed {} rx_nombuf {} ierrors {}  cycles/pkt {:.1}{}",
+        "port: ipackets {}{} imissed {} rx_nombuf {} ierrors {}  {}{}",
         s.port.ipackets,
         if s.port_counters_reset { " (device reset its counters before the end; last live read)" } else { "" },
         s.port.imissed,
         s.port.rx_nombuf,
         s.port.ierrors,
-        s.cycles_per_packet,
+        s.busy,
         if s.interrupted { "  (interrupted)" } else { "" }
     );
     blastdrop::say!("limit: {} [receiver-side, from drop's own counters]", s.limit);
@@ -96,13 +96,13 @@ fn print_rows(s: &Summary) {
     }
     for q in &s.queues {
         blastdrop::say!(
-            "  q{} (port {}, lcore {}): {:.3} Mpps, {} frames, {:.1} cycles/pkt, lost {} reordered {} dup {}",
+            "  q{} (port {}, lcore {}): {:.3} Mpps, {} frames, {}, lost {} reordered {} dup {}",
             q.queue,
             q.port,
             q.lcore,
             q.received.mpps,
             q.received.packets,
-            q.cycles_per_packet,
+            q.busy,
             q.probe.lost,
             q.probe.reordered,
             q.probe.duplicates

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use blastdrop::receiver::Totals;
-use blastdrop::report::{cycles_per_packet, Rates};
+use blastdrop::report::{PerPacket, Rates};
 use blastdrop::signals;
 use dpdk::PortStats;
 use seqtrack::SeqCounts;
@@ -18,7 +18,8 @@ pub(crate) struct QueueSummary {
     pub(crate) port: u16,
     pub(crate) lcore: u32,
     pub(crate) received: Rates,
-    pub(crate) cycles_per_packet: f64,
+    #[serde(flatten)]
+    pub(crate) busy: PerPacket,
     pub(crate) no_probe: u64,
     pub(crate) probe: SeqCounts,
 }
@@ -37,7 +38,8 @@ pub(crate) struct Summary {
     pub(crate) interrupted: bool,
     /// Over the window from the first frame's burst to the last's.
     pub(crate) received: Rates,
-    pub(crate) cycles_per_packet: f64,
+    #[serde(flatten)]
+    pub(crate) busy: PerPacket,
     /// Frames with no blastdrop probe header.
     pub(crate) no_probe: u64,
     /// Probe frames whose stream id was beyond --streams.
@@ -121,7 +123,7 @@ pub(crate) fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_rese
         side: "receiver",
         interrupted: signals::interrupted(),
         received: Rates::over(t.tally.packets, t.tally.bytes, window(t.first_tsc, t.last_tsc)),
-        cycles_per_packet: cycles_per_packet(t.tally.busy_cycles, t.tally.packets),
+        busy: PerPacket::of(t.tally.busy_cycles, t.tally.packets),
         no_probe: t.tally.no_probe,
         untracked: t.untracked,
         probe: t.probe,
@@ -136,7 +138,7 @@ pub(crate) fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_rese
                 port: x.port,
                 lcore: x.lcore,
                 received: Rates::over(x.tally.packets, x.tally.bytes, window(x.first_tsc, x.last_tsc)),
-                cycles_per_packet: cycles_per_packet(x.tally.busy_cycles, x.tally.packets),
+                busy: PerPacket::of(x.tally.busy_cycles, x.tally.packets),
                 no_probe: x.tally.no_probe,
                 probe: x.probe,
             })

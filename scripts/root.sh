@@ -1,0 +1,101 @@
+# shellcheck shell=bash
+# Debian roots from Debian's own packages, for the DPDK lines and
+# architectures this machine's distribution does not ship (sourced by
+# scripts/debian13 and scripts/arm64). A root is made once with debootstrap
+# (minbase) and kept under ${BLASTDROP_CACHE:-/var/cache/blastdrop}/roots,
+# outside the clone so that CI's fresh clones reuse it; it is made again when
+# missing, when its recipe (suite, architectures, packages) changed, or when
+# older than 30 days. Entering it binds the checkout at /src, the host's
+# cargo home (its registry: builds inside run --offline) and /proc, /sys,
+# /dev; every mount is undone on every exit path (root_cleanup, trapped).
+# Needs root (debootstrap, chroot, mounts).
+
+root_dir=""
+root_mounted=()
+# Commands that undo what a script set up beside the mounts (binfmt entries),
+# run by root_cleanup before the mounts go.
+root_undo=()
+
+root_cleanup() {
+    local i m
+    for ((i = ${#root_undo[@]} - 1; i >= 0; i--)); do
+        eval "${root_undo[$i]}" 2>/dev/null || true
+    done
+    root_undo=()
+    [ -n "$root_dir" ] || return 0
+    # Mounts made inside (ip netns binds /run/netns), deepest first.
+    while read -r m; do
+        umount -l "$m" 2>/dev/null || true
+    done < <(awk -v r="$root_dir/" 'index($2, r) == 1 { print $2 }' /proc/self/mounts | sort -r)
+    for ((i = ${#root_mounted[@]} - 1; i >= 0; i--)); do
+        umount -l "${root_mounted[$i]}" 2>/dev/null || true
+    done
+    root_mounted=()
+}
+
+root_bind() { # root_bind SOURCE TARGET-INSIDE-ROOT
+    mkdir -p "$root_dir$2"
+    mount --bind "$1" "$root_dir$2"
+    root_mounted+=("$root_dir$2")
+}
+
+root_need_root() { # root_need_root SCRIPT-NAME
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "blastdrop: error: $1 needs root (debootstrap, chroot, mounts): run it with sudo" >&2
+        exit 2
+    fi
+}
+
+root_system_mounts() {
+    mount -t proc proc "$root_dir/proc"
+    root_mounted+=("$root_dir/proc")
+    root_bind /dev /dev
+    root_bind /sys /sys
+}
+
+# root_make NAME SUITE "FOREIGN-ARCHES" "PACKAGES" WHAT
+# Sets root_dir; makes the root when it is missing or stale.
+root_make() {
+    local name=$1 suite=$2 arches=$3 packages=$4 what=$5
+    local cache=${BLASTDROP_CACHE:-/var/cache/blastdrop}/roots
+    root_dir=$cache/$name
+    local stamp=$root_dir/.blastdrop-ready
+    local recipe="suite=$suite arches=$arches packages=$packages"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$recipe" ] &&
+        [ -n "$(find "$stamp" -mtime -30 2>/dev/null)" ]; then
+        return 0
+    fi
+    if ! command -v debootstrap >/dev/null 2>&1; then
+        echo "blastdrop: installing debootstrap" >&2
+        apt-get update -q >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null
+    fi
+    # The mirror this host's apt uses (Debian's packages are reachable; nothing else is).
+    local mirror
+    mirror=$(grep -rhoE '^(URIs:|deb) +https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
+        | grep -oE 'https?://[^ ]+' | head -n 1 || true)
+    mirror=${mirror:-http://deb.debian.org/debian}
+    echo "== making $what in $root_dir (from $mirror; kept for later runs)" >&2
+    mkdir -p "$cache"
+    rm -rf "$root_dir"
+    debootstrap --variant=minbase --keyring=/usr/share/keyrings/debian-archive-keyring.gpg "$suite" "$root_dir" "$mirror" >/dev/null
+    root_system_mounts
+    local add="" a
+    for a in $arches; do add="$add dpkg --add-architecture $a;"; done
+    chroot "$root_dir" /bin/sh -c "export DEBIAN_FRONTEND=noninteractive; $add apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $packages >/dev/null"
+    root_cleanup
+    printf '%s\n' "$recipe" >"$stamp"
+}
+
+# root_enter SRC: the mounts a command inside needs; SRC (the checkout) at /src.
+root_enter() {
+    local src=$1
+    # The root a mount point of its own: `ip -n NS` re-marks / (mount
+    # --make-rslave), which a plain directory refuses.
+    mount --bind "$root_dir" "$root_dir"
+    root_mounted+=("$root_dir")
+    root_system_mounts
+    mkdir -p "$root_dir/dev/shm" "$root_dir/run/netns"
+    root_bind "$src" /src
+    root_bind "${CARGO_HOME:-$HOME/.cargo}" /root/.cargo
+}
