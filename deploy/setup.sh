@@ -7,14 +7,17 @@
 # for them (devargs included) written to a file. Idempotent: a step already
 # done is skipped.
 #
-#   deploy/setup.sh [--dry-run] [--undo] [--iface NAME ...] [--hugepages N] [--repo DIR]
+#   deploy/setup.sh [--dry-run] [--undo] [--iface NAME ...] [--hugepage-mib MIB] [--repo DIR]
 #                   [--dpdk-source VERSION] [--driver vfio-pci|uio_pci_generic] [--etc DIR]
 #
 #   --dry-run     print every step, change nothing
 #   --undo        give the data interface(s) back to the kernel's ena driver
 #   --iface NAME  the data interface (repeatable) [default: every ENA interface
 #                 except the one holding the default route: that is the management one]
-#   --hugepages N 2 MiB pages to reserve [default: 2048, 4 GiB]
+#   --hugepage-mib MIB  hugepage memory to reserve [default: 4096], in pages of the kernel's
+#                 default hugepage size: 2 MiB on 4K-page kernels (x86, most arm64), 512 MiB
+#                 on 64K-page arm64 kernels (rounded up to whole pages; the plan says so)
+#   --hugepages N the same as --hugepage-mib 2*N (N pages' worth of 2 MiB)
 #   --repo DIR    the blastdrop checkout to build [default: this script's repository]
 #   --dpdk-source VERSION  build this DPDK LTS release (22.11.x, 23.11.x, 24.11.x) from
 #                 fast.dpdk.org into /usr/local instead of the distribution's package;
@@ -29,23 +32,26 @@
 # interface on this machine (nothing changed); 4 a step failed (said which).
 set -euo pipefail
 
-dry=0 undo=0 pages=2048 ifaces=() repo="" dpdk_src="" driver=vfio-pci etc=/etc/blastdrop
+dry=0 undo=0 mem_mib=4096 ifaces=() repo="" dpdk_src="" driver=vfio-pci etc=/etc/blastdrop
 while [ $# -gt 0 ]; do
     case "$1" in
         --dry-run) dry=1 ;;
         --undo) undo=1 ;;
         --iface) [ $# -ge 2 ] || { echo "setup: error: --iface needs an interface name" >&2; exit 2; }; ifaces+=("$2"); shift ;;
-        --hugepages) [ $# -ge 2 ] || { echo "setup: error: --hugepages needs a number" >&2; exit 2; }; pages="$2"; shift ;;
+        --hugepages) [ $# -ge 2 ] || { echo "setup: error: --hugepages needs a number" >&2; exit 2; }
+            case "$2" in ''|*[!0-9]*) echo "setup: error: --hugepages takes a whole number of 2 MiB pages' worth (or give --hugepage-mib MIB)" >&2; exit 2 ;; esac
+            mem_mib=$(( $2 * 2 )); shift ;;
+        --hugepage-mib) [ $# -ge 2 ] || { echo "setup: error: --hugepage-mib needs a number of MiB (e.g. 4096)" >&2; exit 2; }; mem_mib="$2"; shift ;;
         --repo) [ $# -ge 2 ] || { echo "setup: error: --repo needs a directory" >&2; exit 2; }; repo="$2"; shift ;;
         --dpdk-source) [ $# -ge 2 ] || { echo "setup: error: --dpdk-source needs a version (e.g. 24.11.3)" >&2; exit 2; }; dpdk_src="$2"; shift ;;
         --driver) [ $# -ge 2 ] || { echo "setup: error: --driver needs vfio-pci or uio_pci_generic" >&2; exit 2; }; driver="$2"; shift ;;
         --etc) [ $# -ge 2 ] || { echo "setup: error: --etc needs a directory" >&2; exit 2; }; etc="$2"; shift ;;
-        -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "setup: error: unknown argument '$1' (see deploy/setup.sh --help)" >&2; exit 2 ;;
     esac
     shift
 done
-case "$pages" in ''|*[!0-9]*) echo "setup: error: --hugepages takes a whole number of 2 MiB pages" >&2; exit 2 ;; esac
+case "$mem_mib" in ''|*[!0-9]*|0) echo "setup: error: --hugepage-mib takes a whole number of MiB above 0, not '$mem_mib'" >&2; exit 2 ;; esac
 case "$driver" in vfio-pci|uio_pci_generic) ;; *) echo "setup: error: --driver is vfio-pci or uio_pci_generic, not '$driver'" >&2; exit 2 ;; esac
 case "$dpdk_src" in
     ''|22.11|22.11.[0-9]*|23.11|23.11.[0-9]*|24.11|24.11.[0-9]*) ;;
@@ -186,9 +192,30 @@ export PATH="$HOME/.cargo/bin:$PATH"
 step "build blastdrop (release) in $repo" cargo build --release --locked --manifest-path "$repo/Cargo.toml"
 
 # --- hugepages --------------------------------------------------------------
-HP="$SYS/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
-if [ "$(cat "$HP" 2>/dev/null || echo 0)" -lt "$pages" ]; then
-    step "reserve $pages hugepages of 2 MiB" sh -c "echo $pages > $HP"
+# In the kernel's default hugepage size (the one hugetlbfs mounts with):
+# 2 MiB with 4K base pages, 512 MiB with the 64K pages some arm64 kernels
+# use (there 2 MiB pages exist only through contiguous PTEs).
+page_bytes=${BLASTDROP_PAGESIZE:-$(getconf PAGESIZE)}
+hp_kb=$(awk '/^Hugepagesize:/ { print $2; exit }' "${BLASTDROP_MEMINFO:-/proc/meminfo}" 2>/dev/null || true)
+if [ -z "$hp_kb" ]; then
+    echo "setup: error: the kernel reports no hugepage size (no Hugepagesize in /proc/meminfo): it was built without hugetlbfs; DPDK then runs only with --no-huge" >&2
+    exit 4
+fi
+HP="$SYS/kernel/mm/hugepages/hugepages-${hp_kb}kB/nr_hugepages"
+if [ ! -e "$HP" ]; then
+    echo "setup: error: no $HP: the kernel's default hugepage size is ${hp_kb} kB but sysfs lists no pool of that size" >&2
+    exit 4
+fi
+if [ "$hp_kb" -ge 1024 ]; then hp_size="$((hp_kb / 1024)) MiB"; else hp_size="$hp_kb kB"; fi
+pages=$(( (mem_mib * 1024 + hp_kb - 1) / hp_kb ))
+have=$(cat "$HP" 2>/dev/null || echo 0)
+if [ "$have" -lt "$pages" ]; then
+    got_mib=$(( pages * hp_kb / 1024 ))
+    [ "$got_mib" = "$mem_mib" ] && asked="$mem_mib MiB asked" || asked="$mem_mib MiB asked, rounded up to $got_mib MiB"
+    step "reserve $pages hugepages of $hp_size ($asked; $((page_bytes / 1024)) KiB base pages, default hugepage size $hp_size)" sh -c "echo $pages > $HP"
+    if [ "$dry" = 0 ] && [ "$(cat "$HP")" -lt "$pages" ]; then
+        echo "setup: warning: the kernel gave $(cat "$HP") of the $pages hugepages of $hp_size asked (memory too fragmented): reserve them at boot (hugepagesz=/hugepages= on the kernel command line) or reboot and run this again" >&2
+    fi
 fi
 if ! grep -qs ' hugetlbfs ' /proc/mounts; then
     step "mount hugetlbfs on /dev/hugepages" sh -c "mkdir -p /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages"

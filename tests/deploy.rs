@@ -22,9 +22,19 @@ fn fake_sysfs(name: &str, ifaces: &[(&str, &str, &str)]) -> PathBuf {
         std::fs::create_dir_all(&net).unwrap();
         symlink(&dev, net.join("device")).unwrap();
     }
-    std::fs::create_dir_all(root.join("kernel/mm/hugepages/hugepages-2048kB")).unwrap();
-    std::fs::write(root.join("kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"), "0\n").unwrap();
+    hugepage_sizes(&root, &[2048], 2048);
     root
+}
+
+/// The kernel's hugepage pools (kB each, none reserved) and its default size
+/// (/proc/meminfo's Hugepagesize, in the tree's `meminfo`).
+fn hugepage_sizes(root: &Path, kb: &[u64], default_kb: u64) {
+    for k in kb {
+        let d = root.join(format!("kernel/mm/hugepages/hugepages-{k}kB"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("nr_hugepages"), "0\n").unwrap();
+    }
+    std::fs::write(root.join("meminfo"), format!("MemTotal:       32000000 kB\nHugepagesize:    {default_kb} kB\n")).unwrap();
 }
 
 fn setup(sysfs: &Path, args: &[&str]) -> (i32, String, String) {
@@ -33,7 +43,11 @@ fn setup(sysfs: &Path, args: &[&str]) -> (i32, String, String) {
 
 fn setup_env(sysfs: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = Command::new("bash");
-    cmd.arg(SETUP).args(args).env("BLASTDROP_SYSFS", sysfs);
+    cmd.arg(SETUP)
+        .args(args)
+        .env("BLASTDROP_SYSFS", sysfs)
+        .env("BLASTDROP_MEMINFO", sysfs.join("meminfo"))
+        .env("BLASTDROP_PAGESIZE", "4096");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -162,4 +176,54 @@ fn bad_arguments_get_one_line_and_exit_code_2() {
     let (rc, _, err) = setup(&sys, &["--driver", "igb_uio"]);
     assert_eq!(rc, 2);
     assert!(err.contains("--driver is vfio-pci or uio_pci_generic"), "{err}");
+}
+
+/// Hugepages in the sizes the kernel has: 2 MiB pages on a 4K-page kernel,
+/// 512 MiB pages on a 64K-page arm64 kernel (where the 2 MiB pool exists
+/// too, through contiguous PTEs, but is not what hugetlbfs mounts with).
+#[test]
+fn hugepages_are_reserved_in_the_kernels_default_size() {
+    let sys = fake_sysfs("hp-4k", &[("bd-data1", "ena", "0000:00:06.0")]);
+    let (rc, out, err) = setup(&sys, &["--dry-run", "--iface", "bd-data1"]);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("would reserve 2048 hugepages of 2 MiB (4096 MiB asked; 4 KiB base pages, default hugepage size 2 MiB)"), "{out}");
+    assert!(out.contains("hugepages-2048kB/nr_hugepages"), "{out}");
+
+    let sys = fake_sysfs("hp-64k", &[("bd-data1", "ena", "0000:00:06.0")]);
+    hugepage_sizes(&sys, &[2048, 524288, 16777216], 524288);
+    let before = snapshot(&sys);
+    let k64 = [("BLASTDROP_PAGESIZE", "65536")];
+    let (rc, out, err) = setup_env(&sys, &["--dry-run", "--iface", "bd-data1"], &k64);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(
+        out.contains("would reserve 8 hugepages of 512 MiB (4096 MiB asked; 64 KiB base pages, default hugepage size 512 MiB)"),
+        "{out}"
+    );
+    assert!(out.contains("hugepages-524288kB/nr_hugepages") && !out.contains("hugepages-2048kB"), "{out}");
+    // An amount that is not whole pages is rounded up, and the plan says so.
+    let (_, out, _) = setup_env(&sys, &["--dry-run", "--iface", "bd-data1", "--hugepage-mib", "1000"], &k64);
+    assert!(out.contains("would reserve 2 hugepages of 512 MiB (1000 MiB asked, rounded up to 1024 MiB;"), "{out}");
+    // --hugepages N still means N 2 MiB pages' worth.
+    let (_, out, _) = setup_env(&sys, &["--dry-run", "--iface", "bd-data1", "--hugepages", "1024"], &k64);
+    assert!(out.contains("would reserve 4 hugepages of 512 MiB (2048 MiB asked;"), "{out}");
+    assert_eq!(snapshot(&sys), before, "a dry run changes nothing");
+
+    // Enough reserved already: no step.
+    std::fs::write(sys.join("kernel/mm/hugepages/hugepages-524288kB/nr_hugepages"), "8\n").unwrap();
+    let (_, out, _) = setup_env(&sys, &["--dry-run", "--iface", "bd-data1"], &k64);
+    assert!(!out.contains("reserve"), "{out}");
+
+    // A default size with no pool in sysfs, and no hugepages at all: one line, exit 4.
+    let bad = fake_sysfs("hp-none", &[("bd-data1", "ena", "0000:00:06.0")]);
+    std::fs::write(bad.join("meminfo"), "Hugepagesize:    1048576 kB\n").unwrap();
+    let (rc, _, err) = setup(&bad, &["--dry-run", "--iface", "bd-data1"]);
+    assert_eq!(rc, 4, "{err}");
+    assert!(err.contains("default hugepage size is 1048576 kB but sysfs lists no pool of that size"), "{err}");
+    std::fs::write(bad.join("meminfo"), "MemTotal: 1 kB\n").unwrap();
+    let (rc, _, err) = setup(&bad, &["--dry-run", "--iface", "bd-data1"]);
+    assert_eq!(rc, 4, "{err}");
+    assert!(err.contains("no Hugepagesize"), "{err}");
+    let (rc, _, err) = setup(&bad, &["--hugepage-mib", "0"]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("--hugepage-mib takes a whole number of MiB above 0"), "{err}");
 }

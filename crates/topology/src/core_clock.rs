@@ -2,7 +2,7 @@
 //! the counter `rte_rdtsc` reads. On x86 that is the TSC, which counts at
 //! the core's nominal frequency, so a count of it is a count of cycles.
 //! On arm64 it is the generic timer (CNTVCT_EL0), which ticks at a fixed
-//! platform rate (1 GHz on Graviton3/4, other rates elsewhere) that has
+//! platform rate (1 GHz on Armv8.6 and later parts, ~122 MHz on some older ones) that has
 //! nothing to do with the core's clock (2.8 GHz on Graviton4), so ticks
 //! are turned into cycles with the core's frequency: from sysfs cpufreq
 //! when the kernel has it, else the nominal frequency of a Graviton part
