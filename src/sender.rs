@@ -284,8 +284,7 @@ impl Sender {
             ring: u32::from(cfg.tx_ring),
             burst: cfg.burst as u32,
             cache: 256,
-            data_room: (u32::from(mbuf.headroom) + cfg.max_size - wire::FCS_LEN as u32)
-                .next_multiple_of(u32::from(dpdk::ffi::RTE_CACHE_LINE_SIZE)),
+            data_room: (u32::from(mbuf.headroom) + cfg.max_size - wire::FCS_LEN as u32).next_multiple_of(dpdk::ffi::RTE_CACHE_LINE_SIZE),
         };
         // Every port's RX pool is sized for the port with the most queues.
         let rx_sizing = PoolSizing {

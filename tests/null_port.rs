@@ -81,6 +81,15 @@ fn clock_is_consistent(v: &serde_json::Value, s: &serde_json::Value, stdout: &st
     clock["core_hz"].as_u64()
 }
 
+/// A sysfs under `dir` with only cpu0's cpufreq: a 2.8 GHz core (for
+/// $BLASTDROP_SYSFS, with lcores given by -l so placement does not read it).
+fn sysfs_with_cpufreq(dir: &std::path::Path) -> std::path::PathBuf {
+    let freq = dir.join("sys/devices/system/cpu/cpu0/cpufreq");
+    std::fs::create_dir_all(&freq).unwrap();
+    std::fs::write(freq.join("cpuinfo_max_freq"), "2800000\n").unwrap();
+    dir.join("sys")
+}
+
 /// A core clock from sysfs cpufreq ($BLASTDROP_SYSFS: a tree with only
 /// cpu0's cpuinfo_max_freq, lcores given with -l so placement does not read
 /// it): on arm64 the cycles come from it; on x86 the TSC is the cycle count
@@ -89,16 +98,14 @@ fn clock_is_consistent(v: &serde_json::Value, s: &serde_json::Value, stdout: &st
 fn cycles_per_packet_follow_the_core_clock_the_record_names() {
     let _g = heavy();
     let dir = scratch("null-clock");
-    let freq = dir.join("sys/devices/system/cpu/cpu0/cpufreq");
-    std::fs::create_dir_all(&freq).unwrap();
-    std::fs::write(freq.join("cpuinfo_max_freq"), "2800000\n").unwrap();
+    let sys = sysfs_with_cpufreq(&dir);
     let json = dir.join("blast.json");
     let mut args = strings(&["--port", "0", "--count", "200000", "--json"]);
     args.push(json.display().to_string());
     args.push("--".into());
     args.extend(eal_base());
     args.extend(strings(&["-l", "0,1", "--vdev=net_null0"]));
-    let out = std::process::Command::new(BLAST).args(&args).env("BLASTDROP_SYSFS", dir.join("sys")).output().unwrap();
+    let out = std::process::Command::new(BLAST).args(&args).env("BLASTDROP_SYSFS", &sys).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let v = read_json(&json);
@@ -141,14 +148,11 @@ fn blast_count_mode_sends_exactly_the_count_on_two_queues() {
 #[test]
 fn drop_rx_cost_needs_a_known_core_clock() {
     let _g = heavy();
-    let dir = scratch("null-rx-cost");
-    let freq = dir.join("sys/devices/system/cpu/cpu0/cpufreq");
-    std::fs::create_dir_all(&freq).unwrap();
-    std::fs::write(freq.join("cpuinfo_max_freq"), "2800000\n").unwrap();
+    let sys = sysfs_with_cpufreq(&scratch("null-rx-cost"));
     let mut args = strings(&["--port", "0", "--duration", "1", "--rx-cost", "1000", "--"]);
     args.extend(eal_base());
     args.extend(strings(&["-l", "0,1", "--vdev=net_null0"]));
-    let known = std::process::Command::new(DROP).args(&args).env("BLASTDROP_SYSFS", dir.join("sys")).output().unwrap();
+    let known = std::process::Command::new(DROP).args(&args).env("BLASTDROP_SYSFS", &sys).output().unwrap();
     assert!(known.status.success(), "{}", String::from_utf8_lossy(&known.stderr));
     let plain = run(DROP, &args, Duration::from_secs(30));
     if !plain.status.success() {
