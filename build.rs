@@ -19,15 +19,14 @@ fn main() {
     // the host's `cc`, which rejects DPDK's arm64 flags (-moutline-atomics).
     // Only its path: the flags are DPDK's alone.
     let cc = cc::Build::new().cargo_metadata(false).get_compiler().path().to_path_buf();
-    let cc = cc.display();
-    let status = Command::new(cc.to_string())
+    let status = Command::new(&cc)
         .args(["-O3", "-g", "-Wall", "-o"])
         .arg(&target)
         .arg("examples/ref_sender.c")
         .args(cflags.split_whitespace())
         .args(libs.split_whitespace())
         .status()
-        .unwrap_or_else(|e| panic!("cannot run {cc} to build the C reference sender: {e}"));
+        .unwrap_or_else(|e| panic!("cannot run {} to build the C reference sender: {e}", cc.display()));
     if !status.success() {
         panic!("building examples/ref_sender.c failed with {status}");
     }
