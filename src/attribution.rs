@@ -18,7 +18,10 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
         ..Default::default()
     };
     if let Some(f) = receiver {
-        c.received = Some(f.packets);
+        let exact = exact_account(w, f);
+        // The trial's own frames where drop counted them per stream; else every frame that arrived.
+        c.received = Some(exact.map_or(f.packets, |t| t.received));
+        c.accounting_error = exact.and_then(|t| t.error(Some(w.total.packets)));
         c.receiver_imissed = f.imissed;
         c.receiver_rx_nombuf = f.rx_nombuf;
         c.receiver_ierrors = f.ierrors;
@@ -34,6 +37,14 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
         }
     }
     c
+}
+
+/// drop's exact account of the trial, when it is one of this window's
+/// frames: every frame the sender's lanes sent carried a probe of its
+/// streams (a replay's frames without room for one are not in it: its
+/// loss is then the frame counts').
+pub fn exact_account<'a>(w: &SenderWindow, f: &'a WindowFigures) -> Option<&'a seqtrack::TrialAccount> {
+    f.trial.as_ref().filter(|t| w.all_probed || t.sent == w.total.packets)
 }
 
 /// The verdict on one window: the sender's counters, and the receiver's

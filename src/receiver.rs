@@ -202,6 +202,8 @@ pub struct Receiver {
     clock: crate::clock::WallClock,
     /// --rx-cost in ticks of the lanes' counter (it is given in core cycles).
     cost_ticks: u64,
+    /// The measured window's streams, shared with the lanes.
+    trial: Arc<crate::trial::TrialBoard>,
 }
 
 impl Receiver {
@@ -243,6 +245,8 @@ impl Receiver {
             sizing = PoolSizing { ring: n, burst: 0, cache: (n / 4).min(256), data_room: sizing.data_room };
         }
         let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &sizing)];
+        let trial_streams = if cfg.count_only { 0 } else { cfg.stream_capacity };
+        let trial = Arc::new(crate::trial::TrialBoard::new(trial_streams, usize::from(cfg.max_queues)));
         let pools = (0..cfg.max_queues)
             .map(|q| {
                 let (p, local) = spread.port_of(q);
@@ -268,6 +272,7 @@ impl Receiver {
             hz: dpdk::tsc_hz(),
             clock: crate::clock::WallClock::new(dpdk::tsc_hz()),
             cost_ticks,
+            trial,
         })
     }
 
@@ -400,6 +405,8 @@ impl Receiver {
                 },
                 interval_cycles: self.cfg.interval_us * self.hz / 1_000_000,
                 one_way: self.cfg.one_way.then_some(self.clock),
+                trial: self.trial.clone(),
+                slate: usize::from(q),
             };
             let stop = self.stop.clone();
             let job = dpdk::launch(lcore, move || lane.run(&stop))?;
@@ -512,13 +519,39 @@ impl Receiver {
     }
 
     /// A measured window opens: the lanes count their arrival maxima anew
-    /// from here. Its starting snapshot.
-    pub fn open_window(&mut self) -> Snapshot {
+    /// from here, and the trial frames of the senders' streams at `edges`
+    /// (none: no exact account of this window). Its starting snapshot.
+    pub fn open_window(&mut self, edges: &[seqtrack::StreamEdge]) -> Snapshot {
         self.windows_opened += 1;
+        self.trial.open(edges);
         for l in &self.lanes {
             l.counters.open_window(self.windows_opened);
         }
         self.snapshot()
+    }
+
+    /// Why the trial frames of the senders' streams at `edges` cannot be
+    /// counted exactly here, if they cannot.
+    pub fn trial_refusal(&self, edges: &[seqtrack::StreamEdge]) -> Option<String> {
+        if self.cfg.count_only {
+            return Some("drop runs with --count-only (no probe is read): loss is not counted per stream".into());
+        }
+        self.trial.check(edges)
+    }
+
+    /// The exact account of each sender's trial frames, from the running
+    /// lanes' counts (`starts` as the window opened with, `ends` where the
+    /// senders' streams stand now); Err says why there is none.
+    pub fn trial_accounts(
+        &self,
+        starts: &[seqtrack::StreamEdge],
+        ends: &[seqtrack::StreamEdge],
+    ) -> Result<Vec<seqtrack::TrialAccount>, String> {
+        if let Some(why) = self.trial_refusal(starts) {
+            return Err(why);
+        }
+        let lanes: Vec<u16> = self.lanes.iter().map(|l| l.queue).collect();
+        self.trial.collect(&lanes)?.accounts(starts, ends)
     }
 
     pub fn snapshot(&self) -> Snapshot {

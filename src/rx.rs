@@ -13,6 +13,7 @@ use control::{block_of, BlockCounts, STREAM_BLOCKS};
 
 use crate::clock::WallClock;
 use crate::counters::{ArrivalCounts, LaneCounters, SizeCounts, Tally};
+use crate::trial::TrialBoard;
 use crate::MAX_BURST;
 
 pub struct RxLane {
@@ -35,6 +36,9 @@ pub struct RxLane {
     /// --one-way: this host's wall clock, to time each probe against the
     /// sender's stamp (meaningful only when both clocks are synchronised).
     pub one_way: Option<crate::clock::WallClock>,
+    /// The measured window's streams, and this lane's slate on it (its queue id).
+    pub trial: Arc<TrialBoard>,
+    pub slate: usize,
 }
 
 /// Polls by frames returned: bucket 0 holds empty polls, bucket k (k >= 1)
@@ -268,7 +272,12 @@ impl RxLane {
         let (mut queue, mut reflect, mut bufs) = (self.queue, self.reflect, Burst::new());
         let burst = self.burst.clamp(1, MAX_BURST);
         let mut t = Figures::new(&self.counters, self.count_only, self.stream_capacity, self.interval_cycles, self.one_way);
+        let (board, mut epoch, mut answered) = (&*self.trial, 0u64, 0u64);
         while !stop.load(Relaxed) {
+            if let Some(ask) = board.asked(answered) {
+                board.answer(self.slate, &mut t.table, &mut epoch, ask);
+                answered = ask;
+            }
             let n = bufs.rx(&mut queue, burst);
             if n == 0 {
                 if queue.faulted() {
@@ -290,6 +299,7 @@ impl RxLane {
                 // The busy-run clock: read at a run's start and every 8
                 // polls in it (2 us apart at full load, against 100 us intervals).
                 t.meter.frames(n, burst, || t.busy.now, || t.counters.open_window_number());
+                board.follow(&mut t.table, &mut epoch);
                 count_probes(&bufs, &mut t.table, &mut t.tally, &mut t.blocks, &mut t.sizes, &mut t.one_way);
             }
             // The FCS each frame carried on the wire, once per burst.
@@ -454,7 +464,7 @@ fn parse_probes(
                 // The block's loss is the stream's change in the table's
                 // (a wrapping sum: a late frame takes one back).
                 let lost = table.totals.lost;
-                table.record(p.stream, p.seq, wire::run_id(frame));
+                table.record_frame(p.stream, p.seq, wire::run_id(frame), len + wire::FCS_LEN as u32);
                 let b = &mut blocks[block_of(p.stream)];
                 (b.received, b.lost) = (b.received + 1, b.lost.wrapping_add(table.totals.lost.wrapping_sub(lost)));
                 also(p);

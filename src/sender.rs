@@ -100,6 +100,14 @@ pub struct SenderWindow {
     /// Reflect mode: round trips of the trial's probes, merged over queues.
     pub latency: Option<latency::LatencyHistogram>,
     pub reflected: u64,
+    /// Where this sender's streams stood when the window opened and when
+    /// it closed: the trial's frames are those between (None: too many
+    /// streams to list, see seqtrack::MAX_EDGE_STREAMS).
+    pub streams_at_start: Option<seqtrack::StreamEdge>,
+    pub streams_at_end: Option<seqtrack::StreamEdge>,
+    /// Every frame sent carried a probe numbered in its stream (false for a
+    /// replay, whose frames without room for one are sent bare).
+    pub all_probed: bool,
 }
 
 impl SenderWindow {
@@ -126,7 +134,8 @@ pub enum HookError {
 
 /// Called at the window's edges; an error ends the step.
 pub trait WindowHooks {
-    fn start(&mut self) -> Result<(), HookError>;
+    /// The window opens; `streams`: where this sender's streams stand.
+    fn start(&mut self, streams: Option<&seqtrack::StreamEdge>) -> Result<(), HookError>;
     /// The window ends; `sent` is what this sender's lanes sent in it.
     fn end(&mut self, sent: &SenderWindow) -> Result<(), HookError>;
     /// Whether the receiver is still there (asked about once a second
@@ -140,7 +149,7 @@ pub trait WindowHooks {
 pub struct NoPeer;
 
 impl WindowHooks for NoPeer {
-    fn start(&mut self) -> Result<(), HookError> {
+    fn start(&mut self, _streams: Option<&seqtrack::StreamEdge>) -> Result<(), HookError> {
         Ok(())
     }
     fn end(&mut self, _sent: &SenderWindow) -> Result<(), HookError> {
@@ -551,7 +560,8 @@ impl Sender {
                 return Ok(warm.into_outcome(None, None));
             }
         }
-        if let Err(e) = hooks.start() {
+        let streams_at_start = self.stream_edge(&plan);
+        if let Err(e) = hooks.start(streams_at_start.as_ref()) {
             return Ok(StepOutcome {
                 lanes: Vec::new(),
                 window: None,
@@ -576,6 +586,9 @@ impl Sender {
             shape: merged_shape(&trial.lanes),
             reflected: latency.as_ref().map_or(0, |l| l.1),
             latency: latency.map(|l| l.0),
+            streams_at_start,
+            streams_at_end: self.stream_edge(&plan),
+            all_probed: p.replay.is_none(),
             ..Default::default()
         };
         for l in &trial.lanes {
@@ -584,6 +597,13 @@ impl Sender {
         }
         let closed = if trial.interrupted { Ok(()) } else { hooks.end(&window) };
         Ok(trial.into_outcome(Some(window), closed.err().map(|e| e.to_string())))
+    }
+
+    /// Where this step's streams stand now (None: more than an edge lists).
+    fn stream_edge(&self, plan: &StepLayout) -> Option<seqtrack::StreamEdge> {
+        let (first, n) = (plan.flows.first_stream, plan.flows.stream_count() as usize);
+        let seqs = self.seqs.get(usize::from(first)..usize::from(first) + n).filter(|_| n <= seqtrack::MAX_EDGE_STREAMS)?;
+        Some(seqtrack::StreamEdge { run: self.run_id, first, seqs: seqs.to_vec() })
     }
 
     /// The step's layout over this sender's ports.

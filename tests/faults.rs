@@ -55,7 +55,7 @@ fn a_memif_ladder_that_changes_queue_count_completes_three_times() {
             let sent = s["sent"]["packets"].as_u64().unwrap();
             assert!(sent > 10_000, "round {round}: {s}");
             assert_eq!(s["receiver"]["packets"].as_u64().unwrap(), sent, "memif loses nothing: round {round}: {s}");
-            for k in ["lost", "duplicates", "late"] {
+            for k in ["lost_estimate", "duplicates", "late"] {
                 assert_eq!(s["receiver"]["probe"][k], 0, "round {round} {k}: {s}");
             }
         }
@@ -105,7 +105,7 @@ fn blast_killed_mid_step_ten_times_leaves_drop_serving_a_correct_next_run() {
     let sent = s["sent"]["packets"].as_u64().unwrap();
     assert!(sent > 100_000, "{s}");
     assert_eq!(s["receiver"]["packets"].as_u64().unwrap(), sent, "{s}");
-    for k in ["lost", "duplicates", "late", "reordered"] {
+    for k in ["lost_estimate", "duplicates", "late", "reordered"] {
         assert_eq!(s["receiver"]["probe"][k], 0, "{k}: {s}");
     }
     sigint(&drop);
@@ -192,7 +192,7 @@ fn a_standalone_drop_serving_five_runs_counts_each_clean() {
     let v = read_json(&json);
     let s = &v["summary"];
     assert_eq!(s["received"]["packets"], 100_000, "{}", out.stdout);
-    for k in ["lost", "duplicates", "late", "reordered"] {
+    for k in ["lost_estimate", "duplicates", "late", "reordered"] {
         assert_eq!(s["probe"][k], 0, "{k}: {}", out.stdout);
     }
 }
@@ -228,7 +228,7 @@ fn a_standalone_drop_on_af_packet_starts_each_new_run_afresh() {
     // numbers call lost is never more than what went missing (a run's last
     // frames lost after its last arrival are invisible to a receiver alone).
     let received = s["received"]["packets"].as_u64().unwrap();
-    let lost = s["probe"]["lost"].as_u64().unwrap();
+    let lost = s["probe"]["lost_estimate"].as_u64().unwrap();
     assert!(received + lost <= 100_000, "received {received} + lost {lost} is more than was sent: {}", out.stdout);
     assert!(received >= 50_000, "five runs of 20000 frames arrived: received {received}: {}", out.stdout);
     drop_ns(ns);

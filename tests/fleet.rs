@@ -49,9 +49,13 @@ fn the_fleet_playbook_runs_a_group_ladder() {
             let counted = windows.iter().find(|x| x["window"].as_u64() == Some(w)).expect("drop kept the window");
             assert_eq!(s["receiver"]["packets"], counted["packets"], "the group's received is what drop counted in window {w}");
             assert_eq!(counted["group"]["members"], s["group"]["members"], "drop's own record of the window holds the group");
-            let received = s["receiver"]["packets"].as_u64().unwrap();
-            let lost = s["receiver"]["probe"]["lost"].as_u64().unwrap();
-            assert!(received <= sum && received + lost >= sum - sum / 100, "received {received} + lost {lost} vs {sum} sent");
+            let received = s["receiver"]["trial"]["received"].as_u64().unwrap();
+            let lost = s["lost"].as_u64().unwrap();
+            assert_eq!(received + lost, sum, "exact: received {received} + lost {lost} = {sum} sent");
+            for m in g["members"].as_array().unwrap() {
+                let (sent, rx, lost) = (m["sent_packets"].as_u64().unwrap(), m["received"].as_u64().unwrap(), m["lost"].as_u64().unwrap());
+                assert!(m["exact"] == true && rx + lost == sent, "member: sent {sent}, received {rx}, lost {lost}: {m}");
+            }
             for m in g["members"].as_array().unwrap() {
                 assert!(m["cycles_per_packet"].as_f64().unwrap() > 0.0, "each member's own cycles per frame: {m}");
                 assert!(m["sender_limit"].is_string(), "each member's own sender-side verdict: {m}");

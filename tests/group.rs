@@ -79,20 +79,22 @@ fn three_senders_one_receiver_step_together() {
             let all: u64 = members.iter().map(|m| m["sent_packets"].as_u64().unwrap()).sum();
             assert_eq!(s["sent"]["packets"].as_u64().unwrap(), all, "the step's sent is the group's");
             let received = s["receiver"]["packets"].as_u64().unwrap();
-            let lost = s["receiver"]["probe"]["lost"].as_u64().unwrap();
+            let lost = s["receiver"]["probe"]["lost_estimate"].as_u64().unwrap();
             assert!(received <= all && received + lost >= all - all / 100, "received {received} + lost {lost} vs {all} sent by all");
             sent_by_member[me] += own;
-            // Each member's own accounting at drop: its streams' arrivals and losses.
+            // Each member's own accounting at drop: its trial frames, exact.
             for m in members {
                 let (sent, rx, lost) = (m["sent_packets"].as_u64().unwrap(), m["received"].as_u64().unwrap(), m["lost"].as_u64().unwrap());
-                assert!(
-                    rx <= sent && rx + lost >= sent - sent / 100 && rx + lost <= sent,
-                    "member {}: sent {sent}, received {rx}, lost {lost}",
-                    m["member"]
-                );
+                assert_eq!(m["exact"], true, "{m}");
+                assert_eq!(rx + lost, sent, "member {}: sent {sent}, received {rx}, lost {lost}", m["member"]);
+                assert_eq!(m["trial"]["sent"].as_u64().unwrap(), sent, "its sequence numbers agree with its count: {m}");
             }
             let rx_sum: u64 = members.iter().map(|m| m["received"].as_u64().unwrap()).sum();
-            assert_eq!(rx_sum, received, "the members' arrivals add up to drop's count");
+            let trial = &s["receiver"]["trial"];
+            assert_eq!(rx_sum, trial["received"].as_u64().unwrap(), "the members' arrivals add up to the trial's");
+            assert_eq!(rx_sum + s["receiver"]["other_frames"].as_u64().unwrap(), received, "the trial's and the others make drop's count");
+            assert_eq!(s["lost"].as_u64().unwrap() + trial["received"].as_u64().unwrap(), all, "the step: received + lost = sent");
+            assert!(s["accounting_error"].is_null(), "{s}");
         }
         group_windows.push(steps.iter().map(|s| s["receiver"]["window"].clone()).collect());
     }

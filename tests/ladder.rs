@@ -110,7 +110,7 @@ fn ladder_over_memif_writes_table_json_csv_and_svg() {
         assert!(*w > 100_000, "about 200k frames in a 1 s window, got {w}");
         let sent = s["sent"]["packets"].as_u64().unwrap();
         assert_eq!(*w, sent, "memif pushes back rather than drop: every frame of the trial arrives inside drop's window");
-        assert_eq!(s["receiver"]["probe"]["lost"], 0);
+        assert_eq!(s["receiver"]["probe"]["lost_estimate"], 0);
         assert_eq!(s["loss_pct"], 0.0);
         let limit = s["limit"].as_str().unwrap();
         assert!(limit == "none" || (limit == "sender" && s["queues"] == 2), "paced and fully delivered: {}", s["verdict"]);

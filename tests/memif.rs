@@ -56,7 +56,7 @@ fn drop_receives_exactly_what_blast_sent_over_memif() {
     assert_eq!(ds["received"]["packets"], count, "drop: {}", p.drop_out.stdout);
     assert_eq!(ds["received"]["bytes"], count * 64);
     assert_eq!(ds["side"], "receiver");
-    for k in ["lost", "reordered", "duplicates", "late"] {
+    for k in ["lost_estimate", "reordered", "duplicates", "late"] {
         assert_eq!(ds["probe"][k], 0, "{k}");
     }
     assert_eq!(ds["no_probe"], 0);
@@ -85,7 +85,7 @@ fn two_queues_over_memif_pair_queue_to_queue() {
     let ds = &d["summary"];
     assert_eq!(ds["received"]["packets"], count);
     assert_eq!(ds["received"]["bytes"], count * 1500);
-    assert_eq!(ds["probe"]["lost"], 0);
+    assert_eq!(ds["probe"]["lost_estimate"], 0);
     assert_eq!(ds["probe"]["reordered"], 0);
     assert_eq!(ds["split_streams"], 0);
     let per_q: Vec<u64> = ds["queues"].as_array().unwrap().iter().map(|q| q["received"]["packets"].as_u64().unwrap()).collect();
@@ -126,7 +126,7 @@ fn the_c_reference_sender_is_counted_exactly_like_blast() {
     assert_eq!(s["received"]["packets"], count);
     assert_eq!(s["received"]["bytes"], count * 128);
     assert_eq!(s["no_probe"], 0, "the C sender's frames carry blastdrop's probe");
-    for k in ["lost", "reordered", "duplicates", "late"] {
+    for k in ["lost_estimate", "reordered", "duplicates", "late"] {
         assert_eq!(s["probe"][k], 0, "{k}");
     }
     let per: Vec<u64> = s["streams"].as_array().unwrap().iter().map(|x| x["received"].as_u64().unwrap()).collect();

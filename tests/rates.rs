@@ -208,7 +208,7 @@ fn an_imix_of_whole_cycles_arrives_as_the_mix_exactly() {
     assert_eq!(d["received"]["bytes"], 1000 * 4342);
     let sizes = serde_json::json!([{"size": 64, "frames": 7000}, {"size": 594, "frames": 4000}, {"size": 1518, "frames": 1000}]);
     assert_eq!(d["sizes"], sizes, "drop's sizes are the mix, exactly");
-    assert_eq!(d["probe"]["lost"], 0);
+    assert_eq!(d["probe"]["lost_estimate"], 0);
     assert_eq!(d["probe"]["received"], 12000, "every size carries the probe");
     assert!(drop_out.stdout.contains("probe frames by size (FCS incl.): 64 B: 7000, 594 B: 4000, 1518 B: 1000"), "{}", drop_out.stdout);
 }

@@ -193,7 +193,7 @@ fn a_capture_with_known_gaps_keeps_them_over_memif_pass_after_pass() {
     let r = &read_json(&dj)["summary"];
     assert_eq!(r["received"]["packets"], 900, "{}", dout.stdout);
     assert_eq!(r["probe"]["received"], 675);
-    assert_eq!(r["probe"]["lost"], 0);
+    assert_eq!(r["probe"]["lost_estimate"], 0);
     assert_eq!(r["no_probe"], 225, "{}", r);
     // Probe frames by size (the 1500 B frames are the TCP ones, with no probe).
     let sizes = serde_json::json!([{"size": 64, "frames": 225}, {"size": 128, "frames": 225}, {"size": 512, "frames": 225}]);
@@ -295,7 +295,7 @@ fn a_replay_against_drop_listen_over_three_memif_queues_is_one_exact_window() {
     assert_eq!(s["loss_pct"], 0.0);
     let r = &s["receiver"];
     assert_eq!(r["probe"]["received"], 400);
-    assert_eq!(r["probe"]["lost"], 0);
+    assert_eq!(r["probe"]["lost_estimate"], 0);
     let sizes = serde_json::json!([{"size": 64, "frames": 134}, {"size": 700, "frames": 134}, {"size": 1500, "frames": 132}]);
     assert_eq!(r["sizes"], sizes, "the capture's sizes, counted at drop");
     // Three lanes share one CPU here: they may fall behind the capture's
@@ -374,7 +374,7 @@ fn blast_killed_mid_replay_three_times_leaves_drop_exact_for_the_next() {
         let s = &read_json(&json)["summary"];
         assert_eq!(s["sent"]["packets"], 100, "round {i}");
         assert_eq!(s["received"]["packets"], 100, "round {i}: {}", out.stdout);
-        for k in ["lost", "duplicates", "late"] {
+        for k in ["lost_estimate", "duplicates", "late"] {
             assert_eq!(s["receiver"]["probe"][k], 0, "round {i} {k}: {s}");
         }
     }

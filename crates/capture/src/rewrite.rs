@@ -36,8 +36,14 @@ pub struct RewriteStats {
     /// UDP checksums set to 0 ("none", legal over IPv4): the frames a
     /// probe will be stamped into, whose payload changes per send.
     pub l4_zeroed: u64,
-    /// IPv4 frames whose L4 checksum could not be computed (a fragment, or
-    /// a datagram longer than the bytes captured): sent with the old one.
+    /// UDP and TCP checksums updated for the new addresses alone (RFC 1624:
+    /// the pseudo-header's words swapped in the old sum), where the whole
+    /// datagram is not in the frame: the first fragment of a fragmented
+    /// datagram (its checksum covers every fragment's bytes, which the
+    /// rewrite leaves as they were), or a datagram captured truncated.
+    pub l4_incremental: u64,
+    /// IPv4 frames whose L4 checksum could not be rewritten (its field not
+    /// captured): sent with the old one, now wrong for the new addresses.
     pub l4_left: u64,
 }
 
@@ -53,6 +59,7 @@ impl Capture {
             s.l2 += 1;
             let Some(ip) = info.ip_at else { continue };
             let ihl = usize::from(f[ip] & 0x0f) * 4;
+            let old_addrs: [u8; 8] = f[ip + 12..ip + 20].try_into().expect("an IPv4 header's addresses");
             f[ip + 12..ip + 16].copy_from_slice(&r.src_ip.octets());
             f[ip + 16..ip + 20].copy_from_slice(&r.dst_ip.octets());
             if info.probe_room {
@@ -64,13 +71,33 @@ impl Capture {
             s.l3 += 1;
             let total = usize::from(u16::from_be_bytes([f[ip + 2], f[ip + 3]]));
             let l4 = ip + ihl;
-            let (proto, at) = match info.kind {
-                FlowKind::Ipv4Udp => (17u8, 6),
-                FlowKind::Ipv4Tcp => (6u8, 16),
+            let (proto, at) = match (info.kind, f[ip + 9]) {
+                (FlowKind::Ipv4Udp, _) => (17u8, 6),
+                (FlowKind::Ipv4Tcp, _) => (6u8, 16),
+                // Only the first fragment holds the L4 header; the others
+                // carry nothing the addresses feed.
+                (FlowKind::Ipv4Fragment, p @ (17 | 6)) if u16::from_be_bytes([f[ip + 6], f[ip + 7]]) & 0x1fff == 0 => {
+                    (p, if p == 17 { 6 } else { 16 })
+                }
                 _ => continue,
             };
-            if total < ihl || ip + total > f.len() || l4 + at + 2 > ip + total {
-                s.l4_left += 1;
+            let whole = info.kind != FlowKind::Ipv4Fragment && total >= ihl && ip + total <= f.len() && l4 + at + 2 <= ip + total;
+            if !whole {
+                match f.get(l4 + at..l4 + at + 2) {
+                    Some(c) if l4 + at + 2 <= ip + total => {
+                        let old = u16::from_be_bytes([c[0], c[1]]);
+                        // UDP's 0 is "no checksum": it stays so.
+                        if !(proto == 17 && old == 0) {
+                            let mut new = incremental(old, &old_addrs, &f[ip + 12..ip + 20]);
+                            if proto == 17 && new == 0 {
+                                new = 0xffff;
+                            }
+                            f[l4 + at..l4 + at + 2].copy_from_slice(&new.to_be_bytes());
+                        }
+                        s.l4_incremental += 1;
+                    }
+                    _ => s.l4_left += 1,
+                }
                 continue;
             }
             if info.probe_room {
@@ -88,6 +115,19 @@ impl Capture {
         }
         s
     }
+}
+
+/// A checksum `sum` over data whose words `old` became `new` (RFC 1624,
+/// eqn. 3: HC' = ~(~HC + ~m + m')), without the rest of the data.
+fn incremental(sum: u16, old: &[u8], new: &[u8]) -> u16 {
+    let mut acc = u32::from(!sum);
+    for (o, n) in old.chunks_exact(2).zip(new.chunks_exact(2)) {
+        acc += u32::from(!u16::from_be_bytes([o[0], o[1]])) + u32::from(u16::from_be_bytes([n[0], n[1]]));
+    }
+    while acc > 0xffff {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    !(acc as u16)
 }
 
 /// The Internet checksum of an L4 segment over IPv4, pseudo-header included.
@@ -163,7 +203,7 @@ mod tests {
         ];
         let mut c = Capture::parse(pcap(&frames)).unwrap();
         let s = c.rewrite(&rw());
-        assert_eq!(s, RewriteStats { l2: 4, l3: 3, l4: 2, l4_zeroed: 1, l4_left: 0 });
+        assert_eq!(s, RewriteStats { l2: 4, l3: 3, l4: 2, l4_zeroed: 1, l4_incremental: 0, l4_left: 0 });
         for i in 0..4 {
             let f = c.frame(i);
             assert_eq!(&f[0..6], &rw().dst_mac.0);
@@ -186,6 +226,87 @@ mod tests {
         assert_eq!(verifies(&untagged, 17, 6), (true, true));
         // ARP: only the MACs.
         assert_eq!(&c.frame(3)[12..], &frames[3].1[12..]);
+    }
+
+    /// A 2000-byte UDP datagram as two IPv4 fragments (1480 + 528 bytes of
+    /// it), its checksum right for 192.0.2.1 -> 192.0.2.2.
+    fn fragmented_datagram() -> Vec<Vec<u8>> {
+        let (src, dst) = ([192, 0, 2, 1], [192, 0, 2, 2]);
+        let mut udp = vec![0u8; 2008];
+        udp[0..2].copy_from_slice(&5353u16.to_be_bytes());
+        udp[2..4].copy_from_slice(&9u16.to_be_bytes());
+        udp[4..6].copy_from_slice(&2008u16.to_be_bytes());
+        for (i, b) in udp[8..].iter_mut().enumerate() {
+            *b = (i * 7 + 3) as u8;
+        }
+        let sum = l4_checksum(&src, &dst, 17, &udp);
+        udp[6..8].copy_from_slice(&sum.to_be_bytes());
+        [(0usize, 1480usize, true), (1480, 528, false)]
+            .iter()
+            .map(|&(off, len, more)| {
+                let mut f = vec![0u8; 14 + 20 + len];
+                f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+                let ip = &mut f[14..34];
+                ip[0] = 0x45;
+                ip[2..4].copy_from_slice(&((20 + len) as u16).to_be_bytes());
+                ip[4..6].copy_from_slice(&0x1234u16.to_be_bytes());
+                let frag = (off / 8) as u16 | if more { 0x2000 } else { 0 };
+                ip[6..8].copy_from_slice(&frag.to_be_bytes());
+                (ip[8], ip[9]) = (64, 17);
+                ip[12..16].copy_from_slice(&src);
+                ip[16..20].copy_from_slice(&dst);
+                f[34..].copy_from_slice(&udp[off..off + len]);
+                f
+            })
+            .collect()
+    }
+
+    /// Sums 16-bit words the plain way (an independent check of the
+    /// datagram's checksum): a right one makes pseudo-header + segment 0xffff.
+    fn plain_sum(src: &[u8], dst: &[u8], seg: &[u8]) -> u16 {
+        let mut words: Vec<u32> = Vec::new();
+        let mut pseudo = vec![0u8, 17];
+        pseudo.extend_from_slice(&(seg.len() as u16).to_be_bytes());
+        for part in [src, dst, &pseudo, seg] {
+            for w in part.chunks(2) {
+                words.push(u32::from(w[0]) << 8 | u32::from(*w.get(1).unwrap_or(&0)));
+            }
+        }
+        let mut s: u32 = words.iter().sum();
+        while s > 0xffff {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        s as u16
+    }
+
+    #[test]
+    fn a_fragmented_datagram_keeps_a_right_checksum_for_its_new_addresses() {
+        let frames: Vec<(u64, Vec<u8>)> = fragmented_datagram().into_iter().enumerate().map(|(i, f)| (i as u64, f)).collect();
+        let before: Vec<u8> = frames.iter().flat_map(|(_, f)| f[34..].to_vec()).collect();
+        assert_eq!(plain_sum(&[192, 0, 2, 1], &[192, 0, 2, 2], &before), 0xffff, "the datagram as made is right");
+        let mut c = Capture::parse(pcap(&frames)).unwrap();
+        let s = c.rewrite(&rw());
+        // The first fragment's checksum updated; the second holds no L4 header.
+        assert_eq!((s.l3, s.l4, s.l4_incremental, s.l4_left, s.l4_zeroed), (2, 0, 1, 0, 0));
+        let after: Vec<u8> = (0..2).flat_map(|i| c.frame(i)[34..].to_vec()).collect();
+        assert_eq!(plain_sum(&[10, 1, 0, 1], &[10, 1, 0, 2], &after), 0xffff, "reassembled, it verifies with the new addresses");
+        for i in 0..2 {
+            assert_eq!(wire::checksum(&c.frame(i)[14..34]), 0, "fragment {i}'s header checksum");
+            assert_eq!(&c.frame(i)[18..20], &[0x12, 0x34], "a fragment keeps its datagram's identification");
+        }
+    }
+
+    #[test]
+    fn a_truncated_capture_gets_the_incremental_update_and_a_lost_field_is_left() {
+        let mut whole = fragmented_datagram()[0].clone();
+        // As one unfragmented datagram captured short: 2008 bytes said, 1480 here.
+        whole[14 + 6..14 + 8].fill(0);
+        whole[14 + 2..14 + 4].copy_from_slice(&2028u16.to_be_bytes());
+        let mut tiny = whole[..14 + 20 + 4].to_vec(); // the checksum field itself not captured
+        tiny[14 + 2..14 + 4].copy_from_slice(&2028u16.to_be_bytes());
+        let mut c = Capture::parse(pcap(&[(0, whole), (1, tiny)])).unwrap();
+        let s = c.rewrite(&rw());
+        assert_eq!((s.l4_incremental, s.l4_left), (1, 1));
     }
 
     #[test]

@@ -25,6 +25,10 @@ pub(crate) struct GroupRun {
     next_window: u64,
     /// What each member said of its sending in the open window.
     sent: Vec<MemberSending>,
+    /// Where each member's streams stood when it asked for the window.
+    starts: Vec<Option<seqtrack::StreamEdge>>,
+    /// The edges the open window was started with: every member's, or none.
+    counted: bool,
 }
 
 /// What a member says of its own sending at group_end.
@@ -34,6 +38,8 @@ pub(crate) struct MemberSending {
     pub(crate) bytes: u64,
     pub(crate) cycles_per_packet: Option<f64>,
     pub(crate) sender_limit: Option<String>,
+    /// Where its streams stood at the window's end.
+    pub(crate) streams: Option<seqtrack::StreamEdge>,
 }
 
 impl GroupRun {
@@ -60,6 +66,7 @@ pub(crate) fn join(shared: &Shared, client: &str, name: &str, senders: u16, plan
             let m = run.group.join(name, senders, &plan, client).map_err(|e| e.to_string())?;
             run.sessions += 1;
             run.sent.push(MemberSending::default());
+            run.starts.push(None);
             m
         }
         None => {
@@ -72,6 +79,8 @@ pub(crate) fn join(shared: &Shared, client: &str, name: &str, senders: u16, plan
                 window: None,
                 next_window: 1,
                 sent: vec![MemberSending::default()],
+                starts: vec![None],
+                counted: false,
             });
             0
         }
@@ -138,9 +147,24 @@ pub(crate) fn prepare(shared: &Shared, member: u16, rx_queues: u16, max_size: u3
     })
 }
 
-/// Opens the window once every member is warmed up and drained.
-pub(crate) fn start_window(shared: &Shared, member: u16) -> Response {
-    barrier(shared, member, Stage::InWindow, |run, shared| match shared.backend().start_window() {
+/// Opens the window once every member is warmed up and drained, its
+/// trial frames those of every member's streams from where each stands
+/// (`streams`); if a member gave none, no exact account is kept.
+pub(crate) fn start_window(shared: &Shared, member: u16, streams: Option<seqtrack::StreamEdge>) -> Response {
+    if let Some(run) = lock(shared).as_mut() {
+        if let Some(s) = run.starts.get_mut(usize::from(member)) {
+            *s = streams;
+        }
+    }
+    barrier(shared, member, Stage::InWindow, |run, shared| {
+        let edges: Option<Vec<seqtrack::StreamEdge>> = run.starts.iter().cloned().collect();
+        run.counted = edges.is_some();
+        start_group_window(run, shared, &edges.unwrap_or_default())
+    })
+}
+
+fn start_group_window(run: &mut GroupRun, shared: &Shared, edges: &[seqtrack::StreamEdge]) -> Response {
+    match shared.backend().start_window(edges) {
         Ok(()) => {
             let w = run.next_window;
             (run.window, run.next_window) = (Some(w), w + 1);
@@ -148,7 +172,7 @@ pub(crate) fn start_window(shared: &Shared, member: u16) -> Response {
             Response::WindowStarted { window: w }
         }
         Err(e) => error(e.to_string()),
-    })
+    }
 }
 
 /// Closes the window once every member has stopped and drained; every
@@ -167,10 +191,12 @@ pub(crate) fn end_window(shared: &Shared, member: u16, window: u64, sent: Member
     }
     barrier(shared, member, Stage::Done, |run, shared| {
         run.window = None;
+        let ends: Vec<seqtrack::StreamEdge> =
+            if run.counted { run.sent.iter().filter_map(|s| s.streams.clone()).collect() } else { Vec::new() };
         let mut b = shared.backend();
-        match b.end_window(window) {
+        match b.end_window(window, &ends) {
             Ok(mut f) => {
-                let group = figures(run, &f.stream_blocks);
+                let group = figures(run, &f);
                 b.window_group(window, &group);
                 f.window = window;
                 f.group = Some(Box::new(group));
@@ -181,7 +207,10 @@ pub(crate) fn end_window(shared: &Shared, member: u16, window: u64, sent: Member
     })
 }
 
-fn figures(run: &GroupRun, blocks: &[crate::BlockCounts]) -> GroupFigures {
+fn figures(run: &GroupRun, f: &crate::WindowFigures) -> GroupFigures {
+    let blocks = &f.stream_blocks;
+    // Exact per member where every member's account came back (in member order).
+    let exact = (f.trial.is_some() && f.trial_parts.len() == run.group.members.len()).then_some(&f.trial_parts);
     let senders = run.group.senders;
     let members = run
         .group
@@ -192,7 +221,11 @@ fn figures(run: &GroupRun, blocks: &[crate::BlockCounts]) -> GroupFigures {
             let r = stream_range(m as u16, senders);
             let sent = &run.sent[m];
             // Per member only where drop counted per block of streams.
-            let arrivals = (!blocks.is_empty()).then(|| crate::member_arrivals(blocks, m as u16, senders));
+            let account = exact.map(|parts| parts[m].clone());
+            let arrivals = match &account {
+                Some(a) => Some((a.received, a.lost)),
+                None => (!blocks.is_empty()).then(|| crate::member_arrivals(blocks, m as u16, senders)),
+            };
             MemberFigures {
                 member: m as u16,
                 client: client.clone(),
@@ -202,6 +235,8 @@ fn figures(run: &GroupRun, blocks: &[crate::BlockCounts]) -> GroupFigures {
                 sent_bytes: sent.bytes,
                 received: arrivals.map(|a| a.0),
                 lost: arrivals.map(|a| a.1),
+                exact: account.is_some(),
+                trial: account,
                 cycles_per_packet: sent.cycles_per_packet,
                 sender_limit: sent.sender_limit.clone(),
             }

@@ -30,10 +30,19 @@ pub enum Request {
     /// Get ready for a step: use this many RX queues (restarting the port if
     /// the count changes) and frames up to `max_size` bytes.
     Prepare { rx_queues: u16, max_size: u32 },
-    /// Baseline every counter now: the measured window starts.
-    StartWindow,
-    /// The window ends now: answer with its figures.
-    EndWindow { window: u64 },
+    /// Baseline every counter now: the measured window starts. `streams`:
+    /// where the sender's streams stand (none: no exact account of the window).
+    StartWindow {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        streams: Option<seqtrack::StreamEdge>,
+    },
+    /// The window ends now: answer with its figures. `streams`: where the
+    /// sender's streams stand at its end (the trial is what lies between).
+    EndWindow {
+        window: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        streams: Option<seqtrack::StreamEdge>,
+    },
     /// Closing the connection.
     Bye,
     /// Join group `group` of `senders` senders for a group trial, with
@@ -54,6 +63,9 @@ pub enum Request {
         /// Its sender-side verdict (its own counters only), as a label.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sender_limit: Option<String>,
+        /// Where its streams stand at the window's end.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        streams: Option<seqtrack::StreamEdge>,
     },
 }
 
@@ -114,7 +126,27 @@ pub struct WindowFigures {
     pub rx_nombuf: u64,
     pub ierrors: u64,
     pub no_probe: u64,
+    /// Per-stream sequence accounting over every probe that arrived in the
+    /// window, the trial's and any other (its loss is the gap estimate).
     pub probe: seqtrack::SeqCounts,
+    /// The exact account of the trial's own frames: the senders' streams
+    /// between the window's edges (absent where drop could not count them:
+    /// `trial_unavailable` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<seqtrack::TrialAccount>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_unavailable: Option<String>,
+    /// Frames that arrived in the window and are not the trial's (frames
+    /// without a probe, such as the kernel's IPv6 neighbour discovery;
+    /// warm-up or earlier frames still in flight; another sender's), with
+    /// the trial's duplicates: `packets - trial.received`. Reported beside
+    /// the trial's figures, never mixed in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_frames: Option<u64>,
+    /// Each sender's own account, in the order of the edges drop was
+    /// given (a group's members); drop's side only, never on the wire.
+    #[serde(skip)]
+    pub trial_parts: Vec<seqtrack::TrialAccount>,
     /// Watched extended-stat deltas over the window, by name (allowance
     /// counters on ENA, and --watch-xstat names). The wire form of
     /// `limits::XstatsByKind` (with `levels`): drop flattens its counters
@@ -203,12 +235,19 @@ pub struct MemberFigures {
     pub stream_count: u32,
     pub sent_packets: u64,
     pub sent_bytes: u64,
-    /// What drop counted of this member's streams in the window: frames
-    /// that arrived, and frames lost (gaps in their sequence numbers).
+    /// What drop counted of this member's streams in the window: its trial
+    /// frames that arrived, and those lost: exact (`sent - received` from
+    /// the member's sequence numbers) when `exact`, else frames of its
+    /// streams and the gap estimate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub received: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost: Option<u64>,
+    #[serde(default)]
+    pub exact: bool,
+    /// The member's exact account (with `exact`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<seqtrack::TrialAccount>,
     /// What the member said of its own sending at group_end: its lanes'
     /// cycles per frame and its sender-side verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -369,8 +408,9 @@ mod tests {
             Request::Auth { proof: "ab01".into(), group: None },
             Request::Auth { proof: "ab01".into(), group: Some("g".into()) },
             Request::Prepare { rx_queues: 4, max_size: 1518 },
-            Request::StartWindow,
-            Request::EndWindow { window: 7 },
+            Request::StartWindow { streams: None },
+            Request::StartWindow { streams: Some(seqtrack::StreamEdge { run: 3, first: 64, seqs: vec![1, u32::MAX] }) },
+            Request::EndWindow { window: 7, streams: None },
             Request::Bye,
             Request::Join { group: "g".into(), senders: 3, plan: crate::StepPlan::default() },
             Request::GroupEnd {
@@ -379,8 +419,9 @@ mod tests {
                 sent_bytes: 640,
                 cycles_per_packet: Some(41.5),
                 sender_limit: Some("none".into()),
+                streams: Some(seqtrack::StreamEdge { run: 1, first: 0, seqs: vec![9] }),
             },
-            Request::GroupEnd { window: 7, sent_packets: 10, sent_bytes: 640, cycles_per_packet: None, sender_limit: None },
+            Request::GroupEnd { window: 7, sent_packets: 10, sent_bytes: 640, cycles_per_packet: None, sender_limit: None, streams: None },
         ] {
             let env = Envelope { v: VERSION, id: 3, body: body.clone() };
             let line = serde_json::to_string(&env).unwrap();
@@ -391,7 +432,7 @@ mod tests {
 
     #[test]
     fn wire_form_is_flat_json() {
-        let env = Envelope { v: 2, id: 9, body: Request::EndWindow { window: 2 } };
+        let env = Envelope { v: 2, id: 9, body: Request::EndWindow { window: 2, streams: None } };
         assert_eq!(serde_json::to_string(&env).unwrap(), r#"{"v":2,"id":9,"type":"end_window","window":2}"#);
         let c = reply_line(1, &Response::Challenge { nonce: "00ff".into(), auth: true });
         assert_eq!(c, "{\"v\":2,\"id\":1,\"type\":\"challenge\",\"nonce\":\"00ff\",\"auth\":true}\n");

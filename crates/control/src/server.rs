@@ -41,10 +41,13 @@ pub enum BackendError {
 pub trait Backend: Send {
     fn info(&mut self) -> PeerInfo;
     fn prepare(&mut self, rx_queues: u16, max_size: u32) -> Result<Prepared, BackendError>;
-    /// Baselines every counter; the window starts now.
-    fn start_window(&mut self) -> Result<(), BackendError>;
-    /// Figures since the baseline; window `window` ends now.
-    fn end_window(&mut self, window: u64) -> Result<WindowFigures, BackendError>;
+    /// Baselines every counter; the window starts now, its trial frames
+    /// those of the senders' streams from these edges on (none given: no
+    /// exact account of it).
+    fn start_window(&mut self, streams: &[seqtrack::StreamEdge]) -> Result<(), BackendError>;
+    /// Figures since the baseline; window `window` ends now, the senders'
+    /// streams at these edges (one per edge given at the start, in its order).
+    fn end_window(&mut self, window: u64, streams: &[seqtrack::StreamEdge]) -> Result<WindowFigures, BackendError>;
     /// The window `window` ends without its client (`why`): its figures,
     /// if any are kept, are incomplete.
     fn abandon_window(&mut self, window: u64, why: &str);
@@ -582,7 +585,7 @@ fn kind(r: &Request) -> &'static str {
         Request::Hello => "hello",
         Request::Auth { .. } => "auth",
         Request::Prepare { .. } => "prepare",
-        Request::StartWindow => "start_window",
+        Request::StartWindow { .. } => "start_window",
         Request::EndWindow { .. } => "end_window",
         Request::Bye => "bye",
         Request::Join { .. } => "join",
@@ -662,9 +665,10 @@ fn dispatch(
                 Some(e) => e,
                 None => group_session::prepare(shared, m, rx_queues, max_size),
             },
-            Request::StartWindow => group_session::start_window(shared, m),
-            Request::GroupEnd { window, sent_packets, sent_bytes, cycles_per_packet, sender_limit } => {
-                let sent = group_session::MemberSending { packets: sent_packets, bytes: sent_bytes, cycles_per_packet, sender_limit };
+            Request::StartWindow { streams } => group_session::start_window(shared, m, streams),
+            Request::GroupEnd { window, sent_packets, sent_bytes, cycles_per_packet, sender_limit, streams } => {
+                let sent =
+                    group_session::MemberSending { packets: sent_packets, bytes: sent_bytes, cycles_per_packet, sender_limit, streams };
                 group_session::end_window(shared, m, window, sent)
             }
             Request::EndWindow { .. } => error("a group member ends its window with group_end (what it sent)"),
@@ -731,11 +735,11 @@ fn request(req: Request, info: &PeerInfo, window: &mut Option<u64>, next_window:
                 Err(e) => error(e.to_string()),
             }
         }
-        Request::StartWindow => {
+        Request::StartWindow { streams } => {
             if window.is_some() {
                 return error("a window is already open: end it first");
             }
-            match shared.backend().start_window() {
+            match shared.backend().start_window(streams.as_slice()) {
                 Ok(()) => {
                     *window = Some(*next_window);
                     *next_window += 1;
@@ -744,10 +748,10 @@ fn request(req: Request, info: &PeerInfo, window: &mut Option<u64>, next_window:
                 Err(e) => error(e.to_string()),
             }
         }
-        Request::EndWindow { window: w } => match *window {
+        Request::EndWindow { window: w, streams } => match *window {
             Some(open) if open == w => {
                 *window = None;
-                match shared.backend().end_window(w) {
+                match shared.backend().end_window(w, streams.as_slice()) {
                     Ok(mut f) => {
                         f.window = w;
                         Response::WindowFigures(Box::new(f))

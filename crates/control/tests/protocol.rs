@@ -35,11 +35,11 @@ impl Backend for StandIn {
         self.0.lock().unwrap().prepared.push(rx_queues);
         Ok(Prepared { rx_queues, restarted: true, link_up: true })
     }
-    fn start_window(&mut self) -> Result<(), BackendError> {
+    fn start_window(&mut self, _streams: &[seqtrack::StreamEdge]) -> Result<(), BackendError> {
         self.0.lock().unwrap().started += 1;
         Ok(())
     }
-    fn end_window(&mut self, _window: u64) -> Result<WindowFigures, BackendError> {
+    fn end_window(&mut self, _window: u64, _streams: &[seqtrack::StreamEdge]) -> Result<WindowFigures, BackendError> {
         self.0.lock().unwrap().ended += 1;
         Ok(WindowFigures { packets: 42, seconds: 1.0, ..Default::default() })
     }
@@ -264,13 +264,15 @@ fn a_whole_step_through_the_client() {
         Response::Prepared(p) => assert_eq!(p.rx_queues, 4),
         other => panic!("{other:?}"),
     }
-    let w = match c.call(Request::StartWindow, t).unwrap() {
+    let w = match c.call(Request::StartWindow { streams: None }, t).unwrap() {
         Response::WindowStarted { window } => window,
         other => panic!("{other:?}"),
     };
-    assert!(matches!(c.call(Request::StartWindow, t), Err(ClientError::Remote(e)) if e.contains("already open")));
-    assert!(matches!(c.call(Request::EndWindow { window: w + 5 }, t), Err(ClientError::Remote(e)) if e.contains("not open")));
-    match c.call(Request::EndWindow { window: w }, t).unwrap() {
+    assert!(matches!(c.call(Request::StartWindow { streams: None }, t), Err(ClientError::Remote(e)) if e.contains("already open")));
+    assert!(
+        matches!(c.call(Request::EndWindow { window: w + 5, streams: None }, t), Err(ClientError::Remote(e)) if e.contains("not open"))
+    );
+    match c.call(Request::EndWindow { window: w, streams: None }, t).unwrap() {
         Response::WindowFigures(f) => {
             assert_eq!(f.window, w);
             assert_eq!(f.packets, 42);
@@ -321,11 +323,11 @@ fn a_client_vanishing_mid_step_abandons_the_window_and_the_server_carries_on() {
     let srv = Server::start(ServerConfig::default());
     {
         let mut c = client(&srv, None).unwrap();
-        assert!(matches!(c.call(Request::StartWindow, Duration::from_secs(2)).unwrap(), Response::WindowStarted { .. }));
+        assert!(matches!(c.call(Request::StartWindow { streams: None }, Duration::from_secs(2)).unwrap(), Response::WindowStarted { .. }));
     } // dropped: the connection closes with the window open
     wait_until("window abandoned", || srv.log.lock().unwrap().abandoned == 1);
     let mut c = client(&srv, None).unwrap();
-    assert!(matches!(c.call(Request::StartWindow, Duration::from_secs(2)).unwrap(), Response::WindowStarted { .. }));
+    assert!(matches!(c.call(Request::StartWindow { streams: None }, Duration::from_secs(2)).unwrap(), Response::WindowStarted { .. }));
 }
 
 #[test]
@@ -388,7 +390,7 @@ fn run_member(
         let mut got = vec![c.call(Request::Join { group, senders, plan: group_plan(64) }, t)?];
         for _ in 0..steps {
             got.push(c.call(Request::Prepare { rx_queues: 1, max_size: 64 }, t)?);
-            let w = match c.call(Request::StartWindow, t)? {
+            let w = match c.call(Request::StartWindow { streams: None }, t)? {
                 Response::WindowStarted { window } => window,
                 other => panic!("{other:?}"),
             };
@@ -400,6 +402,7 @@ fn run_member(
                     sent_bytes: sent * 64,
                     cycles_per_packet: Some(50.0),
                     sender_limit: Some("none".into()),
+                    streams: None,
                 },
                 t,
             )?);
@@ -466,7 +469,7 @@ fn a_member_with_another_plan_or_size_is_refused_by_name() {
         other => panic!("{other:?}"),
     }
     // Before joining, a member may do nothing else; a client of its own, or of another group, is busy.
-    assert!(matches!(b.call(Request::StartWindow, t), Err(ClientError::Remote(e)) if e.contains("join it first")));
+    assert!(matches!(b.call(Request::StartWindow { streams: None }, t), Err(ClientError::Remote(e)) if e.contains("join it first")));
     assert!(matches!(client(&srv, None), Err(ClientError::Remote(e)) if e.contains("busy: serving group g")));
     assert!(matches!(member(&srv, "other"), Err(ClientError::Remote(e)) if e.contains("busy")));
     assert!(matches!(
@@ -493,17 +496,27 @@ fn a_member_that_vanishes_ends_the_step_for_all_and_the_next_group_is_served() {
             .map(|mut c| {
                 std::thread::spawn(move || {
                     c.call(Request::Prepare { rx_queues: 1, max_size: 64 }, t).unwrap();
-                    let w = match c.call(Request::StartWindow, t).unwrap() {
+                    let w = match c.call(Request::StartWindow { streams: None }, t).unwrap() {
                         Response::WindowStarted { window } => window,
                         other => panic!("{other:?}"),
                     };
                     // ...then two wait at the window's end for the third, which is gone.
-                    c.call(Request::GroupEnd { window: w, sent_packets: 1, sent_bytes: 64, cycles_per_packet: None, sender_limit: None }, t)
+                    c.call(
+                        Request::GroupEnd {
+                            window: w,
+                            sent_packets: 1,
+                            sent_bytes: 64,
+                            cycles_per_packet: None,
+                            sender_limit: None,
+                            streams: None,
+                        },
+                        t,
+                    )
                 })
             })
             .collect();
         killed.call(Request::Prepare { rx_queues: 1, max_size: 64 }, t).unwrap();
-        killed.call(Request::StartWindow, t).unwrap();
+        killed.call(Request::StartWindow { streams: None }, t).unwrap();
         std::thread::sleep(Duration::from_millis(200));
         drop(killed);
         for w in waiting.drain(..) {

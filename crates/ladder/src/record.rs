@@ -44,8 +44,22 @@ pub struct StepRecord {
     pub received: Option<Rates>,
     /// drop's full figures for the window.
     pub receiver: Option<control::WindowFigures>,
-    /// Frames the sender's tx_burst accepted that did not arrive, as a share of them.
+    /// Frames the sender's tx_burst accepted that did not arrive, as a share
+    /// of them: from the exact per-stream account (`lost`) where drop gave
+    /// one, else from the frame counts (drop's count then includes frames
+    /// that are not the trial's).
     pub loss_pct: Option<f64>,
+    /// The trial's frames lost: `sent - received` per stream from the
+    /// sender's sequence numbers and drop's count of the trial's own frames,
+    /// exact (None where drop gave no per-stream account: `receiver.trial_unavailable` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<u64>,
+    /// Set when the step's counts do not add up (`received + lost = sent`
+    /// fails for a stream, or the sender's count differs from its sequence
+    /// numbers): the figures as counted, and why they cannot all be true.
+    /// The verdict is then unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accounting_error: Option<String>,
     /// The verdict with its evidence, the limit accounting for most frames
     /// first (None: the step was not judged). Written as two fields,
     /// `limit` (its label: [`StepRecord::limit`]) and `verdict`.

@@ -32,7 +32,7 @@ pub struct ReceiverCounters {
 /// The receiver-side verdict: the limit with the most frames first.
 pub fn receiver_verdict(c: &ReceiverCounters) -> Verdict {
     if let Some(why) = &c.invalid {
-        return Verdict { limits: Vec::new(), invalid: Some(why.clone()) };
+        return Verdict { limits: Vec::new(), invalid: Some(format!("invalid counter sample: {why}")) };
     }
     let mut limits = Vec::new();
     for (name, &delta) in c.xstats.allowances.iter().filter(|(_, &d)| d > 0) {

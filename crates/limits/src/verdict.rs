@@ -105,6 +105,10 @@ pub struct WindowCounters {
     pub receiver_busy_pct: Option<f64>,
     /// Why a counter sample of this window is not to be believed.
     pub invalid: Option<String>,
+    /// The counts do not add up (a stream received more than was sent):
+    /// no verdict can rest on them.
+    #[serde(default)]
+    pub accounting_error: Option<String>,
 }
 
 /// A receiving lcore busy for at least this share of the window (percent) was saturated.
@@ -114,7 +118,8 @@ pub const SATURATED_BUSY_PCT: f64 = 95.0;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     pub limits: Vec<Limit>,
-    /// Set when a counter sample was invalid: the verdict is then unknown.
+    /// Set when a counter sample was invalid or the counts did not add up:
+    /// the verdict is then unknown, and this says why.
     pub invalid: Option<String>,
 }
 
@@ -122,7 +127,7 @@ impl Verdict {
     /// "pps-allowance (sender) + receiver", "none", or "unknown (...)".
     pub fn label(&self) -> String {
         if let Some(why) = &self.invalid {
-            return format!("unknown (invalid counter sample: {why})");
+            return format!("unknown ({why})");
         }
         self.limits
             .iter()
@@ -178,8 +183,11 @@ const SENDER_SHORTFALL: f64 = 0.01;
 
 /// The verdict for one window.
 pub fn verdict(w: &WindowCounters) -> Verdict {
-    if let Some(why) = &w.invalid {
+    if let Some(why) = &w.accounting_error {
         return Verdict { limits: Vec::new(), invalid: Some(why.clone()) };
+    }
+    if let Some(why) = &w.invalid {
+        return Verdict { limits: Vec::new(), invalid: Some(format!("invalid counter sample: {why}")) };
     }
     let mut limits = Vec::new();
     for (side, map) in [(Side::Sender, &w.sender_xstats.allowances), (Side::Receiver, &w.receiver_xstats.allowances)] {

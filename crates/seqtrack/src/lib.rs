@@ -24,6 +24,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod trial;
+pub use trial::{StreamAccount, StreamEdge, TrialAccount, TrialCounts, MAX_EDGE_STREAMS};
+
 /// Sequence numbers remembered per stream.
 pub const WINDOW: u64 = 1024;
 const WORDS: usize = (WINDOW / 64) as usize;
@@ -32,6 +35,12 @@ const WORDS: usize = (WINDOW / 64) as usize;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SeqCounts {
     pub received: u64,
+    /// Gaps in the sequence numbers behind the newest frame, less the late
+    /// fills: an estimate (frames lost before a stream's first arrival or
+    /// after its last are not seen; gaps the warm-up left count in the
+    /// window where they were noticed). With a sender's counts, the exact
+    /// figure is [`TrialAccount::lost`].
+    #[serde(rename = "lost_estimate", alias = "lost")]
     pub lost: u64,
     pub reordered: u64,
     pub duplicates: u64,
@@ -61,12 +70,26 @@ pub struct StreamTracker {
     run: Option<u16>,
     seen: [u64; WORDS],
     pub counts: SeqCounts,
+    /// The measured window's frames of this stream: those of sender run
+    /// `run` numbered from `lo` on, packed by [`trial_bound`] (0: none).
+    trial: u64,
+    /// What arrived of them.
+    pub trial_counts: TrialCounts,
 }
 
 impl Default for StreamTracker {
     fn default() -> Self {
-        StreamTracker { next: 0, run: None, seen: [0; WORDS], counts: SeqCounts::default() }
+        StreamTracker { next: 0, run: None, seen: [0; WORDS], counts: SeqCounts::default(), trial: 0, trial_counts: TrialCounts::default() }
     }
+}
+
+const TRIAL_ON: u64 = 1 << 63;
+
+/// A stream's trial frames, packed in one word (so a lane can read a
+/// window's bounds from one atomic per stream): those of sender run `run`
+/// numbered from `lo` on, up to 2^31 of them.
+pub fn trial_bound(run: u16, lo: u32) -> u64 {
+    TRIAL_ON | u64::from(run) << 32 | u64::from(lo)
 }
 
 /// What one arrival was.
@@ -102,6 +125,36 @@ impl StreamTracker {
     /// Accounts one arrival of `seq` from sender run `run`.
     #[inline]
     pub fn record(&mut self, seq: u32, run: u16) -> Arrival {
+        self.record_frame(seq, run, 0)
+    }
+
+    /// Accounts one arrival of `seq` from sender run `run`, `len` bytes
+    /// long, and counts it for the measured window when it is one of its frames.
+    #[inline(always)]
+    pub fn record_frame(&mut self, seq: u32, run: u16, len: u32) -> Arrival {
+        let arrival = self.arrive(seq, run);
+        let t = self.trial;
+        if t & TRIAL_ON != 0 && (t >> 32) as u16 == run && seq.wrapping_sub(t as u32) as i32 >= 0 {
+            let c = &mut self.trial_counts;
+            match arrival {
+                Arrival::Duplicate => c.duplicates += 1,
+                a => {
+                    (c.received, c.bytes) = (c.received + 1, c.bytes + u64::from(len));
+                    c.late += u64::from(a == Arrival::Late);
+                }
+            }
+        }
+        arrival
+    }
+
+    /// The measured window's frames from now on are those `bound` names
+    /// ([`trial_bound`]; 0: none); their counts start at zero.
+    pub fn enter_trial(&mut self, bound: u64) {
+        (self.trial, self.trial_counts) = (bound, TrialCounts::default());
+    }
+
+    #[inline(always)]
+    fn arrive(&mut self, seq: u32, run: u16) -> Arrival {
         self.counts.received += 1;
         if self.run != Some(run) {
             self.restart(seq, run);
@@ -177,6 +230,12 @@ impl StreamTable {
 
     #[inline]
     pub fn record(&mut self, stream: u16, seq: u32, run: u16) {
+        self.record_frame(stream, seq, run, 0)
+    }
+
+    /// As [`StreamTable::record`], for a frame `len` bytes long (FCS included).
+    #[inline]
+    pub fn record_frame(&mut self, stream: u16, seq: u32, run: u16, len: u32) {
         let Some(t) = self.streams.get_mut(usize::from(stream)) else {
             self.untracked += 1;
             return;
@@ -184,7 +243,7 @@ impl StreamTable {
         let t_ = &mut self.totals;
         t_.received += 1;
         let restarts = t.counts.restarts;
-        let arrival = t.record(seq, run);
+        let arrival = t.record_frame(seq, run, len);
         t_.restarts += t.counts.restarts - restarts;
         match arrival {
             Arrival::InOrder => {}
@@ -196,6 +255,19 @@ impl StreamTable {
             Arrival::Duplicate => t_.duplicates += 1,
             Arrival::Late => t_.late += 1,
         }
+    }
+
+    /// A measured window opens: stream `id`'s frames in it are those
+    /// `bound(id)` names ([`trial_bound`]; 0: none), counted from zero.
+    pub fn enter_trial(&mut self, mut bound: impl FnMut(usize) -> u64) {
+        for (id, t) in self.streams.iter_mut().enumerate() {
+            t.enter_trial(bound(id));
+        }
+    }
+
+    /// What arrived of stream `id`'s frames in the measured window.
+    pub fn trial_counts(&self, id: u16) -> TrialCounts {
+        self.streams.get(usize::from(id)).map_or_else(TrialCounts::default, |t| t.trial_counts)
     }
 
     /// (stream id, counts) for every stream that received anything.
@@ -299,6 +371,43 @@ mod tests {
         assert_eq!(c.reordered, 1);
         assert_eq!(c.duplicates, 0);
         assert_eq!(c.lost, 1023);
+    }
+
+    #[test]
+    fn the_window_counts_only_its_own_frames() {
+        let mut table = StreamTable::with_capacity(2);
+        // Warm-up: 0..100 sent, 0..60 arrived so far.
+        for s in 0..60u32 {
+            table.record_frame(0, s, 9, 64);
+        }
+        // The window opens at 100; warm-up stragglers (60..100, with gaps)
+        // arrive inside it, then the trial's 100..200 less 3, a duplicate,
+        // another run's frame and a frame from before the window's run.
+        table.enter_trial(|id| if id == 0 { trial_bound(9, 100) } else { 0 });
+        for s in (60..100u32).filter(|s| s % 2 == 0) {
+            table.record_frame(0, s, 9, 64);
+        }
+        for s in (100..200u32).filter(|s| ![120, 150, 199].contains(s)) {
+            table.record_frame(0, s, 9, 64);
+        }
+        table.record_frame(0, 130, 9, 64);
+        table.record_frame(1, 150, 9, 64);
+        let c = table.trial_counts(0);
+        assert_eq!((c.received, c.duplicates, c.late, c.bytes), (97, 1, 0, 97 * 64));
+        assert_eq!(table.trial_counts(1), TrialCounts::default(), "stream 1 is not in the trial");
+        // The gap estimate counts the warm-up's holes too: more than the trial lost.
+        assert!(table.totals.lost > 3);
+        // Another sender run reusing the stream id is not the trial's.
+        table.record_frame(0, 300, 10, 64);
+        assert_eq!(table.trial_counts(0).received, 97);
+        // A late trial frame (older than the reorder window) still arrived.
+        for s in 300..1500u32 {
+            table.record_frame(0, s, 10, 64);
+        }
+        table.enter_trial(|_| trial_bound(10, 300));
+        table.record_frame(0, 301, 10, 64);
+        let c = table.trial_counts(0);
+        assert_eq!((c.received, c.late), (1, 1));
     }
 
     #[test]

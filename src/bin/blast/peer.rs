@@ -166,9 +166,9 @@ pub fn prepare_step(p: &mut Peer, sender: &mut Sender, rx_queues: u16, max_size:
 }
 
 impl WindowHooks for PeerHooks<'_> {
-    fn start(&mut self) -> Result<(), HookError> {
+    fn start(&mut self, streams: Option<&seqtrack::StreamEdge>) -> Result<(), HookError> {
         let Some(p) = self.peer.as_deref_mut() else { return Ok(()) };
-        match p.call(Request::StartWindow).map_err(HookError::Channel)? {
+        match p.call(Request::StartWindow { streams: streams.cloned() }).map_err(HookError::Channel)? {
             Response::WindowStarted { window } => {
                 self.window = Some(window);
                 Ok(())
@@ -189,8 +189,9 @@ impl WindowHooks for PeerHooks<'_> {
                 sent_bytes: w.total.bytes,
                 cycles_per_packet: PerPacket::of(w.total.busy_cycles, w.total.packets).cycles_per_packet,
                 sender_limit: Some(attribution::verdict(w, None, self.rate).label()),
+                streams: w.streams_at_end.clone(),
             },
-            None => Request::EndWindow { window },
+            None => Request::EndWindow { window, streams: w.streams_at_end.clone() },
         };
         match p.call(req).map_err(HookError::Channel)? {
             Response::WindowFigures(f) => {
@@ -263,6 +264,20 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
                 // Frames of the trial that arrived, over the trial's length
                 // (RFC 2544's throughput); drop's own window is longer by the drains.
                 rec.received = Some(Rates::over(f.packets, f.bytes, w.seconds));
+                let exact = match rec.group.as_ref() {
+                    Some(_) => f.trial.as_ref(),
+                    None => attribution::exact_account(&w, &f),
+                };
+                if let Some(t) = exact {
+                    let sent = if rec.group.is_some() { t.sent } else { w.total.packets };
+                    rec.received = Some(Rates::over(t.received, t.received_bytes, w.seconds));
+                    rec.loss_pct = Some(StepRecord::loss_from(t.sent, t.received));
+                    rec.lost = Some(t.lost);
+                    rec.accounting_error = t.error(Some(sent));
+                    if let Some(e) = &rec.accounting_error {
+                        blastdrop::say!("blast: step {step}: {e} (the figures are kept as counted)");
+                    }
+                }
                 rec.receiver = Some(f);
             }
         }
@@ -290,17 +305,22 @@ fn group_step(rec: &mut StepRecord, m: Membership, figures: Option<&WindowFigure
     let (packets, bytes) = g.members.iter().fold((0, 0), |(p, b), x| (p + x.sent_packets, b + x.sent_bytes));
     rec.loss_pct = Some(StepRecord::loss_from(packets, f.packets));
     let busy_pct = (f.seconds > 0.0).then(|| 100.0 * f.busy_seconds / f.seconds);
-    rec.verdict = Some(limits::receiver_verdict(&limits::ReceiverCounters {
-        received: f.packets,
+    let accounting_error = f.trial.as_ref().and_then(|t| t.error(Some(packets)));
+    let mut verdict = limits::receiver_verdict(&limits::ReceiverCounters {
+        received: f.trial.as_ref().map_or(f.packets, |t| t.received),
         imissed: f.imissed,
         rx_nombuf: f.rx_nombuf,
         ierrors: f.ierrors,
         xstats: limits::XstatsByKind::from_wire(&f.xstats, &f.levels),
-        probe_lost: f.probe.lost,
+        probe_lost: f.trial.as_ref().map_or(f.probe.lost, |t| t.lost),
         probes_read: f.no_probe < f.packets,
         busy_pct,
         invalid: f.xstats_invalid.clone(),
-    }));
+    });
+    if accounting_error.is_some() {
+        (verdict.limits, verdict.invalid) = (Vec::new(), accounting_error);
+    }
+    rec.verdict = Some(verdict);
     rec.group =
         Some(ladder::GroupStep { name: m.group, senders: m.senders, member: m.member, own_sent: rec.sent, members: g.members.clone() });
     rec.sent = Rates::over(packets, bytes, seconds);

@@ -46,7 +46,10 @@ struct RewriteRecord {
     l4_checksums_computed: u64,
     /// UDP checksums set to 0 (none): the frames a probe is stamped into.
     udp_checksums_zeroed: u64,
-    /// L4 checksums left as captured (fragments, datagrams longer than the bytes captured).
+    /// L4 checksums updated for the new addresses only (RFC 1624): first
+    /// fragments of fragmented datagrams, datagrams captured truncated.
+    l4_checksums_updated: u64,
+    /// L4 checksums left as captured (their field not in the bytes captured): wrong for the new addresses.
     l4_checksums_left: u64,
 }
 
@@ -210,6 +213,7 @@ fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<RewriteSt
             ipv4: r.l3,
             l4_checksums_computed: r.l4,
             udp_checksums_zeroed: r.l4_zeroed,
+            l4_checksums_updated: r.l4_incremental,
             l4_checksums_left: r.l4_left,
         }),
     }
@@ -232,8 +236,8 @@ fn announce(c: &CaptureRecord, s: &capture::Schedule, queues: u16, sender: &Send
     );
     match &c.rewrite {
         Some(r) => blastdrop::say!(
-            "blast: addresses rewritten to this port's: MACs of {} frames, IPv4 addresses of {}; L4 checksums computed {}, zeroed {} (probe frames), left {}",
-            r.macs, r.ipv4, r.l4_checksums_computed, r.udp_checksums_zeroed, r.l4_checksums_left
+            "blast: addresses rewritten to this port's: MACs of {} frames, IPv4 addresses of {}; L4 checksums computed {}, zeroed {} (probe frames), updated for the addresses {} (first fragments, truncated datagrams), left {} (not captured: wrong now)",
+            r.macs, r.ipv4, r.l4_checksums_computed, r.udp_checksums_zeroed, r.l4_checksums_updated, r.l4_checksums_left
         ),
         None => blastdrop::say!("blast: addresses kept as captured (--pcap-keep-addresses)"),
     }

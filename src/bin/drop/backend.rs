@@ -22,6 +22,9 @@ pub(crate) struct DropBackend {
     pub(crate) rx: Arc<Mutex<Receiver>>,
     pub(crate) info: PeerInfo,
     pub(crate) baseline: Option<Snapshot>,
+    /// Where the senders' streams stood when the open window started (its
+    /// trial frames are theirs from there), or why they are not counted.
+    pub(crate) trial_starts: Result<Vec<seqtrack::StreamEdge>, String>,
     /// The sessions and windows served, for the JSON record.
     pub(crate) history: Arc<Mutex<History>>,
 }
@@ -95,7 +98,7 @@ impl Backend for DropBackend {
         Ok(Prepared { rx_queues, restarted, link_up: rx.links_up() })
     }
 
-    fn start_window(&mut self) -> Result<(), BackendError> {
+    fn start_window(&mut self, streams: &[seqtrack::StreamEdge]) -> Result<(), BackendError> {
         // A memif port's lanes start once its peer is connected: a window
         // opened before then would count what no lane polled.
         let until = Instant::now() + PEER_WAIT;
@@ -106,7 +109,14 @@ impl Backend for DropBackend {
                     blastdrop::say!("drop: {what}");
                 }
                 if rx.receiving() {
-                    self.baseline = Some(rx.open_window());
+                    self.trial_starts = match rx.trial_refusal(streams) {
+                        _ if streams.is_empty() => {
+                            Err("the sender gave no sequence numbers for the window (loss is the gap estimate)".into())
+                        }
+                        Some(why) => Err(why),
+                        None => Ok(streams.to_vec()),
+                    };
+                    self.baseline = Some(rx.open_window(self.trial_starts.as_deref().unwrap_or(&[])));
                     return Ok(());
                 }
             }
@@ -117,14 +127,28 @@ impl Backend for DropBackend {
         }
     }
 
-    fn end_window(&mut self, window: u64) -> Result<WindowFigures, BackendError> {
+    fn end_window(&mut self, window: u64, streams: &[seqtrack::StreamEdge]) -> Result<WindowFigures, BackendError> {
         let a = self.baseline.take().ok_or(BackendError::NoWindow)?;
         let rx = lock(&self.rx);
         let b = rx.snapshot();
         let mut f = rx.window(&a, &b)?;
         f.window = window;
+        let starts = std::mem::replace(&mut self.trial_starts, Err("no window open".into()));
+        match starts.and_then(|s| rx.trial_accounts(&s, streams)) {
+            Ok(parts) => {
+                let mut sum = seqtrack::TrialAccount::default();
+                parts.iter().for_each(|p| sum.merge(p));
+                f.other_frames = Some(f.packets.saturating_sub(sum.received));
+                (f.trial, f.trial_parts) = (Some(sum), parts);
+            }
+            Err(why) => f.trial_unavailable = Some(why),
+        }
+        let lost = match &f.trial {
+            Some(t) => format!("lost {} of {} sent (exact), {} other frame(s)", t.lost, t.sent, f.other_frames.unwrap_or(0)),
+            None => format!("lost about {} (gap estimate)", f.probe.lost),
+        };
         blastdrop::say!(
-            "drop: window {window}: received {} frames, {} bytes in {:.3} s on {} queue(s) ({:.3} Mpps); imissed {} rx_nombuf {} lost {}",
+            "drop: window {window}: received {} frames, {} bytes in {:.3} s on {} queue(s) ({:.3} Mpps); imissed {} rx_nombuf {}; {lost}",
             f.packets,
             f.bytes,
             f.seconds,
@@ -132,8 +156,10 @@ impl Backend for DropBackend {
             f.packets as f64 / f.seconds.max(1e-9) / 1e6,
             f.imissed,
             f.rx_nombuf,
-            f.probe.lost
         );
+        if let Some(e) = f.trial.as_ref().and_then(|t| t.error(None)) {
+            blastdrop::say!("drop: window {window}: {e}");
+        }
         if let Some(a) = &f.arrivals {
             blastdrop::say!("drop: arrivals in window {window}: {}", blastdrop::report::arrivals_text(a));
         }

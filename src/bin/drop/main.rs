@@ -94,8 +94,13 @@ fn run(args: Args) -> Result<(), Failure> {
     let rx = Arc::new(Mutex::new(receiver));
     let history: Arc<Mutex<History>> = Arc::default();
     let server = listener.map(|l| {
-        let backend: Arc<Mutex<dyn Backend>> =
-            Arc::new(Mutex::new(DropBackend { rx: rx.clone(), info, baseline: None, history: history.clone() }));
+        let backend: Arc<Mutex<dyn Backend>> = Arc::new(Mutex::new(DropBackend {
+            rx: rx.clone(),
+            info,
+            baseline: None,
+            trial_starts: Err("no window open".into()),
+            history: history.clone(),
+        }));
         let cfg = ServerConfig { secret: secret.map(|(s, _)| s), ..Default::default() };
         std::thread::spawn(move || {
             if let Err(e) = control::serve(l, backend, cfg, signals::stop_flag()) {

@@ -9,7 +9,7 @@ pub(crate) fn print_summary(s: &Summary) {
         s.received.packets, s.received.bytes, s.received.seconds, s.received.mpps, s.received.frame_gbps, s.received.wire_gbps
     );
     blastdrop::say!(
-        "probe: {} streams, lost {} reordered {} duplicates {} late {}  no-probe frames {}  untracked {}{}",
+        "probe: {} streams, lost about {} (gap estimate: no sender counts here) reordered {} duplicates {} late {}  no-probe frames {}  untracked {}{}",
         s.streams.len(),
         s.probe.lost,
         s.probe.reordered,

@@ -44,7 +44,7 @@ pub(crate) struct Summary {
     pub(crate) no_probe: u64,
     /// Probe frames whose stream id was beyond --streams.
     pub(crate) untracked: u64,
-    /// Summed over streams. `lost` counts gaps behind the newest frame of each stream.
+    /// Summed over streams. `lost_estimate` counts gaps behind the newest frame of each stream: an estimate (a standalone drop has no sender counts; the exact loss is in a measured window's `trial`).
     pub(crate) probe: SeqCounts,
     /// Streams seen on more than one queue (their sequence accounting is split).
     pub(crate) split_streams: u32,

@@ -196,8 +196,9 @@ fn print_group(g: &ladder::GroupStep, r: &StepRecord) {
     let secs = if r.sent.mpps > 0.0 { r.sent.packets as f64 / (r.sent.mpps * 1e6) } else { 0.0 };
     for m in &g.members {
         let mpps = if secs > 0.0 { m.sent_packets as f64 / secs / 1e6 } else { 0.0 };
-        let counted = match (m.received, m.lost) {
-            (Some(rx), Some(lost)) => format!(", received {rx}, lost {lost}"),
+        let counted = match (m.received, m.lost, m.exact) {
+            (Some(rx), Some(lost), true) => format!(", received {rx}, lost {lost}"),
+            (Some(rx), Some(lost), false) => format!(", received {rx} (any frame of its streams), lost about {lost} (gap estimate)"),
             _ => String::new(),
         };
         let own = match (m.cycles_per_packet, &m.sender_limit) {
@@ -211,11 +212,28 @@ fn print_group(g: &ladder::GroupStep, r: &StepRecord) {
     }
 }
 
+/// How the step's loss was counted, and what arrived beside the trial.
+fn loss_detail(r: &StepRecord) -> String {
+    let f = r.receiver.as_ref();
+    let mut s = match (r.lost, f.and_then(|f| f.trial_unavailable.as_deref())) {
+        (Some(lost), _) => format!(" ({lost} of {} lost, exact)", f.and_then(|f| f.trial.as_ref()).map_or(0, |t| t.sent)),
+        (None, Some(why)) => format!(" (from frame counts: {why})"),
+        (None, None) => String::new(),
+    };
+    if let Some(other) = f.and_then(|f| f.other_frames).filter(|&o| o > 0) {
+        s.push_str(&format!("; {other} other frame(s) arrived beside the trial's, not counted in it"));
+    }
+    if let Some(e) = &r.accounting_error {
+        s.push_str(&format!("; {e}"));
+    }
+    s
+}
+
 fn print_step(r: &StepRecord) {
     match (&r.error, r.received) {
         (Some(e), _) => blastdrop::say!("  step {} ({} queue(s), {} B): failed: {e}", r.step + 1, r.queues, r.size),
         (None, Some(rx)) => blastdrop::say!(
-            "  step {} ({} queue(s), {} B, run {}): sent {:.3} Mpps, received {:.3} Mpps ({:.3} Gb/s wire), loss {:.3}%; limit: {}",
+            "  step {} ({} queue(s), {} B, run {}): sent {:.3} Mpps, received {:.3} Mpps ({:.3} Gb/s wire), loss {:.3}%{}; limit: {}",
             r.step + 1,
             r.queues,
             r.size,
@@ -224,6 +242,7 @@ fn print_step(r: &StepRecord) {
             rx.mpps,
             rx.wire_gbps,
             r.loss_pct.unwrap_or(0.0),
+            loss_detail(r),
             r.limit()
         ),
         (None, None) => blastdrop::say!(
