@@ -15,6 +15,8 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
         sender_oerrors: w.port.oerrors,
         sender_xstats: w.xstats.counters.clone(),
         invalid: w.xstats.invalid.as_ref().map(|why| format!("sender: {why}")),
+        sender_stalls: w.stalls.count,
+        sender_stalled_ms: w.stalls.total_ms,
         ..Default::default()
     };
     if let Some(f) = receiver {
@@ -25,6 +27,7 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
         c.receiver_imissed = f.imissed;
         c.receiver_rx_nombuf = f.rx_nombuf;
         c.receiver_ierrors = f.ierrors;
+        (c.receiver_polls, c.receiver_empty_polls) = (f.polls, f.empty_polls);
         // blast's end of the control link: drop's flat map, by kind again.
         c.receiver_xstats = XstatsByKind::from_wire(&f.xstats, &f.levels);
         // Against the sender's trial, not drop's window: the window also

@@ -37,9 +37,13 @@ pub struct Tally {
     /// Bursts that faulted because the device unmapped the ring under them
     /// (a memif peer that left): the lane stopped there.
     pub faults: u64,
+    /// Times the lane's own loop stood still for longer than [`STALL_MS`]
+    /// (descheduled by the host, most likely), and the ticks it stood.
+    pub stalls: u64,
+    pub stalled_ticks: u64,
 }
 
-const FIELDS: usize = 15;
+const FIELDS: usize = 17;
 
 impl Tally {
     fn to_array(self) -> [u64; FIELDS] {
@@ -59,6 +63,8 @@ impl Tally {
             self.bursts,
             self.reflect_drops,
             self.faults,
+            self.stalls,
+            self.stalled_ticks,
         ]
     }
 
@@ -79,6 +85,8 @@ impl Tally {
             bursts: a[12],
             reflect_drops: a[13],
             faults: a[14],
+            stalls: a[15],
+            stalled_ticks: a[16],
         }
     }
 
@@ -114,6 +122,56 @@ pub struct LaneCounters {
     /// Frames received by size, as [`SizeCounts`] (size, count per slot;
     /// then the frames beyond the slots), published when a busy run ends.
     sizes: [AtomicU64; 2 * SIZE_SLOTS + 1],
+    /// The longest stall of the lane's loop in a window: the window it was
+    /// seen in, and its ticks (published when a stall ends).
+    stall: [AtomicU64; 2],
+}
+
+/// A lane's loop that stood still for longer than this was stopped from
+/// outside (the host descheduled it, or stole its CPU): no poll, burst or
+/// pacing wait of a working lane takes a millisecond.
+pub const STALL_MS: u64 = 1;
+
+/// Watches a lane's loop for stalls, on the TSC reads the lane already
+/// makes: consecutive reads further apart than [`STALL_MS`] are one.
+#[derive(Debug, Clone, Copy)]
+pub struct StallWatch {
+    last: u64,
+    threshold: u64,
+    /// The longest stall seen, in ticks.
+    pub longest: u64,
+}
+
+impl StallWatch {
+    pub fn new(now: u64, hz: u64) -> StallWatch {
+        StallWatch { last: now, threshold: (hz / 1000 * STALL_MS).max(1), longest: 0 }
+    }
+
+    /// The loop read the TSC: `now`. Returns the ticks it stood still
+    /// since the last read when that was a stall, else 0.
+    #[inline(always)]
+    pub fn at(&mut self, now: u64, tally: &mut Tally) -> u64 {
+        let gap = now.wrapping_sub(self.last);
+        self.last = now;
+        if gap > self.threshold && gap < u64::MAX / 2 {
+            self.stalled(gap, tally);
+            return gap;
+        }
+        0
+    }
+
+    /// Time the lane spent on purpose (--rx-cost's busy work) is no stall.
+    #[inline(always)]
+    pub fn resume(&mut self, now: u64) {
+        self.last = now;
+    }
+
+    #[cold]
+    fn stalled(&mut self, gap: u64, tally: &mut Tally) {
+        tally.stalls += 1;
+        tally.stalled_ticks += gap;
+        self.longest = self.longest.max(gap);
+    }
 }
 
 /// Distinct frame sizes a receive lane counts apart; frames of more sizes
@@ -209,6 +267,7 @@ impl Default for LaneCounters {
             window: AtomicU64::new(0),
             arrivals: std::array::from_fn(|_| AtomicU64::new(0)),
             sizes: std::array::from_fn(|_| AtomicU64::new(0)),
+            stall: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 }
@@ -277,6 +336,26 @@ impl LaneCounters {
         }
     }
 
+    /// A stall of `ticks` ended while window `window` was open (single writer).
+    pub fn publish_stall(&self, window: u64, ticks: u64) {
+        if self.stall[0].load(Relaxed) != window {
+            self.stall[1].store(0, Relaxed);
+            self.stall[0].store(window, Relaxed);
+        }
+        if ticks > self.stall[1].load(Relaxed) {
+            self.stall[1].store(ticks, Relaxed);
+        }
+    }
+
+    /// The longest stall seen while window `window` was open (0: none).
+    pub fn longest_stall(&self, window: u64) -> u64 {
+        if self.stall[0].load(Relaxed) == window {
+            self.stall[1].load(Relaxed)
+        } else {
+            0
+        }
+    }
+
     pub fn mark_done(&self) {
         self.done.store(true, std::sync::atomic::Ordering::Release);
     }
@@ -298,6 +377,27 @@ pub fn total(lanes: &[std::sync::Arc<LaneCounters>]) -> Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_loop_that_stood_still_is_a_stall_and_busy_work_is_not() {
+        let hz = 1_000_000_000;
+        let (mut w, mut t) = (StallWatch::new(0, hz), Tally::default());
+        assert_eq!(w.at(500_000, &mut t), 0, "half a millisecond: a slow poll, not a stall");
+        assert_eq!(w.at(1_700_000, &mut t), 1_200_000);
+        assert_eq!(w.at(1_700_100, &mut t), 0);
+        w.resume(9_000_000); // --rx-cost work
+        assert_eq!(w.at(9_000_200, &mut t), 0);
+        assert_eq!(w.at(1_509_000_200, &mut t), 1_500_000_000);
+        assert_eq!((t.stalls, t.stalled_ticks, w.longest), (2, 1_501_200_000, 1_500_000_000));
+        // A counter that went backwards (another core's TSC) is no stall.
+        assert_eq!(w.at(5, &mut t), 0);
+        let c = LaneCounters::default();
+        c.publish_stall(3, 100);
+        c.publish_stall(3, 50);
+        assert_eq!((c.longest_stall(3), c.longest_stall(2)), (100, 0));
+        c.publish_stall(4, 20);
+        assert_eq!((c.longest_stall(3), c.longest_stall(4)), (0, 20), "a new window starts its own longest");
+    }
 
     #[test]
     fn counters_fill_their_own_lines() {

@@ -9,6 +9,7 @@ pub mod eal_args;
 pub mod environment;
 pub mod events;
 pub mod fail;
+pub mod host;
 pub mod live;
 pub mod out;
 pub mod port_set;

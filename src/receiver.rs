@@ -70,6 +70,8 @@ pub struct Snapshot {
     /// By port, in --port order.
     pub ports: Vec<PortStats>,
     pub xs: Vec<Sample>,
+    /// The host's CPU times (steal), where /proc/stat reads.
+    pub cpu: Option<crate::host::CpuTimes>,
 }
 
 /// One queue's figures over a run, summed across restarts.
@@ -407,6 +409,7 @@ impl Receiver {
                 one_way: self.cfg.one_way.then_some(self.clock),
                 trial: self.trial.clone(),
                 slate: usize::from(q),
+                tsc_hz: self.hz,
             };
             let stop = self.stop.clone();
             let job = dpdk::launch(lcore, move || lane.run(&stop))?;
@@ -565,6 +568,7 @@ impl Receiver {
             sizes: self.lanes.iter().map(|l| l.counters.read_sizes()).collect(),
             ports: self.sides.iter().map(|s| s.port.stats().unwrap_or_default()).collect(),
             xs: self.sides.iter().map(|s| s.watch.sample()).collect(),
+            cpu: crate::host::CpuTimes::now(),
         }
     }
 
@@ -609,12 +613,19 @@ impl Receiver {
         }
         let arrivals = self.arrivals_between(a, b);
         let (sizes, sizes_other) = sizes_between(a, b);
+        let mut stalls = control::LaneStalls::default();
+        for (lane, (x, y)) in self.lanes.iter().zip(b.lanes.iter().zip(&a.lanes)) {
+            let d = x.since(y);
+            stalls.add(lane.queue, d.stalls, d.stalled_ticks, lane.counters.longest_stall(a.window), self.hz);
+        }
+        let host_steal_pct = crate::host::CpuTimes::steal_pct(a.cpu, b.cpu);
         if nports == 1 {
             let mut f = per.pop().expect("one port");
             f.port_name = None;
             f.stream_blocks = blocks_between(a, b);
             f.arrivals = arrivals;
             (f.sizes, f.sizes_other) = (control::FrameSize::list(&sizes), sizes_other);
+            (f.stalls, f.host_steal_pct) = (Some(stalls), host_steal_pct);
             return Ok(f);
         }
         let mut t = control::WindowFigures { seconds, ..Default::default() };
@@ -639,6 +650,7 @@ impl Receiver {
         t.stream_blocks = blocks_between(a, b);
         t.arrivals = arrivals;
         (t.sizes, t.sizes_other) = (control::FrameSize::list(&sizes), sizes_other);
+        (t.stalls, t.host_steal_pct) = (Some(stalls), host_steal_pct);
         Ok(t)
     }
 

@@ -201,6 +201,8 @@ impl ReplayLane {
             latency: None,
             reflected: 0,
             reflected_unprobed: 0,
+            reflected_stale: 0,
+            longest_stall: 0,
             replay: Some(timing),
         };
         (queue, outcome)

@@ -12,7 +12,7 @@ use seqtrack::StreamTable;
 use control::{block_of, BlockCounts, STREAM_BLOCKS};
 
 use crate::clock::WallClock;
-use crate::counters::{ArrivalCounts, LaneCounters, SizeCounts, Tally};
+use crate::counters::{ArrivalCounts, LaneCounters, SizeCounts, StallWatch, Tally};
 use crate::trial::TrialBoard;
 use crate::MAX_BURST;
 
@@ -39,6 +39,8 @@ pub struct RxLane {
     /// The measured window's streams, and this lane's slate on it (its queue id).
     pub trial: Arc<TrialBoard>,
     pub slate: usize,
+    /// Ticks per second of the lanes' counter (stalls are told by it).
+    pub tsc_hz: u64,
 }
 
 /// Polls by frames returned: bucket 0 holds empty polls, bucket k (k >= 1)
@@ -226,7 +228,6 @@ impl Meter {
 /// read where a run starts and ends, and every 8 polls within one (for the
 /// live view), not on every poll: at full load a read per poll is a few
 /// percent of the loop.
-#[derive(Default)]
 struct BusyRuns {
     run_start: Option<u64>,
     first_tsc: Option<u64>,
@@ -234,21 +235,39 @@ struct BusyRuns {
     /// The TSC as last read (at most 7 polls ago within a run): the
     /// arrival meter's clock, so it costs no read of its own per poll.
     now: u64,
+    /// Every TSC read also tells whether the loop stood still since the
+    /// last (a read every 256 idle polls keeps them close when idle); the
+    /// longest stall not yet published.
+    stall: StallWatch,
+    unpublished_stall: u64,
 }
 
 impl BusyRuns {
+    fn new(hz: u64) -> BusyRuns {
+        let now = dpdk::rdtsc();
+        BusyRuns { run_start: None, first_tsc: None, last_tsc: 0, now, stall: StallWatch::new(now, hz), unpublished_stall: 0 }
+    }
+
+    #[inline(always)]
+    fn read(&mut self, tally: &mut Tally) -> u64 {
+        let now = dpdk::rdtsc();
+        let gap = self.stall.at(now, tally);
+        self.unpublished_stall = self.unpublished_stall.max(gap);
+        now
+    }
+
     /// A poll brought frames; true when the counters are due for publishing.
     #[inline(always)]
     fn frames(&mut self, tally: &mut Tally) -> bool {
         match self.run_start {
             None => {
-                let now = dpdk::rdtsc();
+                let now = self.read(tally);
                 self.first_tsc.get_or_insert(now);
                 (self.run_start, self.now) = (Some(now), now);
                 false
             }
             Some(start) if tally.bursts & 7 == 0 => {
-                self.last_tsc = dpdk::rdtsc();
+                self.last_tsc = self.read(tally);
                 tally.busy_cycles += self.last_tsc - start;
                 (self.run_start, self.now) = (Some(self.last_tsc), self.last_tsc);
                 true
@@ -257,11 +276,19 @@ impl BusyRuns {
         }
     }
 
-    /// A poll came back empty: a run ends (true: publish).
+    /// A poll came back empty: a run ends (true: publish). Idle, every
+    /// 256th empty poll reads the TSC for the stall watch (true: publish
+    /// when it saw one).
     #[inline(always)]
     fn empty(&mut self, tally: &mut Tally) -> bool {
-        let Some(start) = self.run_start.take() else { return false };
-        self.last_tsc = dpdk::rdtsc();
+        let Some(start) = self.run_start.take() else {
+            if tally.empty_polls & 0xff == 0 {
+                self.read(tally);
+                return self.unpublished_stall > 0;
+            }
+            return false;
+        };
+        self.last_tsc = self.read(tally);
         tally.busy_cycles += self.last_tsc - start;
         true
     }
@@ -271,7 +298,7 @@ impl RxLane {
     pub fn run(self, stop: &AtomicBool) -> RxOutcome {
         let (mut queue, mut reflect, mut bufs) = (self.queue, self.reflect, Burst::new());
         let burst = self.burst.clamp(1, MAX_BURST);
-        let mut t = Figures::new(&self.counters, self.count_only, self.stream_capacity, self.interval_cycles, self.one_way);
+        let mut t = Figures::new(&self.counters, self.count_only, self.stream_capacity, self.interval_cycles, self.one_way, self.tsc_hz);
         let (board, mut epoch, mut answered) = (&*self.trial, 0u64, 0u64);
         while !stop.load(Relaxed) {
             if let Some(ask) = board.asked(answered) {
@@ -290,7 +317,7 @@ impl RxLane {
                 continue;
             }
             if t.busy.frames(&mut t.tally) {
-                t.counters.publish(&t.tally);
+                t.publish();
             }
             // Burstiness costs a few instructions per poll; --count-only, the cheapest loop, goes without.
             if self.count_only {
@@ -304,7 +331,10 @@ impl RxLane {
             }
             // The FCS each frame carried on the wire, once per burst.
             t.tally.bytes += (wire::FCS_LEN * n) as u64;
-            spend(self.cost_per_frame * n as u64);
+            if self.cost_per_frame > 0 {
+                spend(self.cost_per_frame * n as u64);
+                t.busy.stall.resume(dpdk::rdtsc());
+            }
             if let Some(txq) = reflect.as_mut() {
                 if !send_back(&mut bufs, txq, &mut t.tally) {
                     break;
@@ -332,12 +362,19 @@ struct Figures<'a> {
 }
 
 impl<'a> Figures<'a> {
-    fn new(counters: &'a LaneCounters, count_only: bool, streams: usize, interval_cycles: u64, one_way: Option<WallClock>) -> Figures<'a> {
+    fn new(
+        counters: &'a LaneCounters,
+        count_only: bool,
+        streams: usize,
+        interval_cycles: u64,
+        one_way: Option<WallClock>,
+        hz: u64,
+    ) -> Figures<'a> {
         Figures {
             counters,
             tally: Tally::default(),
             table: StreamTable::with_capacity(if count_only { 0 } else { streams }),
-            busy: BusyRuns::default(),
+            busy: BusyRuns::new(hz),
             meter: Meter::new(interval_cycles),
             one_way: one_way.map(|c| (c, LatencyHistogram::new(), 0)),
             blocks: [BlockCounts::default(); STREAM_BLOCKS],
@@ -353,7 +390,7 @@ impl<'a> Figures<'a> {
         self.tally.empty_polls += 1;
         let run_ended = self.busy.empty(&mut self.tally);
         if run_ended || self.tally.empty_polls & 0xffff == 0 {
-            self.counters.publish(&self.tally);
+            self.publish();
         }
         if run_ended {
             self.counters.publish_blocks(&self.blocks);
@@ -362,12 +399,27 @@ impl<'a> Figures<'a> {
         }
     }
 
+    /// Publishes the totals, and a stall seen since the last publish.
+    #[inline(always)]
+    fn publish(&mut self) {
+        self.counters.publish(&self.tally);
+        if self.busy.unpublished_stall > 0 {
+            self.publish_stall();
+        }
+    }
+
+    #[cold]
+    fn publish_stall(&mut self) {
+        self.counters.publish_stall(self.counters.open_window_number(), self.busy.unpublished_stall);
+        self.busy.unpublished_stall = 0;
+    }
+
     fn finish(mut self, queue: RxQueue, reflect: Option<TxQueue>) -> RxOutcome {
         if let Some(start) = self.busy.run_start {
             self.busy.last_tsc = dpdk::rdtsc();
             self.tally.busy_cycles += self.busy.last_tsc - start;
         }
-        self.counters.publish(&self.tally);
+        self.publish();
         self.counters.publish_blocks(&self.blocks);
         self.counters.publish_sizes(&self.sizes);
         self.meter.publish(self.counters);

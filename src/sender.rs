@@ -100,6 +100,9 @@ pub struct SenderWindow {
     /// Reflect mode: round trips of the trial's probes, merged over queues.
     pub latency: Option<latency::LatencyHistogram>,
     pub reflected: u64,
+    /// Reflect mode: probes that came back in the trial but were sent
+    /// before it (the warm-up's, left in the ring through the drain): not timed.
+    pub reflected_stale: u64,
     /// Where this sender's streams stood when the window opened and when
     /// it closed: the trial's frames are those between (None: too many
     /// streams to list, see seqtrack::MAX_EDGE_STREAMS).
@@ -108,6 +111,10 @@ pub struct SenderWindow {
     /// Every frame sent carried a probe numbered in its stream (false for a
     /// replay, whose frames without room for one are sent bare).
     pub all_probed: bool,
+    /// The sending lanes' loops that stood still in the trial, and the
+    /// share of this host's CPU time the hypervisor took over it.
+    pub stalls: control::LaneStalls,
+    pub host_steal_pct: Option<f64>,
 }
 
 impl SenderWindow {
@@ -571,7 +578,9 @@ impl Sender {
             });
         }
         let before = self.read_counters();
+        let cpu_before = crate::host::CpuTimes::now();
         let trial = self.run_phase(&plan, p, p.duration, None, hooks)?;
+        let host_steal_pct = crate::host::CpuTimes::steal_pct(cpu_before, crate::host::CpuTimes::now());
         // Frames accepted but still in a ring are lost if the window closes now.
         std::thread::sleep(self.cfg.drain);
         let after = self.read_counters();
@@ -589,11 +598,15 @@ impl Sender {
             streams_at_start,
             streams_at_end: self.stream_edge(&plan),
             all_probed: p.replay.is_none(),
+            host_steal_pct,
             ..Default::default()
         };
         for l in &trial.lanes {
-            window.total.add(&l.outcome.tally);
-            window.per_queue.push(l.outcome.tally);
+            let t = &l.outcome.tally;
+            window.total.add(t);
+            window.per_queue.push(*t);
+            window.stalls.add(l.queue, t.stalls, t.stalled_ticks, l.outcome.longest_stall, self.hz);
+            window.reflected_stale += l.outcome.reflected_stale;
         }
         let closed = if trial.interrupted { Ok(()) } else { hooks.end(&window) };
         Ok(trial.into_outcome(Some(window), closed.err().map(|e| e.to_string())))

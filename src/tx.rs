@@ -16,7 +16,7 @@ use layout::Stream;
 use pace::{Schedule, Shape, ShapeStats};
 use wire::{FrameSpec, Probe, PROBE_LEN, PROBE_OFFSET};
 
-use crate::counters::{LaneCounters, Tally};
+use crate::counters::{LaneCounters, StallWatch, Tally};
 use crate::fail::Failure;
 use crate::MAX_BURST;
 
@@ -64,6 +64,11 @@ pub struct Reflect {
     clock: crate::clock::WallClock,
     probed: u64,
     unprobed: u64,
+    /// Probes sent before this lane started (a warm-up's, waiting in the
+    /// ring through the drain while no lane polled it): not this phase's
+    /// samples, counted apart. The lane's start, on the stamps' clock.
+    stale: u64,
+    since_ns: u64,
     back: Burst,
 }
 
@@ -88,8 +93,13 @@ pub struct TxOutcome {
     pub latency: Option<LatencyHistogram>,
     pub reflected: u64,
     pub reflected_unprobed: u64,
+    /// Probes that came back but were sent before this lane started (not timed).
+    pub reflected_stale: u64,
     /// A replay lane: how closely it kept the capture's timing.
     pub replay: Option<crate::replay::ReplayTiming>,
+    /// The longest time the lane's loop stood still (ticks; see
+    /// counters::StallWatch); their count and sum are in the tally.
+    pub longest_stall: u64,
 }
 
 /// Writes the frame of `spec` into every mbuf of `pool`, at the place a
@@ -227,6 +237,8 @@ struct Pace {
     shape: ShapeStats,
     /// When the last burst was built, and its frames (a paced lane's end).
     last_send: Option<(u64, u32)>,
+    /// Whether the loop stood still between its TSC reads.
+    stall: StallWatch,
 }
 
 impl Pace {
@@ -265,9 +277,12 @@ impl TxLane {
         let mut pkts = Burst::new();
         let (mut tally, mut remaining, mut last) = (Tally::default(), self.quota.unwrap_or(u64::MAX), dpdk::rdtsc());
         let schedule = self.rate.and_then(|r| Schedule::new(self.shape, self.tsc_hz, r, last, self.seed));
-        let mut pace = Pace { schedule, shape: ShapeStats::default(), last_send: None };
+        let mut pace = Pace { schedule, shape: ShapeStats::default(), last_send: None, stall: StallWatch::new(last, self.tsc_hz) };
         let mut reflect = self.reflect.take();
         let mut clock = self.clock;
+        if let Some(r) = reflect.as_mut() {
+            r.since_ns = clock.ns(start_tsc);
+        }
         // A size mix: where its cycle is, and the bytes of the frames built and not yet taken.
         let (mix, mut mix_pos, mut pending_bytes) = (self.mix.take(), 0usize, 0u64);
 
@@ -285,6 +300,7 @@ impl TxLane {
                 // One TSC read per burst: the probes' timestamp, and the
                 // busy-time mark that covers the previous burst's sending.
                 let tsc = dpdk::rdtsc();
+                pace.stall.at(tsc, &mut tally);
                 (tally.busy_cycles, last) = (tally.busy_cycles + (tsc - last), tsc);
                 pace.sent(tsc, pkts.len());
                 self.counters.publish(&tally);
@@ -308,8 +324,10 @@ impl TxLane {
                 Some(_) => bytes_taken(&pkts, &mut pending_bytes),
             };
             if !pkts.is_empty() {
-                // Ring full: waiting on the device, so publishing costs nothing here.
+                // Ring full: waiting on the device, so publishing (and a
+                // TSC read: the wait is the device's, not a stall) costs nothing here.
                 tally.ring_full_retries += 1;
+                pace.stall.at(dpdk::rdtsc(), &mut tally);
                 self.counters.publish(&tally);
             }
             if let Some(r) = reflect.as_mut() {
@@ -334,6 +352,7 @@ impl TxLane {
     ) -> usize {
         let Some(p) = pace.schedule.as_mut() else { return burst };
         let mut now = dpdk::rdtsc();
+        pace.stall.at(now, tally);
         if now < p.deadline() {
             tally.busy_cycles += now - *last;
             while now < p.deadline() && !stop.load(Relaxed) {
@@ -342,6 +361,7 @@ impl TxLane {
                 }
                 std::hint::spin_loop();
                 now = dpdk::rdtsc();
+                pace.stall.at(now, tally);
             }
             *last = now;
         }
@@ -378,7 +398,7 @@ impl TxLane {
         // ones are a prefix of the round robin.
         let per_stream = split_round_robin(tally.packets, nstreams);
         let next_seqs = self.first_seqs.iter().zip(&per_stream).map(|(&s, &n)| s.wrapping_add(n as u32)).collect();
-        let (reflected, reflected_unprobed) = reflect.as_ref().map_or((0, 0), |r| (r.probed, r.unprobed));
+        let (reflected, reflected_unprobed, reflected_stale) = reflect.as_ref().map_or((0, 0, 0), |r| (r.probed, r.unprobed, r.stale));
         let (rx_queue, latency) = reflect.map(|r| (r.queue, r.histogram)).unzip();
         let shape = pace.shape.clone();
         let outcome = TxOutcome {
@@ -393,7 +413,9 @@ impl TxLane {
             latency,
             reflected,
             reflected_unprobed,
+            reflected_stale,
             replay: None,
+            longest_stall: pace.stall.longest,
         };
         (self.queue, outcome)
     }
@@ -401,7 +423,17 @@ impl TxLane {
 
 impl Reflect {
     pub fn new(queue: RxQueue, linger_cycles: u64, clock: crate::clock::WallClock) -> Reflect {
-        Reflect { queue, histogram: LatencyHistogram::new(), linger_cycles, clock, probed: 0, unprobed: 0, back: Burst::new() }
+        Reflect {
+            queue,
+            histogram: LatencyHistogram::new(),
+            linger_cycles,
+            clock,
+            probed: 0,
+            unprobed: 0,
+            stale: 0,
+            since_ns: 0,
+            back: Burst::new(),
+        }
     }
 
     /// Takes what came back, times each probe against the time it carries
@@ -415,10 +447,11 @@ impl Reflect {
         let now = self.clock.ns(dpdk::rdtsc());
         for frame in self.back.frames() {
             match wire::parse_probe(frame) {
-                Some(p) => {
+                Some(p) if p.tx_ns >= self.since_ns => {
                     self.probed += 1;
                     self.histogram.record_ns(now.saturating_sub(p.tx_ns));
                 }
+                Some(_) => self.stale += 1,
                 None => self.unprobed += 1,
             }
         }
@@ -482,7 +515,7 @@ mod tests {
 
     #[test]
     fn a_paced_lane_ends_one_interval_after_its_last_send() {
-        let mut p = Pace { schedule: None, shape: ShapeStats::default(), last_send: None };
+        let mut p = Pace { schedule: None, shape: ShapeStats::default(), last_send: None, stall: StallWatch::new(0, 1_000_000_000) };
         assert_eq!(p.end(500, Some(1e6), 1_000_000_000), 500);
         p.sent(100, 2);
         // 2 frames at 1 Mpps: 2 us = 2000 cycles at 1 GHz.

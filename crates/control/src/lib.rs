@@ -26,7 +26,7 @@ pub use group::{
     GROUP_STREAM_SPACE, MAX_SENDERS, STREAM_BLOCK, STREAM_BLOCKS,
 };
 pub use message::{
-    is_zero, parse_request, reply_line, Envelope, FrameSize, GroupFigures, MemberFigures, PeerInfo, Prepared, ProtoError, QBurst,
-    QueueFigures, Request, Response, WindowArrivals, WindowFigures, MAX_LINE, MIN_FRAME_SIZE, VERSION,
+    is_zero, parse_request, reply_line, Envelope, FrameSize, GroupFigures, LaneStalls, MemberFigures, PeerInfo, Prepared, ProtoError,
+    QBurst, QueueFigures, Request, Response, WindowArrivals, WindowFigures, MAX_LINE, MIN_FRAME_SIZE, VERSION,
 };
 pub use server::{serve, Backend, BackendError, Handshake, HandshakeStep, Refusal, ServerConfig};

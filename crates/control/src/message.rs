@@ -165,6 +165,12 @@ pub struct WindowFigures {
     pub polls: u64,
     #[serde(default)]
     pub empty_polls: u64,
+    /// drop's lanes' loops that stood still in the window (see LaneStalls),
+    /// and the share of its host's CPU time the hypervisor took (steal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalls: Option<LaneStalls>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_steal_pct: Option<f64>,
     /// The busiest queue's busy_seconds: as long as the sender's trial, the
     /// receiver was saturated.
     #[serde(default)]
@@ -197,6 +203,31 @@ pub struct WindowFigures {
     /// never on the wire.
     #[serde(skip)]
     pub stream_blocks: Vec<crate::BlockCounts>,
+}
+
+/// Lanes' loops that stood still over a window (descheduled by the host, or
+/// their CPU taken): how often, the longest, and in all. A lane stopped
+/// for 1.5 s delays every frame it should have handled by up to that.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LaneStalls {
+    pub count: u64,
+    pub longest_ms: f64,
+    pub total_ms: f64,
+    /// The queue of the lane that stood still longest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub longest_queue: Option<u16>,
+}
+
+impl LaneStalls {
+    /// Adds one lane's: `ticks` of `hz` per second.
+    pub fn add(&mut self, queue: u16, count: u64, total_ticks: u64, longest_ticks: u64, hz: u64) {
+        let ms = |t: u64| t as f64 / hz.max(1) as f64 * 1e3;
+        self.count += count;
+        self.total_ms += ms(total_ticks);
+        if longest_ticks > 0 && ms(longest_ticks) > self.longest_ms {
+            (self.longest_ms, self.longest_queue) = (ms(longest_ticks), Some(queue));
+        }
+    }
 }
 
 /// For `skip_serializing_if`: a count of nothing.

@@ -100,6 +100,7 @@ fn verdict_color(class: &str) -> RGBColor {
         "sender" => RGBColor(255, 127, 14),
         "receiver" => RGBColor(214, 39, 40),
         "network" => RGBColor(148, 103, 189),
+        "path" => RGBColor(140, 86, 75),
         "pps-allowance" => RGBColor(31, 119, 180),
         "bw-out-allowance" => RGBColor(86, 180, 233),
         "bw-in-allowance" => RGBColor(0, 0, 128),

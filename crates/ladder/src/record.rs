@@ -73,6 +73,19 @@ pub struct StepRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_histogram: Vec<latency::Bucket>,
     pub reflected: Option<u64>,
+    /// --reflect: probes that came back in the trial but had been sent
+    /// before it (a warm-up's, left in a ring through the drain): not
+    /// samples of this step, so not in its latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reflected_stale: Option<u64>,
+    /// Lanes that stood still in the trial on either end (descheduled by
+    /// their host), and the hosts' steal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalls: Option<crate::StepStalls>,
+    /// --reflect with a tail of a millisecond or more: whether a stall
+    /// explains it (the host's) or not (the path's), in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_cause: Option<String>,
     /// The step could not be measured, and why.
     pub error: Option<String>,
     /// With several ports: each port's share of the step (the totals above

@@ -122,8 +122,17 @@ pub fn render_latency(records: &[StepRecord]) -> String {
             us(l.max_us),
             if l.count == 0 { "no samples".to_string() } else { l.count.to_string() },
             opt(r.loss_pct, 3),
-            r.limit()
+            match r.tail_cause.as_deref() {
+                Some(c) if crate::StepStalls::explains(c) => format!("{} (*: host stall)", r.limit()),
+                _ => r.limit(),
+            }
         );
+    }
+    for r in records.iter().filter(|r| r.error.is_none() && r.latency.is_some()) {
+        if let Some(c) = &r.tail_cause {
+            let mark = if crate::StepStalls::explains(c) { "*" } else { " " };
+            let _ = writeln!(s, "{mark} step {} run {}: {c}", r.step + 1, r.run);
+        }
     }
     for line in floor_and_ceiling(records) {
         let _ = writeln!(s, "{line}");
@@ -160,7 +169,14 @@ fn floor_and_ceiling(records: &[StepRecord]) -> Vec<String> {
         let (floor, ceiling) = (at[0], at[at.len() - 1]);
         let pct = |o: &StepRecord| {
             let l = o.latency.expect("timed");
-            format!("P50 {:.1} / P99 {:.1} / P99.9 {:.1} us", l.p50_us, l.p99_us, l.p99_9_us)
+            let stalled = o.tail_cause.as_deref().is_some_and(crate::StepStalls::explains);
+            format!(
+                "P50 {:.1} / P99 {:.1} / P99.9 {:.1} us{}",
+                l.p50_us,
+                l.p99_us,
+                l.p99_9_us,
+                if stalled { " (*: host stall)" } else { "" }
+            )
         };
         lines.push(format!(
             "at {} Mpps, {} queue(s), {} B, run {}: {} (floor) {} | {} (ceiling) {}",

@@ -19,6 +19,10 @@ pub enum LimitKind {
     Sender,
     /// Frames vanished between the ports and no counter explains it.
     Network,
+    /// The two ends were not connected through: the sender's queue stayed
+    /// full while the receiver's polls came back empty (memif rings not
+    /// shared after a reconnect, a link that went down).
+    Path,
     /// A counter the user asked to watch moved.
     Other,
     /// The offered rate was delivered and nothing moved.
@@ -36,6 +40,7 @@ impl LimitKind {
             LimitKind::Receiver => "receiver",
             LimitKind::Sender => "sender",
             LimitKind::Network => "network",
+            LimitKind::Path => "path",
             LimitKind::Other => "other",
             LimitKind::None => "none",
         }
@@ -103,6 +108,18 @@ pub struct WindowCounters {
     /// the receiver was saturated: on devices that drop in the kernel without
     /// counting it (af_packet), this is the receiver's only evidence.
     pub receiver_busy_pct: Option<f64>,
+    /// rx_burst calls of the receiver's lanes over the window, and how many
+    /// came back empty (0 and 0: not known).
+    #[serde(default)]
+    pub receiver_polls: u64,
+    #[serde(default)]
+    pub receiver_empty_polls: u64,
+    /// The sending lanes' loops that stood still in the trial (descheduled
+    /// by the host): how often, and for how long in all (ms).
+    #[serde(default)]
+    pub sender_stalls: u64,
+    #[serde(default)]
+    pub sender_stalled_ms: f64,
     /// Why a counter sample of this window is not to be believed.
     pub invalid: Option<String>,
     /// The counts do not add up (a stream received more than was sent):
@@ -132,7 +149,9 @@ impl Verdict {
         self.limits
             .iter()
             .map(|l| match (l.kind, l.side) {
-                (LimitKind::Receiver | LimitKind::Sender | LimitKind::Network | LimitKind::None, _) => l.kind.as_str().to_string(),
+                (LimitKind::Receiver | LimitKind::Sender | LimitKind::Network | LimitKind::Path | LimitKind::None, _) => {
+                    l.kind.as_str().to_string()
+                }
                 (LimitKind::Other, side) => format!("other: {} ({})", l.counters.join(","), side_str(side)),
                 (k, side) => format!("{} ({})", k.as_str(), side_str(side)),
             })
@@ -245,7 +264,11 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
         }
     }
 
-    if !allowance_moved {
+    let path = broken_path(w);
+    let path_broke = path.is_some();
+    if let Some(path) = path {
+        limits.push(path);
+    } else if !allowance_moved {
         match w.offered {
             Some(offered) => {
                 let short = offered.saturating_sub(w.accepted);
@@ -256,7 +279,7 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
                         counters: vec!["tx_burst".into()],
                         delta: w.ring_full_retries,
                         frames: short,
-                        evidence: sender_shortfall(w.accepted, offered, w.ring_full_retries),
+                        evidence: sender_shortfall(w.accepted, offered, w.ring_full_retries) + &stalled(w),
                     });
                 }
             }
@@ -274,7 +297,7 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
         }
     }
 
-    if let Some(received) = w.received {
+    if let Some(received) = w.received.filter(|_| !path_broke) {
         // What the sender's port says it sent; memif-like devices that zero
         // their counters are covered by what tx_burst accepted.
         let sent = if w.sender_opackets > 0 { w.sender_opackets } else { w.accepted };
@@ -325,6 +348,48 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
     Verdict { limits, invalid: None }
 }
 
+/// A sender whose tx_burst came back short more often than it took frames
+/// pushed against a full queue for the whole trial.
+const PATH_RETRIES: u64 = 1000;
+
+/// The sender's queue stayed full while the receiver's polls found nothing
+/// (at most one in a thousand brought frames): whatever the sender's queue
+/// was joined to, the receiver was not polling it. Not the sender's limit
+/// (its queue pushed back), not the receiver's (it was idle).
+fn broken_path(w: &WindowCounters) -> Option<Limit> {
+    let received = w.received?;
+    let pushed_back = w.ring_full_retries >= PATH_RETRIES && w.ring_full_retries > w.accepted;
+    let busy_polls = w.receiver_polls.saturating_sub(w.receiver_empty_polls);
+    let idle = w.receiver_polls >= 1000 && busy_polls * 1000 <= w.receiver_polls;
+    if !pushed_back || !idle {
+        return None;
+    }
+    let wanted = w.offered.unwrap_or(w.accepted).max(w.accepted);
+    let frames = wanted.saturating_sub(received);
+    Some(Limit {
+        kind: LimitKind::Path,
+        side: Side::Both,
+        counters: vec!["tx_burst".into(), "empty_polls".into()],
+        delta: w.ring_full_retries,
+        frames,
+        evidence: format!(
+            "the sender's queue stayed full ({} tx_burst calls came back short, {} frames taken) while the receiver's lanes              polled {} times and found frames {} times ({received} frames): the two ends were not joined through              (memif rings not shared after a reconnect or a queue change, or a link down), so neither end's limit was measured",
+            w.ring_full_retries, w.accepted, w.receiver_polls, busy_polls
+        ),
+    })
+}
+
+/// The sending lanes' stalls, for a sender limit's evidence.
+fn stalled(w: &WindowCounters) -> String {
+    if w.sender_stalls == 0 {
+        return String::new();
+    }
+    format!(
+        "; the sending lanes stood still {} time(s), {:.1} ms in all (descheduled by their host: the host, not the code, held them back for that long)",
+        w.sender_stalls, w.sender_stalled_ms
+    )
+}
+
 /// Why a paced sender fell short, in words: a queue that pushed back
 /// (ring full) is a different cause from a core that was late to offer.
 fn sender_shortfall(accepted: u64, offered: u64, ring_full: u64) -> String {
@@ -340,6 +405,41 @@ fn sender_shortfall(accepted: u64, offered: u64, ring_full: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_queue_and_an_idle_receiver_are_a_broken_path_not_the_sender() {
+        // The field case: 1536 frames taken, 743150 short tx_burst calls,
+        // drop polled 71 million times and found frames 48 times.
+        let w = WindowCounters {
+            offered: Some(200_000),
+            accepted: 1536,
+            ring_full_retries: 743_150,
+            received: Some(1536),
+            receiver_polls: 71_000_000,
+            receiver_empty_polls: 71_000_000 - 48,
+            receiver_busy_pct: Some(0.0),
+            ..Default::default()
+        };
+        let v = verdict(&w);
+        assert_eq!(v.label(), "path");
+        assert!(v.limits[0].evidence.contains("found frames 48 times"), "{}", v.limits[0].evidence);
+        assert_eq!(v.limits[0].frames, 200_000 - 1536);
+        // A receiver that is busy with what the queue holds: the sender's queue is simply full.
+        let slow_rx = WindowCounters { receiver_empty_polls: 1_000_000, receiver_polls: 2_000_000, ..w.clone() };
+        assert!(!verdict(&slow_rx).label().contains("path"));
+        // A sender whose queue never pushed back is a sender limit, stalls named.
+        let cpu = WindowCounters {
+            ring_full_retries: 0,
+            accepted: 100_000,
+            received: Some(100_000),
+            sender_stalls: 12,
+            sender_stalled_ms: 40.5,
+            ..w
+        };
+        let v = verdict(&cpu);
+        assert_eq!(v.label(), "sender");
+        assert!(v.limits[0].evidence.contains("stood still 12 time(s), 40.5 ms in all"), "{}", v.limits[0].evidence);
+    }
 
     fn paced(offered: u64, accepted: u64, received: u64) -> WindowCounters {
         WindowCounters { offered: Some(offered), accepted, sender_opackets: accepted, received: Some(received), ..Default::default() }

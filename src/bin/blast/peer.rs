@@ -249,7 +249,14 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
                 rec.latency = Some(h.summary());
                 rec.latency_histogram = h.buckets();
                 rec.reflected = Some(w.reflected);
+                rec.reflected_stale = Some(w.reflected_stale);
             }
+            rec.stalls = Some(ladder::StepStalls {
+                sender: w.stalls,
+                receiver: figures.as_ref().and_then(|f| f.stalls),
+                sender_host_steal_pct: w.host_steal_pct,
+                receiver_host_steal_pct: figures.as_ref().and_then(|f| f.host_steal_pct),
+            });
             if let Some(member) = group_member {
                 group_step(&mut rec, member, figures.as_ref(), w.seconds);
             } else {
@@ -280,6 +287,7 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
                 }
                 rec.receiver = Some(f);
             }
+            name_the_tail(&mut rec);
         }
         (Some(e), _) => {
             rec.error = Some(e.clone());
@@ -290,6 +298,19 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
     // Every measured step, a knee's trials too, as it ends.
     blastdrop::events::emit("step", &rec);
     Ok((rec, failure, outcome.interrupted))
+}
+
+/// A latency tail of a millisecond or more says whether a lane's stall
+/// explains it, in the record and in the verdict's evidence (a tail the
+/// host caused is a fact about the host, not the path).
+fn name_the_tail(rec: &mut StepRecord) {
+    let (Some(l), Some(s)) = (&rec.latency, &rec.stalls) else { return };
+    rec.tail_cause = s.tail_cause(l);
+    if let (Some(cause), Some(v)) = (&rec.tail_cause, rec.verdict.as_mut()) {
+        if let Some(first) = v.limits.first_mut() {
+            first.evidence = format!("{}; latency: {cause}", first.evidence);
+        }
+    }
 }
 
 /// A group trial's step: the loss is drop's count against what every
