@@ -271,6 +271,11 @@ fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
     }
     assert!(texts.iter().any(|t| t.starts_with("NDR ")) && texts.iter().any(|t| t.starts_with("PDR ")), "{texts:?}");
     let trials = v["trials"].as_array().unwrap();
+    // Every trial's loss is exact, above the knee (real loss) and below it.
+    for t in trials {
+        assert_exact(t);
+    }
+    assert!(trials.iter().any(|t| t["lost"].as_u64().unwrap() > 0), "trials above the knee lose frames");
     let circles = doc.descendants().filter(|n| n.has_tag_name("circle")).count();
     assert!(circles >= trials.len(), "a point per trial: {circles} for {}", trials.len());
     let csv = std::fs::read_to_string(&csv_path).unwrap();

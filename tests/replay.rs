@@ -377,6 +377,10 @@ fn blast_killed_mid_replay_three_times_leaves_drop_exact_for_the_next() {
         for k in ["lost_estimate", "duplicates", "late"] {
             assert_eq!(s["receiver"]["probe"][k], 0, "round {i} {k}: {s}");
         }
+        // The killed run's frames (same stream ids, another run id) are not this replay's.
+        let t = &s["receiver"]["trial"];
+        assert_eq!(t["sent"], s["stamped"], "round {i}: the trial is the probed frames: {s}");
+        assert_eq!((t["received"].as_u64(), t["lost"].as_u64()), (t["sent"].as_u64(), Some(0)), "round {i}: {s}");
     }
     sigint(&drop);
     let d = drop.finish(Duration::from_secs(30));

@@ -374,3 +374,42 @@ pub fn assert_matches_schema(record: &serde_json::Value, name: &str) {
     let errors: Vec<String> = validator.iter_errors(record).map(|e| format!("{e} at {}", e.instance_path)).collect();
     assert!(errors.is_empty(), "record does not match {path}: {errors:#?}");
 }
+
+/// CPU hogs beside a test (a shared cloud host's neighbours): `n` busy
+/// shell loops, killed when this is dropped.
+pub struct Hogs(Vec<Child>);
+
+impl Hogs {
+    pub fn start(n: usize) -> Hogs {
+        Hogs((0..n).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().expect("a shell for the CPU hog")).collect())
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A measured step's (or knee trial's) loss is exact: drop's account of
+/// the trial's own frames agrees with what blast sent, `received + lost =
+/// sent`, and no accounting error was found. Returns (sent, lost).
+pub fn assert_exact(step: &serde_json::Value) -> (u64, u64) {
+    assert!(step["error"].is_null(), "the step failed: {step}");
+    let t = &step["receiver"]["trial"];
+    assert!(t.is_object(), "no exact account ({}): {step}", step["receiver"]["trial_unavailable"]);
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or_else(|| panic!("not a count: {v} in {step}"));
+    let (sent, received, lost) = (n(&step["sent"]["packets"]), n(&t["received"]), n(&t["lost"]));
+    assert_eq!(n(&t["sent"]), sent, "blast's count and its sequence numbers agree: {step}");
+    assert_eq!(received + lost, sent, "received + lost = sent: {step}");
+    assert_eq!(n(&step["lost"]), lost, "{step}");
+    assert_eq!(n(&step["received"]["packets"]), received, "the step's received is the trial's own frames: {step}");
+    assert_eq!(n(&t["error_streams"]), 0, "{step}");
+    assert!(step["accounting_error"].is_null(), "{step}");
+    let other = n(&step["receiver"]["other_frames"]);
+    assert_eq!(received + other, n(&step["receiver"]["packets"]), "the trial's and the others make drop's count: {step}");
+    (sent, lost)
+}

@@ -86,6 +86,11 @@ pub struct StepRecord {
     /// explains it (the host's) or not (the path's), in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail_cause: Option<String>,
+    /// The step ran twice: its first attempt found the path broken (the
+    /// two ends not joined through), with this evidence; the figures are
+    /// the second attempt's, after the sender's port started again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broken_attempt: Option<String>,
     /// The step could not be measured, and why.
     pub error: Option<String>,
     /// With several ports: each port's share of the step (the totals above

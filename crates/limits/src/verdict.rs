@@ -359,9 +359,12 @@ const PATH_RETRIES: u64 = 1000;
 fn broken_path(w: &WindowCounters) -> Option<Limit> {
     let received = w.received?;
     let pushed_back = w.ring_full_retries >= PATH_RETRIES && w.ring_full_retries > w.accepted;
+    // Paced, a receiver that keeps up finds frames on few of its polls
+    // too: the sign is a queue that held back most of the pace.
+    let held_back = w.offered.is_none_or(|o| w.accepted.saturating_mul(2) < o);
     let busy_polls = w.receiver_polls.saturating_sub(w.receiver_empty_polls);
     let idle = w.receiver_polls >= 1000 && busy_polls * 1000 <= w.receiver_polls;
-    if !pushed_back || !idle {
+    if !pushed_back || !held_back || !idle {
         return None;
     }
     let wanted = w.offered.unwrap_or(w.accepted).max(w.accepted);
@@ -424,6 +427,10 @@ mod tests {
         assert_eq!(v.label(), "path");
         assert!(v.limits[0].evidence.contains("found frames 48 times"), "{}", v.limits[0].evidence);
         assert_eq!(v.limits[0].frames, 200_000 - 1536);
+        // Paced and delivered nearly all of it: a receiver keeping up at a low
+        // rate polls mostly empty too, and its stalls filled the queue.
+        let kept_up = WindowCounters { accepted: 190_000, received: Some(190_000), receiver_empty_polls: 71_000_000 - 6_000, ..w.clone() };
+        assert_eq!(verdict(&kept_up).label(), "sender");
         // A receiver that is busy with what the queue holds: the sender's queue is simply full.
         let slow_rx = WindowCounters { receiver_empty_polls: 1_000_000, receiver_polls: 2_000_000, ..w.clone() };
         assert!(!verdict(&slow_rx).label().contains("path"));

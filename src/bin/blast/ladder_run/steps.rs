@@ -57,10 +57,36 @@ pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mu
             // A step that cannot run (a port that will not start, a link that
             // stays down when the receiver is gone) ends the ladder, and the
             // steps before it are still written.
-            let (rec, step_failure, interrupted) = match peer::measure(sender, peer.as_deref_mut(), &params, i, run) {
+            let mut measured = match peer::measure(sender, peer.as_deref_mut(), &params, i, run) {
                 Ok(measured) => measured,
                 Err(f) => (failed(i, run, step, flows, f.message.clone()), Some(f.message), signals::interrupted()),
             };
+            // A broken path (the two ends not joined through: memif rings
+            // left apart by a reconnect) measured nothing of either end: the
+            // port starts again and the step runs once more, the first
+            // attempt's evidence kept in the record.
+            if let Some(evidence) = broken_path(&measured.0).filter(|_| measured.1.is_none() && !measured.2) {
+                blastdrop::say!(
+                    "blast: step {}: the path broke ({evidence}): starting the port again and measuring the step once more",
+                    i + 1
+                );
+                sender.reconnect_next_step();
+                let again = match peer.as_deref_mut() {
+                    Some(p) => {
+                        crate::peer::prepare_step(p, sender, args.rx_queues.unwrap_or(step.queues), step.size).map_err(|e| e.to_string())
+                    }
+                    None => Ok(()),
+                }
+                .and_then(|()| peer::measure(sender, peer.as_deref_mut(), &params, i, run).map_err(|f| f.message));
+                match again {
+                    Ok(mut m) => {
+                        m.0.broken_attempt = Some(evidence);
+                        measured = m;
+                    }
+                    Err(e) => measured = (failed(i, run, step, flows, e.clone()), Some(e), signals::interrupted()),
+                }
+            }
+            let (rec, step_failure, interrupted) = measured;
             if step_failure.is_some() {
                 failure = step_failure;
             }
@@ -72,6 +98,12 @@ pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mu
         }
     }
     (records, failure)
+}
+
+/// The evidence of a broken path, when that is the step's verdict.
+fn broken_path(rec: &StepRecord) -> Option<String> {
+    let v = rec.verdict.as_ref()?;
+    v.primary().filter(|l| l.kind == limits::LimitKind::Path).map(|l| l.evidence.clone())
 }
 
 /// The record of a step that could not run.
