@@ -22,7 +22,7 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
     if let Some(f) = receiver {
         let exact = exact_account(w, f);
         // The trial's own frames where drop counted them per stream; else every frame that arrived.
-        c.received = Some(exact.map_or(f.packets, |t| t.received));
+        c.received = Some(exact.map_or(f.trial_received.unwrap_or(f.packets), |t| t.received));
         c.accounting_error = exact.and_then(|t| t.error(Some(w.total.packets)));
         c.receiver_imissed = f.imissed;
         c.receiver_rx_nombuf = f.rx_nombuf;
@@ -61,6 +61,12 @@ pub fn offered(rate: Option<f64>, seconds: f64) -> Option<u64> {
     rate.map(|r| (r * seconds).round() as u64)
 }
 
+/// What arrived on one of drop's ports: the trial's own frames where it
+/// counted them, else every frame.
+fn port_received(f: &WindowFigures) -> u64 {
+    f.trial_received.unwrap_or(f.packets)
+}
+
 /// Each port's share of a step when blast sends on several: its own
 /// figures and verdict, against drop's port of the same index when drop
 /// reports as many ports (otherwise sender-side only). `names`: blast's
@@ -94,10 +100,11 @@ pub fn port_steps(
                 sender_opackets: pw.port.opackets,
                 sender_oerrors: pw.port.oerrors,
                 sender_xstats: pw.xstats.counters.deltas(),
-                received: rx.map(|f| ladder::Rates::over(f.packets, f.bytes, w.seconds)),
+                // The trial's own frames that arrived on the paired port, where drop counted them.
+                received: rx.map(|f| ladder::Rates::over(port_received(f), f.trial_received_bytes.unwrap_or(f.bytes), w.seconds)),
                 receiver_port: rx.and_then(|f| f.port_name.clone()),
                 receiver_imissed: rx.map(|f| f.imissed),
-                loss_pct: rx.filter(|_| share > 0).map(|f| ladder::StepRecord::loss_from(pw.total.packets, f.packets)),
+                loss_pct: rx.filter(|_| share > 0).map(|f| ladder::StepRecord::loss_from(pw.total.packets, port_received(f))),
                 verdict,
             }
         })

@@ -74,6 +74,13 @@ pub struct Snapshot {
     pub cpu: Option<crate::host::CpuTimes>,
 }
 
+/// The exact account of a window: each sender's, and what of the trial
+/// arrived on each port (frames, bytes).
+pub struct TrialFigures {
+    pub accounts: Vec<seqtrack::TrialAccount>,
+    pub per_port: Vec<(u64, u64)>,
+}
+
 /// One queue's figures over a run, summed across restarts.
 #[derive(Debug, Clone, Default)]
 pub struct QueueTotals {
@@ -544,17 +551,21 @@ impl Receiver {
 
     /// The exact account of each sender's trial frames, from the running
     /// lanes' counts (`starts` as the window opened with, `ends` where the
-    /// senders' streams stand now); Err says why there is none.
-    pub fn trial_accounts(
-        &self,
-        starts: &[seqtrack::StreamEdge],
-        ends: &[seqtrack::StreamEdge],
-    ) -> Result<Vec<seqtrack::TrialAccount>, String> {
+    /// senders' streams stand now), and each port's share of the trial's
+    /// frames that arrived (frames, bytes; in --port order); Err says why there is none.
+    pub fn trial_accounts(&self, starts: &[seqtrack::StreamEdge], ends: &[seqtrack::StreamEdge]) -> Result<TrialFigures, String> {
         if let Some(why) = self.trial_refusal(starts) {
             return Err(why);
         }
         let lanes: Vec<u16> = self.lanes.iter().map(|l| l.queue).collect();
-        self.trial.collect(&lanes)?.accounts(starts, ends)
+        let counts = self.trial.collect(&lanes)?;
+        let per_port = (0..self.sides.len() as u16)
+            .map(|p| {
+                let mine: Vec<u16> = self.lanes.iter().filter(|l| l.port == p).map(|l| l.queue).collect();
+                counts.of_lanes(&mine).received(starts)
+            })
+            .collect();
+        Ok(TrialFigures { accounts: counts.accounts(starts, ends)?, per_port })
     }
 
     pub fn snapshot(&self) -> Snapshot {

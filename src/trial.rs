@@ -169,6 +169,16 @@ impl Counts<'_> {
         sum
     }
 
+    /// The same answers, of the lanes in `lanes` only (one port's).
+    pub fn of_lanes(&self, lanes: &[u16]) -> Counts<'_> {
+        Counts { board: self.board, lanes: self.lanes.iter().copied().filter(|q| lanes.contains(q)).collect() }
+    }
+
+    /// The trial frames of every sender's streams that these lanes took, and their bytes.
+    pub fn received(&self, edges: &[StreamEdge]) -> (u64, u64) {
+        edges.iter().flat_map(|e| e.ids()).map(|id| self.of(id)).fold((0, 0), |(n, b), c| (n + c.received, b + c.bytes))
+    }
+
     /// The account of each sender's streams between their edges.
     pub fn accounts(&self, starts: &[StreamEdge], ends: &[StreamEdge]) -> Result<Vec<TrialAccount>, String> {
         if starts.len() != ends.len() {

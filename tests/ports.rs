@@ -126,6 +126,11 @@ fn a_ladder_over_two_memif_pairs_has_rows_per_port_that_add_up() {
         }
         let rx_ports = s["receiver"]["ports"].as_array().expect("drop's figures per port");
         assert_eq!(rx_ports.len(), 2);
+        // Exact over the step, and each port's share of the trial's own frames.
+        assert_exact(s);
+        for (p, rx) in ports.iter().zip(rx_ports) {
+            assert_eq!(p["received"]["packets"], rx["trial_received"], "{rx}");
+        }
     }
     // The table has a row per port under each step, the CSV too.
     let sub_rows = out.stdout.lines().filter(|l| l.trim_start().starts_with("p0") || l.trim_start().starts_with("p1")).count();

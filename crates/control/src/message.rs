@@ -143,6 +143,12 @@ pub struct WindowFigures {
     /// the trial's figures, never mixed in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub other_frames: Option<u64>,
+    /// With several ports, on each port's figures: the trial's own frames
+    /// that arrived on it, and their bytes (its share of `trial.received`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_received: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_received_bytes: Option<u64>,
     /// Each sender's own account, in the order of the edges drop was
     /// given (a group's members); drop's side only, never on the wire.
     #[serde(skip)]

@@ -335,8 +335,16 @@ fn summarize(
         ring_full_retries: total.ring_full_retries,
         alloc_failures: total.alloc_failures,
         unsent: outcome.lanes.iter().map(|l| l.outcome.unsent).sum(),
-        received: figures.as_ref().map(|f| Rates::over(f.packets, f.bytes, window.seconds)),
-        loss_pct: figures.as_ref().map(|f| ladder::StepRecord::loss_from(window.total.packets, f.packets)),
+        // Every frame sent carried a probe: the exact account of them; else
+        // drop's frame count (other frames included), as the verdict reads it.
+        received: figures.as_ref().map(|f| match blastdrop::attribution::exact_account(&window, f) {
+            Some(t) => Rates::over(t.received, t.received_bytes, window.seconds),
+            None => Rates::over(f.packets, f.bytes, window.seconds),
+        }),
+        loss_pct: figures.as_ref().map(|f| {
+            let got = blastdrop::attribution::exact_account(&window, f).map_or(f.packets, |t| t.received);
+            ladder::StepRecord::loss_from(window.total.packets, got)
+        }),
         receiver: figures,
         limit: verdict.label(),
         verdict,
@@ -382,8 +390,17 @@ fn print_summary(s: &Summary) {
             rx.packets, rx.mpps, rx.wire_gbps
         );
         let sizes: Vec<String> = f.sizes.iter().map(|x| format!("{} B: {}", x.size, x.frames)).collect();
+        if let Some(t) = &f.trial {
+            blastdrop::say!(
+                "  the replay's probed frames: sent {}, received {}, lost {} (exact){}",
+                t.sent,
+                t.received,
+                t.lost,
+                f.other_frames.map_or(String::new(), |o| format!("; {o} other frame(s) in drop's window"))
+            );
+        }
         blastdrop::say!(
-            "  probes {} (lost {}, reordered {}, duplicates {}), non-probe frames {}; probe frames by size: {}",
+            "  probes {} (lost about {} by their gaps, reordered {}, duplicates {}), non-probe frames {}; probe frames by size: {}",
             f.probe.received,
             f.probe.lost,
             f.probe.reordered,

@@ -135,9 +135,12 @@ impl Backend for DropBackend {
         f.window = window;
         let starts = std::mem::replace(&mut self.trial_starts, Err("no window open".into()));
         match starts.and_then(|s| rx.trial_accounts(&s, streams)) {
-            Ok(parts) => {
+            Ok(blastdrop::receiver::TrialFigures { accounts: parts, per_port }) => {
                 let mut sum = seqtrack::TrialAccount::default();
                 parts.iter().for_each(|p| sum.merge(p));
+                for (port, (n, bytes)) in f.ports.iter_mut().zip(per_port) {
+                    (port.trial_received, port.trial_received_bytes) = (Some(n), Some(bytes));
+                }
                 f.other_frames = Some(f.packets.saturating_sub(sum.received));
                 (f.trial, f.trial_parts) = (Some(sum), parts);
             }
