@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Sets up an EC2 instance for blastdrop, from nothing: DPDK (the
-# distribution's package, or a pinned LTS built from source with the
-# platform settings for the CPU: Graviton2/3/4), the Rust toolchain and
-# blastdrop; hugepages; the data interface(s) bound to vfio-pci in no-IOMMU
-# mode with write-combining (ENA's LLQ needs it), checked; the EAL arguments
-# for them (devargs included) written to a file. Idempotent: a step already
-# done is skipped.
+# Sets up an EC2 instance (or any machine with a PCI NIC) for blastdrop,
+# from nothing: DPDK (the distribution's package, or a pinned LTS built from
+# source with the platform settings for the CPU: Graviton2/3/4), the Rust
+# toolchain and blastdrop; hugepages; the data interface(s) bound to
+# vfio-pci (through the IOMMU when the machine has one, else in no-IOMMU
+# mode, with write-combining for ENA's LLQ) or uio_pci_generic, checked; the
+# EAL arguments for them (devargs included) written to a file. Idempotent: a
+# step already done is skipped, and a run with nothing left to do says so.
 #
 #   deploy/setup.sh [--dry-run] [--undo] [--iface NAME ...] [--hugepage-mib MIB] [--repo DIR]
-#                   [--dpdk-source VERSION] [--driver vfio-pci|uio_pci_generic] [--etc DIR]
+#                   [--no-build] [--dpdk-source VERSION] [--driver vfio-pci|uio_pci_generic] [--etc DIR]
 #
 #   --dry-run     print every step, change nothing
-#   --undo        give the data interface(s) back to the kernel's ena driver
+#   --undo        give the data interface(s) back to the kernel drivers they had
+#                 (recorded in DIR/bound at binding; ENA devices without a record: ena)
 #   --iface NAME  the data interface (repeatable) [default: every ENA interface
-#                 except the one holding the default route: that is the management one]
+#                 except the one holding the default route: that is the management one].
+#                 Any PCI NIC (igb, ixgbe, ice, mlx5...): the ENA-only steps are skipped, saying so
+#   --no-build    blastdrop is installed already (the .deb, or blast and drop on PATH):
+#                 no build packages, no toolchain, no build; only DPDK's runtime and tools
 #   --hugepage-mib MIB  hugepage memory to reserve [default: 4096], in pages of the kernel's
 #                 default hugepage size: 2 MiB on 4K-page kernels (x86, most arm64), 512 MiB
 #                 on 64K-page arm64 kernels (rounded up to whole pages; the plan says so)
@@ -26,13 +31,15 @@
 #                 patch) or uio_pci_generic (no interrupts: needs DPDK 24.03+, where ENA's
 #                 control_path_poll_interval devarg replaces them; no write-combining)
 #   --etc DIR     where the EAL arguments file goes [default: /etc/blastdrop]: eal-args holds
-#                 the -a options for the data interfaces, devargs included
+#                 the -a options for the data interfaces, devargs included; bound lists
+#                 each bound device (PCI address, the kernel driver it had, its interface)
 #
 # Exit codes: 0 done (or nothing left to do); 2 bad arguments; 3 no ENA
-# interface on this machine (nothing changed); 4 a step failed (said which).
+# interface on this machine and none named (nothing changed); 4 a step
+# failed (said which).
 set -euo pipefail
 
-dry=0 undo=0 mem_mib=4096 ifaces=() repo="" dpdk_src="" driver=vfio-pci etc=/etc/blastdrop
+dry=0 undo=0 nobuild=0 mem_mib=4096 ifaces=() repo="" dpdk_src="" driver=vfio-pci etc=/etc/blastdrop
 while [ $# -gt 0 ]; do
     case "$1" in
         --dry-run) dry=1 ;;
@@ -46,7 +53,8 @@ while [ $# -gt 0 ]; do
         --dpdk-source) [ $# -ge 2 ] || { echo "setup: error: --dpdk-source needs a version (e.g. 24.11.3)" >&2; exit 2; }; dpdk_src="$2"; shift ;;
         --driver) [ $# -ge 2 ] || { echo "setup: error: --driver needs vfio-pci or uio_pci_generic" >&2; exit 2; }; driver="$2"; shift ;;
         --etc) [ $# -ge 2 ] || { echo "setup: error: --etc needs a directory" >&2; exit 2; }; etc="$2"; shift ;;
-        -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --no-build) nobuild=1 ;;
+        -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "setup: error: unknown argument '$1' (see deploy/setup.sh --help)" >&2; exit 2 ;;
     esac
     shift
@@ -81,9 +89,11 @@ dpdk_platform() {
 [ -n "$repo" ] || repo="$(cd "$(dirname "$0")/.." && pwd)"
 SYS="${BLASTDROP_SYSFS:-/sys}"
 
-# Runs a step, or prints it under --dry-run.
+# Runs a step, or prints it under --dry-run; counts what changed.
+changes=0
 step() {
     local what="$1"; shift
+    changes=$((changes + 1))
     if [ "$dry" = 1 ]; then
         printf 'setup: would %s: %s\n' "$what" "$*"
         return 0
@@ -126,23 +136,82 @@ for i in "${ifaces[@]}"; do
     fi
 done
 
-pci_of() { basename "$(readlink -f "$SYS/class/net/$1/device")"; }
+# The PCI address behind interface $1: from sysfs while the kernel drives
+# it, from $etc/bound once this script bound it (the interface is gone then).
+pci_of() {
+    if [ -e "$SYS/class/net/$1/device" ]; then
+        basename "$(readlink -f "$SYS/class/net/$1/device")"
+    else
+        awk -v i="$1" '$3 == i { print $1; exit }' "$etc/bound" 2>/dev/null || true
+    fi
+}
+# The driver a PCI device is bound to now (empty: none).
+driver_of() {
+    [ -e "$SYS/bus/pci/devices/$1/driver" ] && basename "$(readlink -f "$SYS/bus/pci/devices/$1/driver")"
+    return 0
+}
+# The kernel driver interface $1 had: now, or as recorded at binding.
+kernel_driver_of() {
+    if [ -e "$SYS/class/net/$1/device/driver" ]; then
+        basename "$(readlink -f "$SYS/class/net/$1/device/driver")"
+    else
+        awk -v i="$1" '$3 == i { print $2; exit }' "$etc/bound" 2>/dev/null || true
+    fi
+}
 
 # --- undo -----------------------------------------------------------------
+# Every device this script bound (DIR/bound: address, kernel driver,
+# interface) goes back to its kernel driver; an ENA device bound by hand,
+# with no record, goes back to ena.
 if [ "$undo" = 1 ]; then
-    bound=()
+    back=()
+    while read -r pci kdrv name; do
+        [ -n "$pci" ] || continue
+        case "$(driver_of "$pci")" in
+            vfio-pci|uio_pci_generic) back+=("$pci $kdrv ${name:-?}") ;;
+        esac
+    done < <(cat "$etc/bound" 2>/dev/null)
     for dev in "$SYS"/bus/pci/drivers/vfio-pci/0000:* "$SYS"/bus/pci/drivers/uio_pci_generic/0000:*; do
         [ -e "$dev" ] || continue
-        [ "$(cat "$dev/vendor" 2>/dev/null)" = 0x1d0f ] && bound+=("$(basename "$dev")")
+        pci=$(basename "$dev")
+        printf '%s\n' "${back[@]}" | grep -q "^$pci " && continue
+        [ "$(cat "$dev/vendor" 2>/dev/null)" = 0x1d0f ] && back+=("$pci ena ?")
     done
-    if [ "${#bound[@]}" -eq 0 ]; then
-        echo "setup: no ENA device is bound to vfio-pci or uio_pci_generic: nothing to undo."
+    if [ "${#back[@]}" -eq 0 ]; then
+        echo "setup: no device this script bound (${etc}/bound) and no ENA device is bound to vfio-pci or uio_pci_generic: nothing to undo."
         exit 0
     fi
-    for pci in "${bound[@]}"; do
-        step "give $pci back to the ena driver" dpdk-devbind.py --bind=ena "$pci"
+    for b in "${back[@]}"; do
+        read -r pci kdrv name <<<"$b"
+        step "give $pci ($name) back to the $kdrv driver" dpdk-devbind.py --bind="$kdrv" "$pci"
     done
+    if [ -f "$etc/bound" ] || [ -f "$etc/eal-args" ]; then
+        step "forget the bound devices and their EAL arguments ($etc/bound, $etc/eal-args)" rm -f "$etc/bound" "$etc/eal-args"
+    fi
+    [ "$dry" = 1 ] || echo "setup: undone: ${#back[@]} device(s) back with their kernel drivers."
     exit 0
+fi
+
+# Which interfaces are ENA: the steps for ENA's LLQ (write-combining, the
+# admin-queue devarg) apply to those only.
+ena=() other=()
+for i in "${ifaces[@]}"; do
+    pci=$(pci_of "$i")
+    if [ -z "$pci" ]; then
+        echo "setup: error: no interface $i here (and none bound by this script under that name): ip -br link lists them" >&2
+        exit 2
+    fi
+    kdrv=$(kernel_driver_of "$i")
+    if [ "$kdrv" = ena ] || [ "$(cat "$SYS/bus/pci/devices/$pci/vendor" 2>/dev/null)" = 0x1d0f ]; then
+        ena+=("$i")
+    else
+        other+=("$i (${kdrv:-no driver})")
+    fi
+done
+any_ena=0
+[ "${#ena[@]}" -gt 0 ] && any_ena=1
+if [ "$any_ena" = 0 ]; then
+    echo "setup: not ENA: ${other[*]}: the ENA-only steps (vfio-pci with write-combining for LLQ, ENA's admin-queue devarg, the LLQ check) are skipped"
 fi
 
 echo "setup: data interface(s): ${ifaces[*]} (management: ${mgmt_iface:-none found})"
@@ -150,15 +219,20 @@ echo "setup: data interface(s): ${ifaces[*]} (management: ${mgmt_iface:-none fou
 # The DPDK this machine will run: the one asked for, the one installed, or
 # the distribution's candidate. Checked before anything changes.
 dpdk_version=${dpdk_src:-$(pkg-config --modversion libdpdk 2>/dev/null ||
+    dpkg-query -W -f '${Version}\n' 'librte-eal*' 2>/dev/null | sed -n '/^[0-9]/ { s/-.*//; p; q }' | grep . ||
     apt-cache policy libdpdk-dev 2>/dev/null | awk '/Candidate:/ { sub(/-.*/, "", $2); print $2 }')}
-if [ "$driver" = uio_pci_generic ] && ! version_ge "${dpdk_version:-0}" 24.03; then
+if [ "$driver" = uio_pci_generic ] && [ "$any_ena" = 1 ] && ! version_ge "${dpdk_version:-0}" 24.03; then
     echo "setup: error: --driver uio_pci_generic has no interrupts, and ENA's admin commands (its allowance counters) then need the control_path_poll_interval devarg of DPDK 24.03+; this DPDK is ${dpdk_version:-unknown}: use --driver vfio-pci, or --dpdk-source 24.11.3" >&2
     exit 2
 fi
 
 # --- packages, DPDK, toolchain, blastdrop ----------------------------------
 need=()
-if [ -n "$dpdk_src" ]; then
+if [ "$nobuild" = 1 ]; then
+    # dpdk-devbind.py; the runtime libraries came with blastdrop's package.
+    pkgs=(dpdk)
+    [ -z "$dpdk_src" ] || { echo "setup: error: --dpdk-source builds DPDK for a blastdrop build, and --no-build makes none: give one of them" >&2; exit 2; }
+elif [ -n "$dpdk_src" ]; then
     pkgs=(meson ninja-build python3-pyelftools libnuma-dev xz-utils libclang-dev pkg-config build-essential git curl)
 else
     pkgs=(dpdk dpdk-dev libdpdk-dev libclang-dev pkg-config build-essential git curl)
@@ -185,11 +259,19 @@ if [ -n "$dpdk_src" ]; then
     fi
 fi
 
-if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
-    step "install the Rust toolchain (rustup)" sh -c "curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal"
+if [ "$nobuild" = 1 ]; then
+    for b in blast drop; do
+        command -v "$b" >/dev/null 2>&1 || { echo "setup: error: --no-build, but no $b on PATH: install blastdrop's .deb (scripts/package), or leave out --no-build" >&2; exit 2; }
+    done
+    echo "setup: blastdrop installed: $(command -v blast), $(command -v drop) (--no-build: no toolchain, no build)"
+else
+    if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+        step "install the Rust toolchain (rustup)" sh -c "curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal"
+    fi
+    export PATH="$HOME/.cargo/bin:$PATH"
+    step "build blastdrop (release) in $repo" cargo build --release --locked --manifest-path "$repo/Cargo.toml"
+    changes=$((changes - 1)) # a build of what is built already changes nothing
 fi
-export PATH="$HOME/.cargo/bin:$PATH"
-step "build blastdrop (release) in $repo" cargo build --release --locked --manifest-path "$repo/Cargo.toml"
 
 # --- hugepages --------------------------------------------------------------
 # In the kernel's default hugepage size (the one hugetlbfs mounts with):
@@ -226,29 +308,96 @@ if [ "$driver" = uio_pci_generic ]; then
     if [ ! -d "$SYS/bus/pci/drivers/uio_pci_generic" ]; then
         step "load uio_pci_generic" modprobe uio_pci_generic
     fi
-    echo "setup: warning: uio_pci_generic maps the LLQ BAR without write-combining: ENA's LLQ runs far below its rate (vfio-pci with the patch does not)" >&2
+    if [ "$any_ena" = 1 ]; then
+        echo "setup: warning: uio_pci_generic maps the LLQ BAR without write-combining: ENA's LLQ runs far below its rate (vfio-pci with the patch does not)" >&2
+    fi
+    # uio_pci_generic maps nothing in the IOMMU: where the IOMMU translates
+    # for the device's group, the NIC's DMA faults and nothing is sent.
+    for i in "${ifaces[@]}"; do
+        pci=$(pci_of "$i")
+        gtype=$(cat "$SYS/bus/pci/devices/$pci/iommu_group/type" 2>/dev/null || echo none)
+        case "$gtype" in
+            none|identity) ;;
+            *) echo "setup: error: $i ($pci) is behind an IOMMU that translates its DMA (group type $gtype), and uio_pci_generic programs no IOMMU: use --driver vfio-pci, or boot with iommu=pt" >&2
+               exit 4 ;;
+        esac
+    done
+    echo "setup: driver: uio_pci_generic (no IOMMU translation, no interrupts)"
 fi
-# --- vfio-pci, no IOMMU, write-combining --------------------------------------
+# --- vfio-pci: through the IOMMU, or in no-IOMMU mode; write-combining --------
+# Whether the running kernel has vfio's no-IOMMU mode: yes, no, or unknown
+# (no config to read, and vfio not loaded to show its parameter).
+kernel_noiommu() {
+    local release cfg
+    release=$(uname -r)
+    [ -e "$SYS/module/vfio/parameters/enable_unsafe_noiommu_mode" ] && { echo yes; return; }
+    cfg=${BLASTDROP_KCONFIG:-/boot/config-$release}
+    if [ -r "$cfg" ]; then
+        grep -q '^CONFIG_VFIO_NOIOMMU=y' "$cfg" && echo yes || echo no
+    elif [ -r /proc/config.gz ]; then
+        zgrep -q '^CONFIG_VFIO_NOIOMMU=y' /proc/config.gz && echo yes || echo no
+    else
+        echo unknown
+    fi
+}
 if [ "$driver" = vfio-pci ] && [ ! -d "$SYS/bus/pci/drivers/vfio-pci" ]; then
     step "load vfio-pci" modprobe vfio-pci
 fi
-if [ "$driver" = vfio-pci ] && { [ ! -d "$SYS/class/iommu" ] || [ -z "$(ls -A "$SYS/class/iommu" 2>/dev/null)" ]; }; then
-    noiommu="$SYS/module/vfio/parameters/enable_unsafe_noiommu_mode"
-    if [ "$(cat "$noiommu" 2>/dev/null)" != Y ]; then
-        step "enable vfio's no-IOMMU mode (this instance has no IOMMU)" sh -c "echo 1 > $noiommu"
+if [ "$driver" = vfio-pci ]; then
+    iommus=$(find "$SYS/class/iommu" -mindepth 1 -maxdepth 1 -printf '%f ' 2>/dev/null || true)
+    if [ -n "$iommus" ]; then
+        echo "setup: driver: vfio-pci through the IOMMU (${iommus% })"
+        # An IOMMU without MSI isolation (no interrupt remapping: QEMU's
+        # SMMUv3, some arm64 parts) makes vfio refuse the device unless told.
+        unsafe="$SYS/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts"
+        if [ "${BLASTDROP_ARCH:-$(uname -m)}" = aarch64 ] && [ -e "$unsafe" ] && [ "$(cat "$unsafe")" != Y ] &&
+            ! grep -qs 'ITS' /proc/interrupts; then
+            step "let vfio use interrupts without MSI isolation (this IOMMU has none: no GIC ITS)" sh -c "echo 1 > $unsafe"
+        fi
+    else
+        noiommu="$SYS/module/vfio/parameters/enable_unsafe_noiommu_mode"
+        case "$(kernel_noiommu)" in
+            no)
+                echo "setup: error: this machine has no IOMMU and its kernel ($(uname -r)) was built without vfio's no-IOMMU mode (CONFIG_VFIO_NOIOMMU): use --driver uio_pci_generic, or turn the IOMMU on (intel_iommu=on / amd_iommu=on on the kernel command line)" >&2
+                exit 4 ;;
+            *)
+                echo "setup: driver: vfio-pci in no-IOMMU mode (no IOMMU here; the kernel has CONFIG_VFIO_NOIOMMU)"
+                if [ "$(cat "$noiommu" 2>/dev/null)" != Y ]; then
+                    step "enable vfio's no-IOMMU mode (this instance has no IOMMU)" sh -c "echo 1 > $noiommu"
+                fi ;;
+        esac
     fi
 fi
 # Stock vfio-pci maps BARs uncached: ENA's LLQ then runs far below its
 # rate. amzn-drivers' get-vfio-with-wc.sh builds vfio-pci with
 # write-combining for the running kernel.
-if [ "$driver" = vfio-pci ] && ! modinfo vfio-pci 2>/dev/null | grep -qi 'write.combin\|wc'; then
+if [ "$driver" = vfio-pci ] && [ "$any_ena" = 0 ]; then
+    echo "setup: skipped (ENA only): building vfio-pci with write-combining for LLQ"
+elif [ "$driver" = vfio-pci ] && ! modinfo vfio-pci 2>/dev/null | grep -qi 'write.combin\|wc'; then
     step "build vfio-pci with write-combining (amzn-drivers get-vfio-with-wc.sh)" sh -c \
         "cd /tmp && rm -rf amzn-drivers && git clone -q --depth 1 https://github.com/amzn/amzn-drivers && \
          cd amzn-drivers/userspace/dpdk/enav2-vfio-patch && ./get-vfio-with-wc.sh"
 fi
+record_bound() { # record_bound PCI KERNEL-DRIVER IFACE
+    mkdir -p "$etc"
+    { grep -v "^$1 " "$etc/bound" 2>/dev/null || true; echo "$1 $2 $3"; } >"$etc/bound.new"
+    mv "$etc/bound.new" "$etc/bound"
+}
 for i in "${ifaces[@]}"; do
     pci=$(pci_of "$i")
-    step "bring $i ($pci) down" ip link set "$i" down
+    kdrv=$(kernel_driver_of "$i")
+    now=$(driver_of "$pci")
+    if [ "$now" = "$driver" ]; then
+        echo "setup: $i ($pci) is bound to $driver already"
+        continue
+    fi
+    if [ -e "$SYS/class/net/$i" ]; then
+        step "bring $i ($pci) down" ip link set "$i" down
+    fi
+    # Recorded before binding: --undo must find it even if the bind fails half-way.
+    if [ -n "$kdrv" ] && [ "$kdrv" != vfio-pci ] && [ "$kdrv" != uio_pci_generic ]; then
+        step "record $pci ($i, kernel driver $kdrv) in $etc/bound for --undo" record_bound "$pci" "$kdrv" "$i"
+    fi
     step "bind $pci to $driver" dpdk-devbind.py --bind="$driver" "$pci"
 done
 
@@ -256,17 +405,21 @@ done
 # Devargs by DPDK line: without interrupts (uio_pci_generic), the admin
 # commands that read the allowance counters are polled (1000 ms: 24.11.3+
 # accepts only 500 to 1000).
-devargs=""
-[ "$driver" = uio_pci_generic ] && devargs=",control_path_poll_interval=1000"
 eal=""
-for i in "${ifaces[@]}"; do eal="$eal -a $(pci_of "$i")$devargs"; done
+for i in "${ifaces[@]}"; do
+    devargs=""
+    if [ "$driver" = uio_pci_generic ] && printf '%s\n' "${ena[@]}" | grep -qx "$i"; then
+        devargs=",control_path_poll_interval=1000"
+    fi
+    eal="$eal -a $(pci_of "$i")$devargs"
+done
 eal="${eal# }"
 if [ "$(cat "$etc/eal-args" 2>/dev/null)" != "$eal" ]; then
     step "write the EAL arguments ($eal) to $etc/eal-args" sh -c "mkdir -p '$etc' && echo '$eal' > '$etc/eal-args'"
 fi
 
 # --- checks ---------------------------------------------------------------
-if [ "$dry" = 0 ]; then
+if [ "$dry" = 0 ] && [ "$any_ena" = 1 ]; then
     pat=/sys/kernel/debug/x86/pat_memtype_list
     if [ -r "$pat" ]; then
         if grep -q write-combining "$pat"; then
@@ -277,5 +430,11 @@ if [ "$dry" = 0 ]; then
     else
         echo "setup: write-combining: cannot be read here ($pat is x86-only, or debugfs is not mounted); ENA's PMD logs whether LLQ runs with it at start"
     fi
-    echo "setup: done. Next: docs/ec2.md, 'Run'."
+fi
+if [ "$dry" = 0 ]; then
+    if [ "$changes" = 0 ]; then
+        echo "setup: nothing to change: every step was done already. EAL arguments: $eal"
+    else
+        echo "setup: done ($changes change(s)). EAL arguments: $eal. Next: docs/ec2.md, 'Run'."
+    fi
 fi

@@ -23,6 +23,8 @@ fn fake_sysfs(name: &str, ifaces: &[(&str, &str, &str)]) -> PathBuf {
         symlink(&dev, net.join("device")).unwrap();
     }
     hugepage_sizes(&root, &[2048], 2048);
+    // The kernel's build config (the script reads $BLASTDROP_KCONFIG for /boot/config-*).
+    std::fs::write(root.join("kconfig"), "CONFIG_VFIO=m\nCONFIG_VFIO_NOIOMMU=y\n").unwrap();
     root
 }
 
@@ -47,6 +49,7 @@ fn setup_env(sysfs: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String,
         .args(args)
         .env("BLASTDROP_SYSFS", sysfs)
         .env("BLASTDROP_MEMINFO", sysfs.join("meminfo"))
+        .env("BLASTDROP_KCONFIG", sysfs.join("kconfig"))
         .env("BLASTDROP_PAGESIZE", "4096");
     for (k, v) in env {
         cmd.env(k, v);
@@ -226,4 +229,51 @@ fn hugepages_are_reserved_in_the_kernels_default_size() {
     let (rc, _, err) = setup(&bad, &["--hugepage-mib", "0"]);
     assert_eq!(rc, 2, "{err}");
     assert!(err.contains("--hugepage-mib takes a whole number of MiB above 0"), "{err}");
+}
+
+#[test]
+fn any_pci_nic_named_skips_the_ena_steps_and_vfio_needs_an_iommu_or_no_iommu_mode() {
+    let sys = fake_sysfs("igb", &[("enp0s4", "igb", "0000:00:04.0"), ("enp0s6", "igb", "0000:00:06.0")]);
+    let before = snapshot(&sys);
+    let args = ["--dry-run", "--no-build", "--iface", "enp0s4", "--iface", "enp0s6", "--hugepage-mib", "512"];
+    let (rc, out, err) = setup_env(&sys, &args, &[("PATH", &format!("{}:/usr/bin:/bin:/usr/sbin:/sbin", env!("CARGO_MANIFEST_DIR")))]);
+    // blast and drop are not on that PATH: --no-build says what to do.
+    assert_eq!(rc, 2, "{out}{err}");
+    assert!(err.contains("--no-build, but no blast on PATH"), "{err}");
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_blast")).parent().unwrap().display().to_string();
+    let path = format!("{bin}:/usr/bin:/bin:/usr/sbin:/sbin");
+    let (rc, out, err) = setup_env(&sys, &args, &[("PATH", &path)]);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("not ENA: enp0s4 (igb) enp0s6 (igb): the ENA-only steps"), "{out}");
+    assert!(out.contains("skipped (ENA only): building vfio-pci with write-combining"), "{out}");
+    assert!(!out.contains("would build"), "--no-build builds nothing: {out}");
+    assert!(out.contains("driver: vfio-pci in no-IOMMU mode"), "{out}");
+    assert!(out.contains("would record 0000:00:04.0 (enp0s4, kernel driver igb)"), "{out}");
+    assert!(out.contains("would write the EAL arguments (-a 0000:00:04.0 -a 0000:00:06.0)"), "{out}");
+    assert!(!err.contains("write-combining"), "no LLQ warning for igb: {err}");
+    // No IOMMU and a kernel without no-IOMMU mode: refused, with the ways out.
+    std::fs::write(sys.join("kconfig"), "CONFIG_VFIO=m\n# CONFIG_VFIO_NOIOMMU is not set\n").unwrap();
+    let (rc, _, err) = setup_env(&sys, &args, &[("PATH", &path)]);
+    assert_eq!(rc, 4, "{err}");
+    assert!(err.contains("built without vfio's no-IOMMU mode (CONFIG_VFIO_NOIOMMU): use --driver uio_pci_generic"), "{err}");
+    // With an IOMMU, vfio-pci goes through it.
+    std::fs::create_dir_all(sys.join("class/iommu/dmar0")).unwrap();
+    let (rc, out, err) = setup_env(&sys, &args, &[("PATH", &path)]);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("driver: vfio-pci through the IOMMU (dmar0)"), "{out}");
+    // uio_pci_generic on igb: no ENA devarg, no LLQ warning.
+    let uio = [&args[..], &["--driver", "uio_pci_generic"]].concat();
+    let (rc, out, err) = setup_env(&sys, &uio, &[("PATH", &path)]);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("would write the EAL arguments (-a 0000:00:04.0 -a 0000:00:06.0)"), "{out}");
+    assert!(!out.contains("control_path_poll_interval") && !err.contains("write-combining"), "{out}{err}");
+    std::fs::remove_dir_all(sys.join("class/iommu")).unwrap();
+    std::fs::write(sys.join("kconfig"), "CONFIG_VFIO=m\nCONFIG_VFIO_NOIOMMU=y\n").unwrap();
+    let after = snapshot(&sys);
+    assert_eq!(after.len(), before.len(), "{after:#?}");
+    assert_eq!(after, before, "dry runs change nothing");
+    // A name that is no interface here.
+    let (rc, _, err) = setup_env(&sys, &["--dry-run", "--no-build", "--iface", "enp9s9"], &[("PATH", &path)]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("no interface enp9s9 here"), "{err}");
 }

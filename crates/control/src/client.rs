@@ -12,6 +12,8 @@ pub enum ClientError {
     Connect(String),
     /// The connection failed or the server said nothing in time.
     Io(String),
+    /// drop closed or reset the connection: it exited or was killed.
+    Gone(String),
     /// The server answered with an error.
     Remote(String),
     /// The answer made no sense.
@@ -23,6 +25,7 @@ impl fmt::Display for ClientError {
         match self {
             ClientError::Connect(e) => write!(f, "cannot reach drop's control port: {e}"),
             ClientError::Io(e) => write!(f, "control connection to drop failed: {e}"),
+            ClientError::Gone(e) => write!(f, "the receiver is gone (drop exited or was killed?): {e}"),
             ClientError::Remote(e) => write!(f, "drop refused: {e}"),
             ClientError::Protocol(e) => write!(f, "drop answered nonsense: {e}"),
         }
@@ -30,6 +33,18 @@ impl fmt::Display for ClientError {
 }
 
 impl std::error::Error for ClientError {}
+
+/// An I/O error on the control connection: a closed or reset connection
+/// means drop is gone, anything else is a failure of the connection.
+fn io_error(e: std::io::Error) -> ClientError {
+    use std::io::ErrorKind::*;
+    match e.kind() {
+        ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof => {
+            ClientError::Gone(format!("the control connection broke ({e})"))
+        }
+        _ => ClientError::Io(e.to_string()),
+    }
+}
 
 /// blast's end of the control channel.
 pub struct Client {
@@ -109,16 +124,16 @@ impl Client {
         let env = Envelope { v: VERSION, id, body: req };
         let mut line = serde_json::to_string(&env).map_err(|e| ClientError::Protocol(e.to_string()))?;
         line.push('\n');
-        self.writer.write_all(line.as_bytes()).map_err(|e| ClientError::Io(e.to_string()))?;
+        self.writer.write_all(line.as_bytes()).map_err(io_error)?;
         self.reader.get_ref().set_read_timeout(Some(timeout)).map_err(|e| ClientError::Io(e.to_string()))?;
         let mut answer = String::new();
         match self.reader.by_ref().take(MAX_LINE as u64 + 1).read_line(&mut answer) {
-            Ok(0) => return Err(ClientError::Io("drop closed the connection".into())),
+            Ok(0) => return Err(ClientError::Gone("drop closed the control connection".into())),
             Ok(_) => {}
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
                 return Err(ClientError::Io(format!("no answer within {timeout:?}")))
             }
-            Err(e) => return Err(ClientError::Io(e.to_string())),
+            Err(e) => return Err(io_error(e)),
         }
         let env: Envelope<Response> =
             serde_json::from_str(answer.trim_end()).map_err(|e| ClientError::Protocol(format!("{e}: {:.200}", answer.trim_end())))?;

@@ -13,6 +13,19 @@ pub const ENA_ALLOWANCES: &[&str] = &[
 /// ENA levels (not counters): reported as read, never differenced. 23.11+.
 pub const ENA_LEVELS: &[&str] = &["conntrack_allowance_available"];
 
+/// Hardware PMDs' own drop and error counters beyond the basic stats,
+/// watched on every port of that driver (as if named with --watch-xstat,
+/// but not required: a DPDK line that lacks one only warns). Names from
+/// each PMD's xstats table; igb's are read in the QEMU guest test.
+pub const PMD_DROP_COUNTERS: &[(&str, &[&str])] = &[
+    (
+        "net_e1000_igb",
+        &["rx_missed_packets", "rx_crc_errors", "rx_length_errors", "rx_undersize_errors", "rx_oversize_errors", "rx_management_dropped"],
+    ),
+    ("net_ixgbe", &["rx_missed_errors"]),
+    ("mlx5_pci", &["rx_out_of_buffer"]),
+];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CounterKind {
@@ -43,9 +56,15 @@ pub fn counter_set(driver: &str, watch: &[String]) -> Vec<CounterSpec> {
         set.extend(ENA_ALLOWANCES.iter().map(|n| CounterSpec { name: n.to_string(), kind: CounterKind::Allowance, required: false }));
         set.extend(ENA_LEVELS.iter().map(|n| CounterSpec { name: n.to_string(), kind: CounterKind::Level, required: false }));
     }
+    for (_, names) in PMD_DROP_COUNTERS.iter().filter(|(d, _)| *d == driver) {
+        set.extend(names.iter().map(|n| CounterSpec { name: n.to_string(), kind: CounterKind::Watched, required: false }));
+    }
     for w in watch {
-        if !set.iter().any(|s| &s.name == w) {
-            set.push(CounterSpec { name: w.clone(), kind: CounterKind::Watched, required: true });
+        match set.iter_mut().find(|s| &s.name == w) {
+            // Named by the user: now the device must have it.
+            Some(s) if s.kind == CounterKind::Watched => s.required = true,
+            Some(_) => {}
+            None => set.push(CounterSpec { name: w.clone(), kind: CounterKind::Watched, required: true }),
         }
     }
     set
@@ -86,6 +105,18 @@ pub fn resolve(names: &[String], wanted: &[CounterSpec]) -> Resolved {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hardware_pmd_gets_its_drop_counters_watched_unless_required() {
+        let igb = counter_set("net_e1000_igb", &["rx_crc_errors".to_string()]);
+        let missed = igb.iter().find(|s| s.name == "rx_missed_packets").expect("igb's missed counter watched");
+        assert_eq!((missed.kind, missed.required), (CounterKind::Watched, false));
+        let crc = igb.iter().find(|s| s.name == "rx_crc_errors").unwrap();
+        assert!(crc.required, "named by the user: required");
+        assert_eq!(igb.iter().filter(|s| s.name == "rx_crc_errors").count(), 1);
+        assert!(counter_set("net_memif", &[]).is_empty());
+        assert!(counter_set("net_ena", &[]).iter().all(|s| s.kind != CounterKind::Watched));
+    }
 
     fn names(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
