@@ -17,11 +17,17 @@ root_mounted=()
 root_undo=()
 
 root_cleanup() {
-    local i m
+    local i
     for ((i = ${#root_undo[@]} - 1; i >= 0; i--)); do
         eval "${root_undo[$i]}" 2>/dev/null || true
     done
     root_undo=()
+    root_unmount
+}
+
+# Every mount under the current root, and those made for it.
+root_unmount() {
+    local i m
     [ -n "$root_dir" ] || return 0
     # Mounts made inside (ip netns binds /run/netns), deepest first.
     while read -r m; do
@@ -53,14 +59,16 @@ root_system_mounts() {
     root_bind /sys /sys
 }
 
-# root_make NAME SUITE "FOREIGN-ARCHES" "PACKAGES" WHAT
-# Sets root_dir; makes the root when it is missing or stale.
+# root_make NAME SUITE "FOREIGN-ARCHES" "PACKAGES" WHAT [ARCH]
+# Sets root_dir; makes the root when it is missing or stale. ARCH: the
+# root's own architecture when it is not the host's (arm64: needs a binfmt
+# entry for it first, root_binfmt_aarch64).
 root_make() {
-    local name=$1 suite=$2 arches=$3 packages=$4 what=$5
+    local name=$1 suite=$2 arches=$3 packages=$4 what=$5 arch=${6:-}
     local cache=${BLASTDROP_CACHE:-/var/cache/blastdrop}/roots
     root_dir=$cache/$name
     local stamp=$root_dir/.blastdrop-ready
-    local recipe="suite=$suite arches=$arches packages=$packages"
+    local recipe="suite=$suite arches=$arches packages=$packages${arch:+ arch=$arch}"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$recipe" ] &&
         [ -n "$(find "$stamp" -mtime -30 2>/dev/null)" ]; then
         return 0
@@ -78,12 +86,12 @@ root_make() {
     echo "== making $what in $root_dir (from $mirror; kept for later runs)" >&2
     mkdir -p "$cache"
     rm -rf "$root_dir"
-    debootstrap --variant=minbase --keyring=/usr/share/keyrings/debian-archive-keyring.gpg "$suite" "$root_dir" "$mirror" >/dev/null
+    debootstrap --variant=minbase ${arch:+--arch=$arch} --keyring=/usr/share/keyrings/debian-archive-keyring.gpg "$suite" "$root_dir" "$mirror" >/dev/null
     root_system_mounts
     local add="" a
     for a in $arches; do add="$add dpkg --add-architecture $a;"; done
     chroot "$root_dir" /bin/sh -c "export DEBIAN_FRONTEND=noninteractive; $add apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $packages >/dev/null"
-    root_cleanup
+    root_unmount
     printf '%s\n' "$recipe" >"$stamp"
 }
 
@@ -98,4 +106,37 @@ root_enter() {
     mkdir -p "$root_dir/dev/shm" "$root_dir/run/netns"
     root_bind "$src" /src
     root_bind "${CARGO_HOME:-$HOME/.cargo}" /root/.cargo
+}
+
+# root_binfmt_aarch64 QEMU: for this script's life, a binfmt_misc entry
+# hands aarch64 ELF files to QEMU (a qemu-aarch64 inside a root; flag F: the
+# kernel opens it now, so it works inside any chroot). Removed by
+# root_cleanup, with binfmt_misc's mount if this made it. A host that
+# already has an enabled aarch64 entry keeps it, and it is used.
+root_binfmt_aarch64() {
+    local qemu=$1 binfmt=/proc/sys/fs/binfmt_misc entry name magic mask
+    if [ ! -e "$binfmt/register" ]; then
+        mount -t binfmt_misc binfmt_misc "$binfmt"
+        root_undo+=("umount $binfmt")
+    fi
+    for entry in "$binfmt"/*; do
+        if [ -f "$entry" ] && grep -q '^magic 7f454c460201010000000000000000000200b700' "$entry" 2>/dev/null &&
+            grep -q '^enabled' "$entry"; then
+            return 0
+        fi
+    done
+    name=blastdrop-aarch64-$$
+    # ELF, 64-bit, little-endian, executable or shared object, machine 183 (aarch64).
+    magic='\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
+    mask='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
+    printf ':%s:M::%s:%s:%s:F\n' "$name" "$magic" "$mask" "$qemu" >"$binfmt/register"
+    root_undo+=("echo -1 > $binfmt/$name")
+}
+
+# The aarch64 cross root (scripts/arm64; scripts/vm --arch arm64 takes its
+# qemu-aarch64 and its dpkg database of DPDK's arm64 packages).
+root_make_arm64_cross() {
+    root_make arm64 trixie arm64 \
+        "gcc-aarch64-linux-gnu libc6-dev:arm64 libdpdk-dev:arm64 clang libclang-dev pkg-config gcc libc6-dev qemu-user rustc-web cargo-web libstd-rust-web-dev:arm64 iproute2 procps binutils file ca-certificates" \
+        "a Debian 13 root for aarch64 (cross gcc, DPDK 24.11 for arm64, qemu-user, Rust 1.96)"
 }

@@ -16,15 +16,21 @@ run() {
     echo $? >"$OUT/$name.rc"
     sed "s/^/  $name| /" "$OUT/$name.txt" | grep -v '^  [^|]*| EAL: \|TELEMETRY' | tail -n 40
 }
-tx_pci=0000:00:04.0 rx_pci=0000:00:06.0
+# The two Intel 82576 NICs (8086:10c9), in address order: 00:04.0 and
+# 00:06.0 on x86_64's q35, 01:00.0 and 02:00.0 behind arm64's root ports.
+mapfile -t nics < <(for d in /sys/bus/pci/devices/*; do
+    [ "$(cat "$d/vendor"):$(cat "$d/device")" = 0x8086:0x10c9 ] && basename "$d"
+done | sort)
+tx_pci=${nics[0]:-none} rx_pci=${nics[1]:-none}
+echo "$tx_pci $rx_pci" >"$OUT/nics"
 # The kernel's name for a NIC: the first boot's udev names them (enp0s4),
 # and after --undo the kernel's own names come back (eth0): by address.
 ifname() { find "/sys/bus/pci/devices/$1/net" -mindepth 1 -maxdepth 1 -printf "%f\n" 2>/dev/null | head -n 1; }
 setup=/work/deploy/setup.sh
 hp_mib=768
 snapshot() { # the state the set-up script changes
-    for d in 0000:00:04.0 0000:00:06.0; do
-        echo "$d $(basename "$(readlink -f /sys/bus/pci/devices/$d/driver 2>/dev/null)")"
+    for d in "$tx_pci" "$rx_pci"; do
+        echo "$d $(basename "$(readlink -f /sys/bus/pci/devices/"$d"/driver 2>/dev/null)")"
     done
     cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
     cat /etc/blastdrop/eal-args /etc/blastdrop/bound 2>/dev/null
@@ -36,12 +42,13 @@ snapshot() { # the state the set-up script changes
     echo "kernel $(uname -r)"
     echo "cpus $(nproc)"
     lscpu 2>/dev/null | grep -E '^(Model name|Thread|Core|Socket)' || true
-    ls /sys/class/iommu
+    echo "iommu: $(ls /sys/class/iommu)"
     grep -E 'VFIO_NOIOMMU' "/boot/config-$(uname -r)" || echo "CONFIG_VFIO_NOIOMMU absent"
+    grep -E 'ITS|MSI' /proc/interrupts | head -n 3
     ip -br link
 } >"$OUT/guest.txt" 2>&1
 cat "$OUT/guest.txt"
-cat "/sys/class/net/$(ifname $rx_pci)/address" >"$OUT/rx-mac"
+cat "/sys/class/net/$(ifname "$rx_pci")/address" >"$OUT/rx-mac"
 rx_mac=$(cat "$OUT/rx-mac")
 
 # ladder CASE: drop on the second NIC, blast on the first, each with its
@@ -70,21 +77,32 @@ ladder() {
         run "$case-unpaced" timeout 180 blast --port "$tx_a" --peer "$listen" --queues 1,2 --rx-queues 2 --flows 4 \
             --duration 3 --warmup 1 --dst-mac "$rx_mac" --json "$OUT/$case-unpaced.json" \
             -- -a "$tx_a" --in-memory
-        # drop killed with -9 mid-ladder: blast must say the receiver is gone.
-        stage "$case: drop killed with -9 in a ladder"
-        blast --port "$tx_a" --peer "$listen" --queues 1,2 --repeat 3 --rx-queues 2 --flows 4 --rate 20k --duration 4 --warmup 1 \
-            --dst-mac "$rx_mac" --json "$OUT/$case-killed.json" -- -a "$tx_a" --in-memory >"$OUT/$case-killed.txt" 2>&1 &
-        local blast_pid=$!
-        for _ in $(seq 1 240); do grep -q "step 1 (" "$OUT/$case-killed.txt" 2>/dev/null && break; sleep 0.5; done
-        sleep 2
-        kill -9 "$drop_pid" 2>/dev/null
-        wait "$drop_pid" 2>/dev/null
-        local waited=0
-        while kill -0 "$blast_pid" 2>/dev/null && [ "$waited" -lt 120 ]; do sleep 1; waited=$((waited + 1)); done
-        kill -9 "$blast_pid" 2>/dev/null
-        wait "$blast_pid"
-        echo $? >"$OUT/$case-killed.rc"
-        sed 's/^/  killed| /' "$OUT/$case-killed.txt" | grep -v 'EAL:' | tail -n 20
+        # drop killed with -9 mid-ladder, 3 rounds: blast must say the
+        # receiver is gone, and the next drop must open the NIC again.
+        local round blast_pid waited
+        for round in 1 2 3; do
+            if [ "$round" -gt 1 ]; then
+                drop --port "$rx_a" --queues 2 --listen "$listen" --duration 600 \
+                    -- -a "$rx_a" --in-memory >"$OUT/$case-drop-$round.txt" 2>&1 &
+                drop_pid=$!
+                for _ in $(seq 1 120); do grep -q "control on" "$OUT/$case-drop-$round.txt" 2>/dev/null && break; sleep 0.5; done
+            fi
+            stage "$case: drop killed with -9 in a ladder, round $round"
+            blast --port "$tx_a" --peer "$listen" --queues 1,2 --repeat 3 --rx-queues 2 --flows 4 --rate 20k --duration 3 --warmup 1 \
+                --dst-mac "$rx_mac" --json "$OUT/$case-killed-$round.json" -- -a "$tx_a" --in-memory >"$OUT/$case-killed-$round.txt" 2>&1 &
+            blast_pid=$!
+            for _ in $(seq 1 240); do grep -q "step 1 (" "$OUT/$case-killed-$round.txt" 2>/dev/null && break; sleep 0.5; done
+            # Each round kills it at another point of the next step.
+            sleep "$round"
+            kill -9 "$drop_pid" 2>/dev/null
+            wait "$drop_pid" 2>/dev/null
+            waited=0
+            while kill -0 "$blast_pid" 2>/dev/null && [ "$waited" -lt 120 ]; do sleep 1; waited=$((waited + 1)); done
+            kill -9 "$blast_pid" 2>/dev/null
+            wait "$blast_pid"
+            echo $? >"$OUT/$case-killed-$round.rc"
+            sed "s/^/  killed-$round| /" "$OUT/$case-killed-$round.txt" | grep -v 'EAL:' | grep -i 'gone\|error\|panick' | tail -n 5
+        done
     else
         kill -INT "$drop_pid" 2>/dev/null
         local waited=0
@@ -98,7 +116,7 @@ ladder() {
 for case in vfio uio; do
     driver=vfio-pci
     [ "$case" = uio ] && driver=uio_pci_generic
-    tx_if=$(ifname $tx_pci) rx_if=$(ifname $rx_pci)
+    tx_if=$(ifname "$tx_pci") rx_if=$(ifname "$rx_pci")
     stage "$case: deploy/setup.sh --driver $driver --iface $tx_if --iface $rx_if (first run)"
     run "$case-setup-1" timeout 120 bash "$setup" --no-build --iface "$tx_if" --iface "$rx_if" --hugepage-mib "$hp_mib" --driver "$driver"
     snapshot >"$OUT/$case-state-1"
