@@ -6,7 +6,7 @@ use std::env;
 use std::path::PathBuf;
 
 /// The LTS lines blastdrop is built and tested against.
-const SUPPORTED_LINES: &[(u32, u32)] = &[(22, 11), (23, 11), (24, 11)];
+const SUPPORTED_LINES: &[(u32, u32)] = &[(22, 11), (23, 11), (24, 11), (25, 11)];
 
 fn main() {
     println!("cargo:rerun-if-changed=shim/shim.h");
@@ -19,7 +19,7 @@ fn main() {
     let lib = pkg_config::Config::new().cargo_metadata(false).probe("libdpdk").unwrap_or_else(|e| {
         fail(&format!(
             "DPDK not found by pkg-config ({}). Install it: apt-get install dpdk-dev libdpdk-dev pkg-config \
-                 (or set PKG_CONFIG_PATH to a DPDK 22.11, 23.11 or 24.11 build)",
+                 (or set PKG_CONFIG_PATH to a DPDK 22.11, 23.11, 24.11 or 25.11 build)",
             first_line(&e.to_string())
         ))
     });
@@ -27,7 +27,7 @@ fn main() {
         parse_line(&lib.version).unwrap_or_else(|| fail(&format!("cannot read DPDK version {:?} from pkg-config", lib.version)));
     if !SUPPORTED_LINES.contains(&(year, month)) {
         fail(&format!(
-            "DPDK {} found, but blastdrop supports the 22.11, 23.11 and 24.11 LTS lines only; \
+            "DPDK {} found, but blastdrop supports the 22.11, 23.11, 24.11 and 25.11 LTS lines only; \
              install one of them and point PKG_CONFIG_PATH at it",
             lib.version
         ));
@@ -88,7 +88,7 @@ fn main() {
         .allowlist_function("rte_mempool_(obj_iter|free|avail_count|in_use_count)")
         .allowlist_function("rte_dev_probe")
         .allowlist_type("rte_eth_conf|rte_eth_dev_info|rte_eth_stats|rte_eth_link|rte_eth_xstat|rte_eth_xstat_name|rte_ether_addr")
-        .allowlist_var("RTE_ETH_.*|RTE_MAX_LCORE|RTE_MAX_ETHPORTS|RTE_PKTMBUF_HEADROOM|RTE_MBUF_DEFAULT_BUF_SIZE|RTE_ETHER_.*|RTE_ETH_NAME_MAX_LEN|RTE_CACHE_LINE_SIZE|RTE_ETH_XSTATS_NAME_SIZE|SOCKET_ID_ANY|RTE_MEMPOOL_CACHE_MAX_SIZE")
+        .allowlist_var("RTE_ETH_.*|RTE_MAX_LCORE|RTE_MAX_ETHPORTS|RTE_PKTMBUF_HEADROOM|RTE_MBUF_DEFAULT_BUF_SIZE|RTE_ETHER_.*|RTE_ETH_NAME_MAX_LEN|RTE_CACHE_LINE_SIZE|RTE_ETH_XSTATS_NAME_SIZE|SOCKET_ID_ANY|RTE_MEMPOOL_CACHE_MAX_SIZE|RTE_EAL_PMD_PATH")
         // struct rte_mbuf's field layout moves between LTS lines: keep it a
         // sized blob and go through the shim.
         .opaque_type("rte_mbuf")

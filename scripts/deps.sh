@@ -21,7 +21,7 @@ blastdrop_deps() {
     # "test": the test command, which also lints the shell scripts; "run": the rest.
     if [ "${1:-}" = test ]; then
         command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
-        # DPDK 24.11 comes from a Debian 13 root (scripts/debian13).
+        # DPDK 24.11 and 25.11 come from Debian 13 and testing roots (scripts/dpdk-line).
         command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
         # Debian's signing keys (on Ubuntu too), to check the root's packages.
         [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)

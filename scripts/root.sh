@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Debian roots from Debian's own packages, for the DPDK lines and
 # architectures this machine's distribution does not ship (sourced by
-# scripts/debian13 and scripts/arm64). A root is made once with debootstrap
+# scripts/dpdk-line, scripts/arm64 and scripts/vm). A root is made once with debootstrap
 # (minbase) and kept under ${BLASTDROP_CACHE:-/var/cache/blastdrop}/roots,
 # outside the clone so that CI's fresh clones reuse it; it is made again when
 # missing, when its recipe (suite, architectures, packages) changed, or when
@@ -87,6 +87,12 @@ root_make() {
     mkdir -p "$cache"
     rm -rf "$root_dir"
     debootstrap --variant=minbase ${arch:+--arch=$arch} --keyring=/usr/share/keyrings/debian-archive-keyring.gpg "$suite" "$root_dir" "$mirror" >/dev/null
+    # Debian's testing and unstable suites: this mirror may serve their
+    # Release files past Valid-Until (debootstrap does not check it, apt does).
+    case "$suite" in
+        testing | unstable | sid | forky)
+            echo 'Acquire::Check-Valid-Until "false";' >"$root_dir/etc/apt/apt.conf.d/99blastdrop-valid-until" ;;
+    esac
     root_system_mounts
     local add="" a
     for a in $arches; do add="$add dpkg --add-architecture $a;"; done

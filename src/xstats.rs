@@ -13,13 +13,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use dpdk::Port;
-use limits::{CounterKind, CounterSpec, SampleCheck, XstatsByKind};
+use limits::{CounterKind, CounterSpec, ReadPath, SampleCheck, XstatsByKind};
 
 use crate::fail::Failure;
 
 #[derive(Default)]
 struct Inner {
     port: u16,
+    driver: String,
+    /// By id, or the whole list where the PMD's by-id read is wrong (ENA Express).
+    path: Option<ReadPath>,
     wanted: Vec<CounterSpec>,
     specs: Vec<CounterSpec>,
     ids: Vec<u64>,
@@ -34,7 +37,20 @@ impl Inner {
     /// Reads once, checks against the last good sample, keeps it if good.
     fn read(&mut self) -> Sample {
         let at = Instant::now();
-        let values = match dpdk::xstats_by_id(self.port, &self.ids) {
+        let read = match self.path {
+            Some(ReadPath::Full) => dpdk::xstats_all(self.port).and_then(|all| {
+                self.ids
+                    .iter()
+                    .map(|&id| {
+                        all.get(id as usize)
+                            .copied()
+                            .ok_or_else(|| dpdk::Error::Other(format!("xstat id {id} is past the port's {} stats", all.len())))
+                    })
+                    .collect()
+            }),
+            _ => dpdk::xstats_by_id(self.port, &self.ids),
+        };
+        let values = match read {
             Ok(v) => v,
             Err(e) => {
                 self.invalid_events += 1;
@@ -124,7 +140,7 @@ impl Watch {
     pub fn new(port: &Port, extra: &[String]) -> Result<Watch, Failure> {
         let wanted = limits::counter_set(&port.info().driver, extra);
         let w = Watch {
-            inner: Arc::new(Mutex::new(Inner { port: port.id(), wanted, ..Default::default() })),
+            inner: Arc::new(Mutex::new(Inner { port: port.id(), driver: port.info().driver.clone(), wanted, ..Default::default() })),
             stop: Arc::default(),
             poller: Arc::default(),
         };
@@ -158,6 +174,7 @@ impl Watch {
         for name in &r.duplicated {
             tracing::warn!("{name} appears more than once in the port's extended stats; the first is read");
         }
+        inner.path = Some(limits::read_path(&inner.driver, &r.specs));
         inner.specs = r.specs;
         inner.ids = r.ids;
         inner.last_good = None;
@@ -173,7 +190,8 @@ impl Watch {
         self.lock().specs.iter().map(|s| s.name.clone()).collect()
     }
 
-    /// Reads now (one admin command on ENA).
+    /// Reads now (on ENA one admin command per group of counters read, and
+    /// one more where its ENA Express counters make it read the whole list).
     pub fn sample(&self) -> Sample {
         self.lock().read()
     }

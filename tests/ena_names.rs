@@ -2,7 +2,8 @@
 //! PMD this build runs with: its xstat names are string constants in
 //! librte_net_ena, so a renamed or added allowance counter fails here
 //! instead of silently turning a verdict into `none`. Run against 22.11
-//! (Debian 12) and 24.11 (Debian 13, scripts/debian13) by the test command.
+//! (Debian 12), 24.11 (Debian 13) and 25.11 (Debian testing; scripts/dpdk-line)
+//! by the test command.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -74,6 +75,29 @@ fn the_ena_counter_names_are_the_pmds_own() {
         } else {
             assert!(!has(n), "{n} appeared in DPDK {}.{}: the counter sets assume it from 23.11", line.0, line.1);
         }
+    }
+    // ENA Express (SRD) from 23.11 on: counters and levels, listed always.
+    for n in limits::ENA_EXPRESS_COUNTERS.iter().chain(limits::ENA_EXPRESS_LEVELS) {
+        if line >= (23, 11) {
+            assert!(
+                has(n),
+                "{n} is missing from {} (DPDK {}.{}): the ENA Express evidence would read nothing",
+                pmd.display(),
+                line.0,
+                line.1
+            );
+        } else {
+            assert!(!has(n), "{n} appeared in DPDK {}.{}: the counter sets assume it from 23.11", line.0, line.1);
+        }
+    }
+    let srd: Vec<&String> =
+        names.iter().filter(|s| s.starts_with("ena_srd_") && s.chars().all(|c| c.is_ascii_lowercase() || c == '_')).collect();
+    for n in srd {
+        assert!(
+            limits::ENA_EXPRESS_COUNTERS.contains(&n.as_str()) || limits::ENA_EXPRESS_LEVELS.contains(&n.as_str()),
+            "{} names {n}, which the ENA Express evidence does not read: add it to crates/limits",
+            pmd.display()
+        );
     }
     // Every allowance name the PMD knows is one the verdicts read.
     let known: Vec<&str> = limits::ENA_ALLOWANCES.iter().chain(limits::ENA_LEVELS).copied().collect();

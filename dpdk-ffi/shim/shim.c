@@ -138,6 +138,21 @@ void bd_mbuf_set_len(struct rte_mbuf *m, uint16_t len)
 	m->pkt_len = len;
 }
 
+int bd_mempool_ops_registered(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < rte_mempool_ops_table.num_ops; i++)
+		if (strcmp(rte_mempool_ops_table.ops[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+const char *bd_mbuf_best_mempool_ops(void)
+{
+	return rte_mbuf_best_mempool_ops();
+}
+
 unsigned int bd_lcore_id(void)
 {
 	return rte_lcore_id();

@@ -23,6 +23,7 @@
 #include <rte_cycles.h>
 #include <rte_mempool.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_ethdev.h>
 #include <rte_dev.h>
 #include <rte_version.h>
@@ -125,6 +126,12 @@ struct bd_link {
 	uint8_t full_duplex;
 };
 int bd_link_get(uint16_t port, struct bd_link *out);
+
+/* Whether a mempool driver (ops) named `name` is registered: the EAL
+ * loads them from its plugin folder (librte_mempool_ring: "ring_mp_mc"). */
+int bd_mempool_ops_registered(const char *name);
+/* The ops name rte_pktmbuf_pool_create uses. */
+const char *bd_mbuf_best_mempool_ops(void);
 
 unsigned int bd_lcore_id(void);
 int bd_errno(void);

@@ -21,8 +21,8 @@ pub use lcore::{launch, LcoreJob};
 pub use mbuf::{Mbuf, MbufLayout, MBUF_F_EXTERNAL};
 pub use mempool::{Mempool, PoolSizing};
 pub use port::{
-    available_ports, available_ports_with_driver, xstats_by_id, Configured, DescLimits, DeviceInfo, Link, Port, PortConfig, PortStats,
-    RxQueue, TxQueue, XstatIds,
+    available_ports, available_ports_with_driver, xstats_all, xstats_by_id, Configured, DescLimits, DeviceInfo, Link, Port, PortConfig,
+    PortStats, RxQueue, TxQueue, XstatIds,
 };
 
 pub use dpdk_ffi as ffi;

@@ -45,6 +45,28 @@ impl PoolSizing {
     }
 }
 
+/// Why no packet pool can be made at all, if that is so: the mempool
+/// driver the mbuf library picks is not registered (the EAL found no
+/// librte_mempool_ring in its plugin folder), which DPDK reports as an
+/// invalid argument and would read as a memory shortage.
+pub fn missing_mempool_driver() -> Option<String> {
+    // SAFETY: returns a static string.
+    let ops = unsafe { std::ffi::CStr::from_ptr(ffi::bd_mbuf_best_mempool_ops()) };
+    // SAFETY: reads the EAL's ops table, filled by constructors before main.
+    if unsafe { ffi::bd_mempool_ops_registered(ops.as_ptr()) } == 1 {
+        return None;
+    }
+    let ops = ops.to_string_lossy();
+    // An LTS line's ABI is its year plus one (22.11: 23), as in its package names.
+    let abi = ffi::BUILT_AGAINST.split('.').next().and_then(|y| y.parse::<u32>().ok()).map_or(String::new(), |y| (y + 1).to_string());
+    let dir = std::ffi::CStr::from_bytes_until_nul(ffi::RTE_EAL_PMD_PATH).map_or("unknown".into(), |d| d.to_string_lossy().into_owned());
+    Some(format!(
+        "no mempool driver {ops:?} is loaded: the EAL found no librte_mempool_ring in its plugin folder ({}); \
+         install the package that holds it (Debian and Ubuntu: librte-mempool-ring{abi}) or load it with the EAL option -d PATH",
+        dir
+    ))
+}
+
 /// A packet mbuf pool, freed when dropped.
 pub struct Mempool {
     ptr: NonNull<ffi::rte_mempool>,
@@ -72,6 +94,9 @@ impl Mempool {
             Some(ptr) => Ok(Mempool { ptr, name: name.to_owned(), mbufs: n, data_room: sizing.data_room }),
             None => {
                 let code = unsafe { ffi::bd_errno() };
+                if let Some(missing) = missing_mempool_driver() {
+                    return Err(Error::Other(format!("cannot create mempool {name}: {missing}")));
+                }
                 let mb = sizing.bytes(u32::from(MbufLayout::get().mbuf_size)) as f64 / (1 << 20) as f64;
                 Err(Error::Other(format!(
                     "cannot create mempool {name} ({n} mbufs of {} B, about {mb:.1} MiB) on socket {socket}: {}; \

@@ -326,6 +326,29 @@ pub fn xstats_by_id(port: u16, ids: &[u64]) -> Result<Vec<u64>> {
     Ok(values)
 }
 
+/// Every extended stat of `port`, indexed by id: `rte_eth_xstats_get`,
+/// for PMDs whose by-id read is wrong for some counters (limits::ReadPath).
+pub fn xstats_all(port: u16) -> Result<Vec<u64>> {
+    // SAFETY: a NULL array asks for the count.
+    let n = unsafe { ffi::rte_eth_xstats_get(port, std::ptr::null_mut(), 0) };
+    if n < 0 {
+        return Err(Error::call("rte_eth_xstats_get", n));
+    }
+    let mut xs = vec![ffi::rte_eth_xstat::default(); n as usize + 8];
+    // SAFETY: xs holds xs.len() entries.
+    let got = unsafe { ffi::rte_eth_xstats_get(port, xs.as_mut_ptr(), xs.len() as u32) };
+    if got < 0 || got as usize > xs.len() {
+        return Err(Error::call("rte_eth_xstats_get", got.min(0)));
+    }
+    let mut values = vec![0u64; got as usize];
+    for x in &xs[..got as usize] {
+        if let Some(v) = values.get_mut(x.id as usize) {
+            *v = x.value;
+        }
+    }
+    Ok(values)
+}
+
 /// Every port DPDK sees: (id, name).
 pub fn available_ports() -> Vec<(u16, String)> {
     (0..ffi::RTE_MAX_ETHPORTS as u16)

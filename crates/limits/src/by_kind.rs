@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::counters::{CounterKind, ENA_ALLOWANCES, ENA_LEVELS};
+use crate::counters::{CounterKind, ENA_ALLOWANCES, ENA_EXPRESS_COUNTERS, ENA_EXPRESS_LEVELS, ENA_LEVELS};
 
 /// One window's watched counters by kind: deltas for counters, values at
 /// the window's end for levels.
@@ -22,6 +22,9 @@ pub struct XstatsByKind {
     pub watched: BTreeMap<String, u64>,
     /// Levels as read at the window's end, never differenced.
     pub levels: BTreeMap<String, u64>,
+    /// ENA Express (SRD) packet counter deltas, by name.
+    #[serde(default)]
+    pub express: BTreeMap<String, u64>,
 }
 
 /// The kind of a counter known only by its name (what crosses the control
@@ -29,8 +32,10 @@ pub struct XstatsByKind {
 pub fn counter_kind(name: &str) -> CounterKind {
     if ENA_ALLOWANCES.contains(&name) {
         CounterKind::Allowance
-    } else if ENA_LEVELS.contains(&name) {
+    } else if ENA_LEVELS.contains(&name) || ENA_EXPRESS_LEVELS.contains(&name) {
         CounterKind::Level
+    } else if ENA_EXPRESS_COUNTERS.contains(&name) {
+        CounterKind::Express
     } else {
         CounterKind::Watched
     }
@@ -43,31 +48,36 @@ impl XstatsByKind {
             CounterKind::Allowance => self.allowances.insert(name, value),
             CounterKind::Watched => self.watched.insert(name, value),
             CounterKind::Level => self.levels.insert(name, value),
+            CounterKind::Express => self.express.insert(name, value),
         };
     }
 
-    /// Every counter's delta (allowances and watched, not levels) in one
-    /// map by name: the form of the JSON records and of the control link.
+    /// Every counter's delta (allowances, watched and ENA Express, not
+    /// levels) in one map by name: the form of the JSON records and of the
+    /// control link.
     pub fn deltas(&self) -> BTreeMap<String, u64> {
-        self.allowances.iter().chain(&self.watched).map(|(k, v)| (k.clone(), *v)).collect()
+        self.allowances.iter().chain(&self.watched).chain(&self.express).map(|(k, v)| (k.clone(), *v)).collect()
     }
 
     /// Whether no counter and no level is here.
     pub fn is_empty(&self) -> bool {
-        self.allowances.is_empty() && self.watched.is_empty() && self.levels.is_empty()
+        self.allowances.is_empty() && self.watched.is_empty() && self.levels.is_empty() && self.express.is_empty()
     }
 
     /// Several ports' windows as one: counters add up, a level is the
-    /// lowest port's (the one nearest its limit).
+    /// port's nearest its limit (the lowest allowance available, the
+    /// highest resource use; the lowest ENA Express mode: its bits on
+    /// every port).
     pub fn merge(&mut self, o: &XstatsByKind) {
-        for (mine, theirs) in [(&mut self.allowances, &o.allowances), (&mut self.watched, &o.watched)] {
+        for (mine, theirs) in [(&mut self.allowances, &o.allowances), (&mut self.watched, &o.watched), (&mut self.express, &o.express)] {
             for (k, v) in theirs {
                 *mine.entry(k.clone()).or_default() += v;
             }
         }
         for (k, v) in &o.levels {
             let e = self.levels.entry(k.clone()).or_insert(*v);
-            *e = (*e).min(*v);
+            // A use (ENA Express's resources) is nearest its limit at its highest.
+            *e = if k == "ena_srd_resource_utilization" { (*e).max(*v) } else { (*e).min(*v) };
         }
     }
 
@@ -83,6 +93,7 @@ impl XstatsByKind {
         for (name, &delta) in deltas {
             match counter_kind(name) {
                 CounterKind::Allowance => x.allowances.insert(name.clone(), delta),
+                CounterKind::Express => x.express.insert(name.clone(), delta),
                 CounterKind::Watched | CounterKind::Level => x.watched.insert(name.clone(), delta),
             };
         }
@@ -107,9 +118,11 @@ mod tests {
         x.insert(CounterKind::Allowance, "pps_allowance_exceeded".into(), 7);
         x.insert(CounterKind::Watched, "rx_discards_phy".into(), 3);
         x.insert(CounterKind::Level, "conntrack_allowance_available".into(), 512);
+        x.insert(CounterKind::Express, "ena_srd_tx_pkts".into(), 90);
+        x.insert(CounterKind::Level, "ena_srd_mode".into(), 3);
         let (deltas, levels) = x.to_wire();
-        assert_eq!(deltas.keys().collect::<Vec<_>>(), ["pps_allowance_exceeded", "rx_discards_phy"]);
-        assert_eq!(levels.len(), 1);
+        assert_eq!(deltas.keys().collect::<Vec<_>>(), ["ena_srd_tx_pkts", "pps_allowance_exceeded", "rx_discards_phy"]);
+        assert_eq!(levels.len(), 2);
         assert_eq!(XstatsByKind::from_wire(&deltas, &levels), x);
     }
 

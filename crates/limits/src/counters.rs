@@ -13,6 +13,21 @@ pub const ENA_ALLOWANCES: &[&str] = &[
 /// ENA levels (not counters): reported as read, never differenced. 23.11+.
 pub const ENA_LEVELS: &[&str] = &["conntrack_allowance_available"];
 
+/// ENA Express (SRD) packet counters, 23.11+: what went over SRD and what
+/// was eligible to. Listed by every 23.11+ PMD whether or not the device
+/// reports the capability (then they read 0).
+pub const ENA_EXPRESS_COUNTERS: &[&str] = &["ena_srd_tx_pkts", "ena_srd_eligible_tx_pkts", "ena_srd_rx_pkts"];
+
+/// ENA Express levels, 23.11+: `ena_srd_mode` is a bit set (ENA_EXPRESS_*
+/// bits), `ena_srd_resource_utilization` the percentage of the SRD
+/// resources in use.
+pub const ENA_EXPRESS_LEVELS: &[&str] = &["ena_srd_mode", "ena_srd_resource_utilization"];
+
+/// Bits of `ena_srd_mode` (the PMD's enum ena_admin_ena_srd_flags).
+pub const ENA_EXPRESS_ENABLED: u64 = 1 << 0;
+pub const ENA_EXPRESS_UDP_ENABLED: u64 = 1 << 1;
+pub const ENA_EXPRESS_UDP_ORDERING_BYPASS: u64 = 1 << 2;
+
 /// Hardware PMDs' own drop and error counters beyond the basic stats,
 /// watched on every port of that driver (as if named with --watch-xstat,
 /// but not required: a DPDK line that lacks one only warns). Names from
@@ -35,6 +50,8 @@ pub enum CounterKind {
     Level,
     /// A counter the user asked to watch (feeds the verdict as "other").
     Watched,
+    /// An ENA Express (SRD) packet counter (differenced; evidence, not a limit of its own).
+    Express,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -55,6 +72,8 @@ pub fn counter_set(driver: &str, watch: &[String]) -> Vec<CounterSpec> {
         // 23.11+ lists the allowances only when the device reports the capability.
         set.extend(ENA_ALLOWANCES.iter().map(|n| CounterSpec { name: n.to_string(), kind: CounterKind::Allowance, required: false }));
         set.extend(ENA_LEVELS.iter().map(|n| CounterSpec { name: n.to_string(), kind: CounterKind::Level, required: false }));
+        set.extend(ENA_EXPRESS_COUNTERS.iter().map(|n| CounterSpec { name: n.to_string(), kind: CounterKind::Express, required: false }));
+        set.extend(ENA_EXPRESS_LEVELS.iter().map(|n| CounterSpec { name: n.to_string(), kind: CounterKind::Level, required: false }));
     }
     for (_, names) in PMD_DROP_COUNTERS.iter().filter(|(d, _)| *d == driver) {
         set.extend(names.iter().map(|n| CounterSpec { name: n.to_string(), kind: CounterKind::Watched, required: false }));
@@ -68,6 +87,31 @@ pub fn counter_set(driver: &str, watch: &[String]) -> Vec<CounterSpec> {
         }
     }
     set
+}
+
+/// How a port's watched counters are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadPath {
+    /// `rte_eth_xstats_get_by_id` with the resolved ids: one admin command
+    /// per group of counters on ENA.
+    ById,
+    /// The whole list with `rte_eth_xstats_get`, then the resolved ids
+    /// picked out of it. ENA's by-id read returns its ENA Express counters
+    /// from a buffer only a secondary process's requests fill (the PMD
+    /// fetches them into a local copy, then reads the other: 23.11 to
+    /// 25.11), so a primary reads zeros there; the full read returns the
+    /// fetched values. It costs one more admin command per read.
+    Full,
+}
+
+/// The read path for a resolved counter set.
+pub fn read_path(driver: &str, specs: &[CounterSpec]) -> ReadPath {
+    let express = specs.iter().any(|s| ENA_EXPRESS_COUNTERS.contains(&s.name.as_str()) || ENA_EXPRESS_LEVELS.contains(&s.name.as_str()));
+    if driver == "net_ena" && express {
+        ReadPath::Full
+    } else {
+        ReadPath::ById
+    }
 }
 
 /// Counters found in a port's xstats name list, with their ids.
@@ -116,6 +160,20 @@ mod tests {
         assert_eq!(igb.iter().filter(|s| s.name == "rx_crc_errors").count(), 1);
         assert!(counter_set("net_memif", &[]).is_empty());
         assert!(counter_set("net_ena", &[]).iter().all(|s| s.kind != CounterKind::Watched));
+    }
+
+    #[test]
+    fn ena_express_counters_are_read_whole_on_ena_only() {
+        let set = counter_set("net_ena", &[]);
+        let kind = |n: &str| set.iter().find(|s| s.name == n).map(|s| s.kind);
+        assert_eq!(kind("ena_srd_eligible_tx_pkts"), Some(CounterKind::Express));
+        assert_eq!(kind("ena_srd_mode"), Some(CounterKind::Level));
+        assert_eq!(kind("ena_srd_resource_utilization"), Some(CounterKind::Level));
+        assert_eq!(read_path("net_ena", &set), ReadPath::Full);
+        // 22.11's PMD has no SRD counters: they do not resolve, by id it is.
+        let r = resolve(&ena_22_11(), &set);
+        assert_eq!(read_path("net_ena", &r.specs), ReadPath::ById);
+        assert_eq!(read_path("net_e1000_igb", &counter_set("net_e1000_igb", &[])), ReadPath::ById);
     }
 
     fn names(v: &[&str]) -> Vec<String> {
@@ -178,6 +236,13 @@ mod tests {
         let mut v = ena_22_11();
         let at = v.iter().position(|n| n == "linklocal_allowance_exceeded").unwrap() + 1;
         v.insert(at, "conntrack_allowance_available".into());
+        // Then the ENA Express table (ena_stats_srd_strings), listed always.
+        for (i, n) in ["ena_srd_mode", "ena_srd_tx_pkts", "ena_srd_eligible_tx_pkts", "ena_srd_rx_pkts", "ena_srd_resource_utilization"]
+            .iter()
+            .enumerate()
+        {
+            v.insert(at + 1 + i, n.to_string());
+        }
         v.extend(names(&["rx_q1_cnt", "rx_q1_bytes", "tx_q1_cnt", "tx_q1_bytes"]));
         v
     }
@@ -188,7 +253,17 @@ mod tests {
         let got: Vec<&str> = r.specs.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(got, ENA_ALLOWANCES);
         assert_eq!(r.ids, [17, 18, 19, 20, 21]);
-        assert_eq!(r.missing, ["conntrack_allowance_available"]);
+        assert_eq!(
+            r.missing,
+            [
+                "conntrack_allowance_available",
+                "ena_srd_tx_pkts",
+                "ena_srd_eligible_tx_pkts",
+                "ena_srd_rx_pkts",
+                "ena_srd_mode",
+                "ena_srd_resource_utilization"
+            ]
+        );
         assert!(r.duplicated.is_empty(), "allowance names are unique even where others repeat");
     }
 
@@ -197,9 +272,11 @@ mod tests {
         let list = ena_23_11();
         assert!(list.iter().filter(|n| *n == "rx_q0_bytes").count() == 2, "the recorded list repeats names");
         let r = resolve(&list, &counter_set("net_ena", &[]));
-        assert_eq!(r.specs.len(), 6);
+        assert_eq!(r.specs.len(), 11);
         assert_eq!(r.specs[5].kind, CounterKind::Level);
         assert_eq!(r.ids[5], 22);
+        // ena_srd_tx_pkts, ena_srd_eligible_tx_pkts, ena_srd_rx_pkts, then the two levels.
+        assert_eq!(&r.ids[6..], [24, 25, 26, 23, 27]);
         assert!(r.missing.is_empty());
     }
 

@@ -8,13 +8,18 @@
 mod by_kind;
 mod counters;
 pub mod ena_state;
+mod express;
 mod preflight;
 mod receiver_only;
 mod sample;
 mod verdict;
 
 pub use by_kind::{counter_kind, XstatsByKind};
-pub use counters::{counter_set, resolve, CounterKind, CounterSpec, Resolved, ENA_ALLOWANCES, ENA_LEVELS};
+pub use counters::{
+    counter_set, read_path, resolve, CounterKind, CounterSpec, ReadPath, Resolved, ENA_ALLOWANCES, ENA_EXPRESS_COUNTERS,
+    ENA_EXPRESS_ENABLED, ENA_EXPRESS_LEVELS, ENA_EXPRESS_UDP_ENABLED, ENA_EXPRESS_UDP_ORDERING_BYPASS, ENA_LEVELS,
+};
+pub use express::{express_evidence, express_mode, ExpressMode, SRD_RESOURCE_NEAR_PCT};
 pub use preflight::{preflight, Finding, PreflightInput, Severity};
 pub use receiver_only::{receiver_verdict, ReceiverCounters};
 pub use sample::{check_step, SampleCheck, MAX_PLAUSIBLE_PER_SECOND};

@@ -8,6 +8,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Said before the run, not a problem.
+    Info,
     Warning,
     /// The frames would be dropped silently: refuse to send.
     Error,
@@ -32,6 +34,8 @@ pub struct PreflightInput {
     pub frame_size: u32,
     /// Total frames per second, when paced.
     pub rate: Option<f64>,
+    /// ENA Express as `ena_srd_mode` reads; None where the PMD lists none (before 23.11).
+    pub express: Option<crate::ExpressMode>,
 }
 
 /// AWS caps one 5-tuple flow at this many Gb/s (10 inside a cluster placement group).
@@ -54,6 +58,14 @@ pub fn preflight(i: &PreflightInput) -> Vec<Finding> {
     }
     if !i.ipv4_checksum_ok {
         out.push(err("the frames' IPv4 header checksum is wrong: the VPC would drop every one".into()));
+    }
+    match i.express {
+        Some(m) if m.enabled && !m.udp => out.push(warn(m.describe().to_string())),
+        Some(m) => out.push(Finding { severity: Severity::Info, message: m.describe().to_string() }),
+        None => out.push(Finding {
+            severity: Severity::Info,
+            message: "ENA Express: unknown (this DPDK's ENA PMD reads no ena_srd_* counters; 23.11 and later do)".into(),
+        }),
     }
     match i.rate {
         Some(rate) => {
@@ -92,17 +104,35 @@ mod tests {
             flows: 64,
             frame_size: 64,
             rate: Some(10e6),
+            express: Some(crate::ExpressMode { enabled: true, udp: true, udp_ordering_bypass: false }),
         }
+    }
+
+    fn problems(f: &[Finding]) -> Vec<&Finding> {
+        f.iter().filter(|x| x.severity != Severity::Info).collect()
     }
 
     #[test]
     fn a_good_ena_setup_passes() {
-        assert!(preflight(&ok()).is_empty());
+        let f = preflight(&ok());
+        assert!(problems(&f).is_empty(), "{f:?}");
+        assert!(f[0].message.starts_with("ENA Express on, UDP included"));
+    }
+
+    #[test]
+    fn ena_express_is_said_and_udp_off_warned() {
+        let tcp_only = crate::ExpressMode { enabled: true, udp: false, udp_ordering_bypass: false };
+        let f = preflight(&PreflightInput { express: Some(tcp_only), ..ok() });
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("EnaSrdUdpEnabled=true"));
+        let f = preflight(&PreflightInput { express: None, ..ok() });
+        assert_eq!((f[0].severity, f[0].message.starts_with("ENA Express: unknown")), (Severity::Info, true));
     }
 
     #[test]
     fn silent_drops_are_errors() {
         let f = preflight(&PreflightInput { src_mac_is_own: false, src_ip_is_default: true, ipv4_checksum_ok: false, ..ok() });
+        let f: Vec<Finding> = problems(&f).into_iter().cloned().collect();
         assert_eq!(f.len(), 3);
         assert!(f.iter().all(|x| x.severity == Severity::Error));
         assert!(f[0].message.contains("--src-mac") && f[1].message.contains("--src-ip") && f[2].message.contains("checksum"));
@@ -112,11 +142,12 @@ mod tests {
     fn per_flow_limit_warns() {
         // 1 flow of 1500-byte frames at 1 Mpps = 12 Gb/s.
         let f = preflight(&PreflightInput { flows: 1, frame_size: 1500, rate: Some(1e6), ..ok() });
+        let f: Vec<Finding> = problems(&f).into_iter().cloned().collect();
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Warning);
         assert!(f[0].message.contains("12.0 Gb/s per flow"));
         let f = preflight(&PreflightInput { flows: 4, rate: None, ..ok() });
-        assert!(f[0].message.contains("--flows 16"));
+        assert!(problems(&f)[0].message.contains("--flows 16"));
     }
 
     #[test]

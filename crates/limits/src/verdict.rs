@@ -345,6 +345,19 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
     }
     // The one that accounts for most frames first; ties keep the order above.
     limits.sort_by_key(|l| std::cmp::Reverse(l.frames));
+    // ENA Express falling back limits a flow's rate without dropping or
+    // counting anything else: it joins the first limit's evidence.
+    let express: Vec<String> = crate::express_evidence(&w.sender_xstats, "sender")
+        .into_iter()
+        .chain(crate::express_evidence(&w.receiver_xstats, "receiver"))
+        .collect();
+    if !express.is_empty() {
+        let first = &mut limits[0];
+        first.evidence = format!("{}; {}", first.evidence, express.join("; "));
+        if !first.counters.iter().any(|c| c.starts_with("ena_srd_")) {
+            first.counters.push("ena_srd_tx_pkts".into());
+        }
+    }
     Verdict { limits, invalid: None }
 }
 
@@ -561,6 +574,46 @@ mod tests {
         assert_eq!(kinds(&v), [LimitKind::Receiver, LimitKind::PpsAllowance, LimitKind::Other]);
         assert_eq!(v.label(), "receiver + pps-allowance (sender) + other: rx_discards_phy (receiver)");
         assert_eq!(v.primary().unwrap().kind, LimitKind::Receiver);
+    }
+
+    /// A c8gn sender's ENA Express counters over one window, as the 23.11+
+    /// PMD reports them (mode 3: on, UDP included).
+    fn srd(x: &mut XstatsByKind, eligible: u64, over_srd: u64, used: u64) {
+        use crate::CounterKind::{Express, Level};
+        x.insert(Express, "ena_srd_eligible_tx_pkts".into(), eligible);
+        x.insert(Express, "ena_srd_tx_pkts".into(), over_srd);
+        x.insert(Express, "ena_srd_rx_pkts".into(), 0);
+        x.insert(Level, "ena_srd_mode".into(), 3);
+        x.insert(Level, "ena_srd_resource_utilization".into(), used);
+    }
+
+    #[test]
+    fn ena_express_fallback_joins_the_evidence() {
+        // Delivered, nothing moved, but a fifth of the eligible packets left SRD.
+        let mut w = paced(1_000_000, 1_000_000, 1_000_000);
+        srd(&mut w.sender_xstats, 1_000_000, 800_000, 35);
+        let v = verdict(&w);
+        assert_eq!(v.label(), "none");
+        assert!(
+            v.limits[0].evidence.contains("200000 of 1000000 eligible packets (20.0%) did not go over SRD on the sender"),
+            "{}",
+            v.limits[0].evidence
+        );
+        assert!(v.limits[0].counters.contains(&"ena_srd_tx_pkts".to_string()));
+        // Everything over SRD: the evidence says nothing of it.
+        let mut w = paced(1_000_000, 1_000_000, 1_000_000);
+        srd(&mut w.sender_xstats, 1_000_000, 1_000_000, 35);
+        assert_eq!(verdict(&w).limits[0].evidence, "the offered rate was delivered and no counter moved");
+        // Silent loss with the receiver's SRD resources used up: both named.
+        let mut w = paced(1_000_000, 1_000_000, 900_000);
+        srd(&mut w.sender_xstats, 1_000_000, 1_000_000, 20);
+        srd(&mut w.receiver_xstats, 0, 0, 100);
+        let v = verdict(&w);
+        assert_eq!(v.label(), "network");
+        assert!(v.limits[0].evidence.contains("the receiver's SRD resources were used up"), "{}", v.limits[0].evidence);
+        // An invalid sample stays unknown whatever SRD says.
+        w.invalid = Some("x went backwards".into());
+        assert!(verdict(&w).label().starts_with("unknown"));
     }
 
     #[test]

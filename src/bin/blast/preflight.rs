@@ -22,23 +22,26 @@ fn preflight_port(args: &Args, side: &TxSide) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    let findings = ena_findings(args, side);
+    let names = side.watch.names();
+    let sample = side.watch.sample();
+    let mut levels = limits::XstatsByKind::default();
+    for (n, v) in names.iter().zip(&sample.values) {
+        if limits::ENA_LEVELS.contains(&n.as_str()) || limits::ENA_EXPRESS_LEVELS.contains(&n.as_str()) {
+            blastdrop::say!("blast: pre-flight ({}): {n} = {v}", info.name);
+            levels.insert(limits::CounterKind::Level, n.clone(), *v);
+        }
+    }
+    let findings = ena_findings(args, side, limits::express_mode(&levels));
     let mut errors = Vec::new();
     for f in findings {
         match f.severity {
             limits::Severity::Error => errors.push(f.message),
             limits::Severity::Warning => tracing::warn!("pre-flight ({}): {}", info.name, f.message),
+            limits::Severity::Info => blastdrop::say!("blast: pre-flight ({}): {}", info.name, f.message),
         }
     }
     if !errors.is_empty() {
         return Err(Failure::usage(format!("pre-flight on net_ena port {}: {}", info.name, errors.join("; "))));
-    }
-    let names = side.watch.names();
-    let sample = side.watch.sample();
-    for (n, v) in names.iter().zip(&sample.values) {
-        if limits::ENA_LEVELS.contains(&n.as_str()) {
-            blastdrop::say!("blast: pre-flight ({}): {n} = {v}", info.name);
-        }
     }
     if let Some(state) = &side.ena {
         blastdrop::say!("blast: {}: {}", info.name, state.describe());
@@ -52,7 +55,7 @@ fn preflight_port(args: &Args, side: &TxSide) -> Result<(), Failure> {
 }
 
 /// What limits' pre-flight finds wrong with this port's traffic.
-fn ena_findings(args: &Args, side: &TxSide) -> Vec<limits::Finding> {
+fn ena_findings(args: &Args, side: &TxSide, express: Option<limits::ExpressMode>) -> Vec<limits::Finding> {
     let (info, a) = (&side.info, &side.addressing);
     let spec = wire::FrameSpec {
         src_mac: side.src_mac,
@@ -78,5 +81,6 @@ fn ena_findings(args: &Args, side: &TxSide) -> Vec<limits::Finding> {
         frame_size: args.max_size(),
         // The fastest step's rate: the one that meets the limits first.
         rate: args.rates().into_iter().reduce(f64::max),
+        express,
     })
 }
