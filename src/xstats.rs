@@ -20,9 +20,8 @@ use crate::fail::Failure;
 #[derive(Default)]
 struct Inner {
     port: u16,
-    driver: String,
     /// By id, or the whole list where the PMD's by-id read is wrong (ENA Express).
-    path: Option<ReadPath>,
+    path: ReadPath,
     wanted: Vec<CounterSpec>,
     specs: Vec<CounterSpec>,
     ids: Vec<u64>,
@@ -38,7 +37,7 @@ impl Inner {
     fn read(&mut self) -> Sample {
         let at = Instant::now();
         let read = match self.path {
-            Some(ReadPath::Full) => dpdk::xstats_all(self.port).and_then(|all| {
+            ReadPath::Full => dpdk::xstats_all(self.port).and_then(|all| {
                 self.ids
                     .iter()
                     .map(|&id| {
@@ -48,7 +47,7 @@ impl Inner {
                     })
                     .collect()
             }),
-            _ => dpdk::xstats_by_id(self.port, &self.ids),
+            ReadPath::ById => dpdk::xstats_by_id(self.port, &self.ids),
         };
         let values = match read {
             Ok(v) => v,
@@ -140,7 +139,7 @@ impl Watch {
     pub fn new(port: &Port, extra: &[String]) -> Result<Watch, Failure> {
         let wanted = limits::counter_set(&port.info().driver, extra);
         let w = Watch {
-            inner: Arc::new(Mutex::new(Inner { port: port.id(), driver: port.info().driver.clone(), wanted, ..Default::default() })),
+            inner: Arc::new(Mutex::new(Inner { port: port.id(), wanted, ..Default::default() })),
             stop: Arc::default(),
             poller: Arc::default(),
         };
@@ -174,7 +173,7 @@ impl Watch {
         for name in &r.duplicated {
             tracing::warn!("{name} appears more than once in the port's extended stats; the first is read");
         }
-        inner.path = Some(limits::read_path(&inner.driver, &r.specs));
+        inner.path = limits::read_path(&port.info().driver, &r.specs);
         inner.specs = r.specs;
         inner.ids = r.ids;
         inner.last_good = None;

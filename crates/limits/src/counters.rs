@@ -90,10 +90,11 @@ pub fn counter_set(driver: &str, watch: &[String]) -> Vec<CounterSpec> {
 }
 
 /// How a port's watched counters are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ReadPath {
     /// `rte_eth_xstats_get_by_id` with the resolved ids: one admin command
     /// per group of counters on ENA.
+    #[default]
     ById,
     /// The whole list with `rte_eth_xstats_get`, then the resolved ids
     /// picked out of it. ENA's by-id read returns its ENA Express counters

@@ -26,7 +26,7 @@ fn preflight_port(args: &Args, side: &TxSide) -> Result<(), Failure> {
     let sample = side.watch.sample();
     let mut levels = limits::XstatsByKind::default();
     for (n, v) in names.iter().zip(&sample.values) {
-        if limits::ENA_LEVELS.contains(&n.as_str()) || limits::ENA_EXPRESS_LEVELS.contains(&n.as_str()) {
+        if limits::counter_kind(n) == limits::CounterKind::Level {
             blastdrop::say!("blast: pre-flight ({}): {n} = {v}", info.name);
             levels.insert(limits::CounterKind::Level, n.clone(), *v);
         }
