@@ -24,9 +24,11 @@
 #                 on 64K-page arm64 kernels (rounded up to whole pages; the plan says so)
 #   --hugepages N the same as --hugepage-mib 2*N (N pages' worth of 2 MiB)
 #   --repo DIR    the blastdrop checkout to build [default: this script's repository]
-#   --dpdk-source VERSION  build this DPDK LTS release (22.11.x, 23.11.x, 24.11.x) from
-#                 fast.dpdk.org into /usr/local instead of the distribution's package;
-#                 on Graviton with -Dplatform=graviton2/3/4 (graviton4 from 24.11 on)
+#   --dpdk-source VERSION  build this DPDK LTS release (22.11.x, 23.11.x, 24.11.x, 25.11.x)
+#                 from fast.dpdk.org into /usr/local instead of the distribution's package;
+#                 on Graviton with -Dplatform=graviton2/3/4 (graviton4 from 24.11 on).
+#                 `distro`: the distribution's package. [default: on ENA, 25.11.4 when the
+#                 distribution's DPDK is older than 24.11 (docs/ec2.md says why); else distro]
 #   --driver D    vfio-pci [default] (interrupts, write-combining with the amzn-drivers
 #                 patch) or uio_pci_generic (no interrupts: needs DPDK 24.03+, where ENA's
 #                 control_path_poll_interval devarg replaces them; no write-combining)
@@ -54,7 +56,7 @@ while [ $# -gt 0 ]; do
         --driver) [ $# -ge 2 ] || { echo "setup: error: --driver needs vfio-pci or uio_pci_generic" >&2; exit 2; }; driver="$2"; shift ;;
         --etc) [ $# -ge 2 ] || { echo "setup: error: --etc needs a directory" >&2; exit 2; }; etc="$2"; shift ;;
         --no-build) nobuild=1 ;;
-        -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "setup: error: unknown argument '$1' (see deploy/setup.sh --help)" >&2; exit 2 ;;
     esac
     shift
@@ -62,9 +64,12 @@ done
 case "$mem_mib" in ''|*[!0-9]*|0) echo "setup: error: --hugepage-mib takes a whole number of MiB above 0, not '$mem_mib'" >&2; exit 2 ;; esac
 case "$driver" in vfio-pci|uio_pci_generic) ;; *) echo "setup: error: --driver is vfio-pci or uio_pci_generic, not '$driver'" >&2; exit 2 ;; esac
 case "$dpdk_src" in
-    ''|22.11|22.11.[0-9]*|23.11|23.11.[0-9]*|24.11|24.11.[0-9]*) ;;
-    *) echo "setup: error: --dpdk-source takes an LTS release blastdrop supports (22.11.x, 23.11.x or 24.11.x), not '$dpdk_src'" >&2; exit 2 ;;
+    ''|distro|22.11|22.11.[0-9]*|23.11|23.11.[0-9]*|24.11|24.11.[0-9]*|25.11|25.11.[0-9]*) ;;
+    *) echo "setup: error: --dpdk-source takes an LTS release blastdrop supports (22.11.x, 23.11.x, 24.11.x or 25.11.x) or distro, not '$dpdk_src'" >&2; exit 2 ;;
 esac
+# The newest LTS release, built by default on ENA when the distribution's is
+# older than 24.11 (docs/ec2.md: "Which DPDK").
+newest_lts=25.11.4
 
 # Whether version $1 is at least $2 (dotted numbers).
 version_ge() { printf '%s\n%s\n' "$2" "$1" | sort -V -C; }
@@ -218,9 +223,21 @@ echo "setup: data interface(s): ${ifaces[*]} (management: ${mgmt_iface:-none fou
 
 # The DPDK this machine will run: the one asked for, the one installed, or
 # the distribution's candidate. Checked before anything changes.
-dpdk_version=${dpdk_src:-$(pkg-config --modversion libdpdk 2>/dev/null ||
+distro_dpdk=${BLASTDROP_DISTRO_DPDK:-$(pkg-config --modversion libdpdk 2>/dev/null ||
     dpkg-query -W -f '${Version}\n' 'librte-eal*' 2>/dev/null | sed -n '/^[0-9]/ { s/-.*//; p; q }' | grep . ||
-    apt-cache policy libdpdk-dev 2>/dev/null | awk '/Candidate:/ { sub(/-.*/, "", $2); print $2 }')}
+    apt-cache policy libdpdk-dev 2>/dev/null | awk '/Candidate:/ { sub(/-.*/, "", $2); print $2 }' || true)}
+distro_dpdk=${distro_dpdk#*:}
+if [ -z "$dpdk_src" ] && [ "$nobuild" = 0 ] && [ "$any_ena" = 1 ]; then
+    if version_ge "${distro_dpdk:-0}" 24.11; then
+        echo "setup: DPDK: the distribution's ${distro_dpdk} (24.11 or later: kept; --dpdk-source $newest_lts adds ENA's Rx timestamps)"
+        dpdk_src=distro
+    else
+        echo "setup: DPDK: the distribution's is ${distro_dpdk:-none}, older than 24.11: building $newest_lts, the newest LTS (Graviton4 tuning, ENA Express counters, the admin-queue devarg, Rx timestamps; docs/ec2.md), --dpdk-source distro keeps the package"
+        dpdk_src=$newest_lts
+    fi
+fi
+[ "$dpdk_src" != distro ] || dpdk_src=""
+dpdk_version=${dpdk_src:-$distro_dpdk}
 if [ "$driver" = uio_pci_generic ] && [ "$any_ena" = 1 ] && ! version_ge "${dpdk_version:-0}" 24.03; then
     echo "setup: error: --driver uio_pci_generic has no interrupts, and ENA's admin commands (its allowance counters) then need the control_path_poll_interval devarg of DPDK 24.03+; this DPDK is ${dpdk_version:-unknown}: use --driver vfio-pci, or --dpdk-source 24.11.3" >&2
     exit 2

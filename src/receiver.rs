@@ -14,9 +14,25 @@ use crate::counters::{ArrivalCounts, LaneCounters, SizeCounts, Tally};
 use crate::fail::Failure;
 use crate::port_set::{open_ports, OpenedPort};
 use crate::report::MempoolRecord;
-use crate::rx::{RxLane, RxOutcome};
+use crate::rx::{OneWayClock, RxLane, RxOutcome};
 use crate::session;
 use crate::xstats::{Sample, Watch, WindowXstats};
+
+/// A device clock's calibration window (its least drained-poll offset per
+/// window; see latency::NicTimeMap): probes of a lane's first 10 ms go
+/// untimed, and 10 ppm of rate difference moves the offset 0.1 us in one.
+const NIC_CALIBRATION_WINDOW_NS: u64 = 10_000_000;
+
+/// How `driver`'s Rx timestamps read. BLASTDROP_NIC_TIMESCALE=device
+/// treats every port's as a device clock's: a test hook, so the mapping a
+/// real device clock needs (net_ena's, mlx5's) runs in a real lane on
+/// net_af_packet's stamps, whose true offset (none) is known.
+fn timescale_of(driver: &str) -> latency::NicTimescale {
+    match std::env::var("BLASTDROP_NIC_TIMESCALE").as_deref() {
+        Ok("device") => latency::NicTimescale::Device,
+        _ => latency::arrival::nic_timescale(driver),
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
@@ -38,6 +54,8 @@ pub struct ReceiverConfig {
     pub interval_us: u64,
     /// Time each probe one way against this host's wall clock (--one-way).
     pub one_way: bool,
+    /// Where --one-way reads arrivals: the NIC's receive timestamp or the poll's clock.
+    pub arrival_clock: latency::ArrivalClockChoice,
     /// Mbufs per RX pool instead of the derived size (--rx-mbufs).
     pub mbufs: Option<u32>,
     /// Extended stats to watch beyond the driver's allowance counters.
@@ -107,6 +125,11 @@ pub struct Totals {
     pub burstiness: crate::rx::Burstiness,
     pub one_way: Option<latency::LatencyHistogram>,
     pub one_way_negative: u64,
+    /// --one-way: probes that arrived without a usable NIC timestamp (not
+    /// stamped, or before the device clock's first calibration window closed).
+    pub one_way_untimed: u64,
+    /// --one-way: the clock arrivals were read on, and why not the NIC's when auto fell back.
+    pub arrival: Option<latency::ArrivalClock>,
     /// Frames by size (FCS included), and those of sizes beyond a lane's slots.
     pub sizes: BTreeMap<u32, u64>,
     pub sizes_other: u64,
@@ -134,6 +157,7 @@ impl Totals {
             latency::LatencyHistogram::merge_into(&mut self.one_way, h);
         }
         self.one_way_negative += o.one_way_negative;
+        self.one_way_untimed += o.one_way_untimed;
         self.sizes_other += o.sizes.since_into(&crate::counters::SizeCounts::default(), &mut self.sizes);
     }
 
@@ -209,6 +233,9 @@ pub struct Receiver {
     pub mempools: Vec<MempoolRecord>,
     hz: u64,
     clock: crate::clock::WallClock,
+    /// --one-way from the NIC's receive timestamps: where mbufs carry them
+    /// (known once a port started with the offload).
+    rx_stamp: Option<dpdk::RxTimestamp>,
     /// --rx-cost in ticks of the lanes' counter (it is given in core cycles).
     cost_ticks: u64,
     /// The measured window's streams, shared with the lanes.
@@ -238,9 +265,22 @@ impl Receiver {
             }
         };
         let spread = Spread::new(cfg.max_queues, nports);
-        let opened = open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n), "--max-size")?;
+        let opened = open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n, false), "--max-size")?;
         let sides: Vec<RxSide> =
             opened.into_iter().map(|OpenedPort { port, info, watch, ena }| RxSide { port, info, promiscuous: false, watch, ena }).collect();
+        let mut totals = Totals::default();
+        if cfg.one_way {
+            let ports: Vec<latency::arrival::PortTimestamps> = sides
+                .iter()
+                .map(|s| latency::arrival::PortTimestamps {
+                    name: &s.info.name,
+                    driver: &s.info.driver,
+                    offered: s.info.offers_rx_timestamp(),
+                    scale: timescale_of(&s.info.driver),
+                })
+                .collect();
+            totals.arrival = Some(latency::arrival::choose(cfg.arrival_clock, &ports).map_err(|e| Failure::usage(e.to_string()))?);
+        }
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
         let mbuf = dpdk::MbufLayout::get();
         let mut sizing = PoolSizing {
@@ -276,17 +316,23 @@ impl Receiver {
             stop: Arc::new(AtomicBool::new(false)),
             generation: 0,
             windows_opened: 0,
-            totals: Totals::default(),
+            totals,
             mempools,
             hz: dpdk::tsc_hz(),
             clock: crate::clock::WallClock::new(dpdk::tsc_hz()),
+            rx_stamp: None,
             cost_ticks,
             trial,
         })
     }
 
-    fn port_config(cfg: &ReceiverConfig, queues: u16) -> PortConfig {
-        PortConfig::paired(queues, cfg.rx_ring, cfg.max_size, false)
+    fn port_config(cfg: &ReceiverConfig, queues: u16, nic_clock: bool) -> PortConfig {
+        PortConfig { rx_timestamp: nic_clock, ..PortConfig::paired(queues, cfg.rx_ring, cfg.max_size, false) }
+    }
+
+    /// Whether --one-way reads arrivals from the NIC's timestamps.
+    fn nic_clock(&self) -> bool {
+        self.totals.arrival.as_ref().is_some_and(|a| a.clock.is_nic())
     }
 
     /// The first port (the only one, usually).
@@ -355,12 +401,15 @@ impl Receiver {
             )));
         }
         let spread = Spread::new(queues, self.sides.len() as u16);
+        let nic_clock = self.nic_clock();
         let mut per_side = Vec::new();
         for (p, side) in self.sides.iter_mut().enumerate() {
             let n = spread.queues_on(p as u16).max(1);
             let refs: Vec<&Mempool> = (0..n).map(|local| &self.pools[usize::from(spread.global_queue(p as u16, local))]).collect();
-            let (rxqs, txqs) =
-                side.port.configure(&Self::port_config(&self.cfg, n), &refs).map_err(|e| session::limit_failure(e, "--max-size"))?;
+            let (rxqs, txqs) = side
+                .port
+                .configure(&Self::port_config(&self.cfg, n, nic_clock), &refs)
+                .map_err(|e| session::limit_failure(e, "--max-size"))?;
             side.port.start().map_err(|e| session::start_failure(&side.port, e))?;
             side.promiscuous = side.port.promiscuous();
             // Per-queue stats ahead of the watched ones shift with the queue count.
@@ -369,6 +418,10 @@ impl Receiver {
                 side.watch.start_polling(self.cfg.xstats_interval);
             }
             per_side.push((rxqs.into_iter().map(Some).collect::<Vec<_>>(), txqs.into_iter().map(Some).collect::<Vec<_>>()));
+        }
+        if nic_clock && self.rx_stamp.is_none() {
+            // The PMDs registered the field when their ports started with the offload.
+            self.rx_stamp = Some(dpdk::RxTimestamp::register()?);
         }
         self.idle.clear();
         for q in 0..queues {
@@ -413,7 +466,7 @@ impl Receiver {
                     None
                 },
                 interval_cycles: self.cfg.interval_us * self.hz / 1_000_000,
-                one_way: self.cfg.one_way.then_some(self.clock),
+                one_way: self.cfg.one_way.then(|| self.one_way_clock(p)),
                 trial: self.trial.clone(),
                 slate: usize::from(q),
                 tsc_hz: self.hz,
@@ -423,6 +476,15 @@ impl Receiver {
             self.lanes.push(Lane { queue: q, port: p, lcore, counters, job });
         }
         Ok(())
+    }
+
+    /// What a lane on port `p` (index in --port order) times probes with.
+    fn one_way_clock(&self, p: u16) -> OneWayClock {
+        let nic = self.rx_stamp.filter(|_| self.nic_clock()).map(|field| {
+            let scale = timescale_of(&self.sides[usize::from(p)].info.driver);
+            (field, latency::NicTimeMap::for_timescale(scale, NIC_CALIBRATION_WINDOW_NS))
+        });
+        OneWayClock { wall: self.clock, nic }
     }
 
     /// Stops every lane; what they counted joins the totals, and their

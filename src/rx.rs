@@ -33,14 +33,35 @@ pub struct RxLane {
     /// Count arrivals per interval of this many cycles (0: off), on the
     /// busy-run clock (no TSC read of its own).
     pub interval_cycles: u64,
-    /// --one-way: this host's wall clock, to time each probe against the
-    /// sender's stamp (meaningful only when both clocks are synchronised).
-    pub one_way: Option<crate::clock::WallClock>,
+    /// --one-way: the clock each probe's arrival is read on, to time it
+    /// against the sender's stamp (meaningful only when both hosts' wall
+    /// clocks are synchronised).
+    pub one_way: Option<OneWayClock>,
     /// The measured window's streams, and this lane's slate on it (its queue id).
     pub trial: Arc<TrialBoard>,
     pub slate: usize,
     /// Ticks per second of the lanes' counter (stalls are told by it).
     pub tsc_hz: u64,
+}
+
+/// Where a lane reads arrivals for --one-way: this host's wall clock at
+/// the poll, or each frame's NIC timestamp (the mbuf field, and the map
+/// from the device's clock onto the wall clock, which the wall clock at
+/// drained polls calibrates).
+#[derive(Debug, Clone)]
+pub struct OneWayClock {
+    pub wall: WallClock,
+    pub nic: Option<(dpdk::RxTimestamp, latency::NicTimeMap)>,
+}
+
+/// A lane's one-way timing as it runs.
+struct OneWay {
+    clock: OneWayClock,
+    hist: LatencyHistogram,
+    /// Probes stamped later than they arrived (the clocks disagree).
+    negative: u64,
+    /// Probes with no usable NIC timestamp.
+    untimed: u64,
 }
 
 /// Polls by frames returned: bucket 0 holds empty polls, bucket k (k >= 1)
@@ -109,6 +130,7 @@ pub struct RxOutcome {
     /// (the clocks disagree by more than the path takes).
     pub one_way: Option<latency::LatencyHistogram>,
     pub one_way_negative: u64,
+    pub one_way_untimed: u64,
     /// Probe frames by size (not counted with --count-only).
     pub sizes: SizeCounts,
 }
@@ -327,7 +349,7 @@ impl RxLane {
                 // polls in it (2 us apart at full load, against 100 us intervals).
                 t.meter.frames(n, burst, || t.busy.now, || t.counters.open_window_number());
                 board.follow(&mut t.table, &mut epoch);
-                count_probes(&bufs, &mut t.table, &mut t.tally, &mut t.blocks, &mut t.sizes, &mut t.one_way);
+                count_probes(&bufs, n == burst, &mut t.table, &mut t.tally, &mut t.blocks, &mut t.sizes, &mut t.one_way);
             }
             // The FCS each frame carried on the wire, once per burst.
             t.tally.bytes += (wire::FCS_LEN * n) as u64;
@@ -354,8 +376,7 @@ struct Figures<'a> {
     table: StreamTable,
     busy: BusyRuns,
     meter: Meter,
-    /// --one-way: this host's clock, the latencies, and probes stamped later than they arrived.
-    one_way: Option<(WallClock, LatencyHistogram, u64)>,
+    one_way: Option<OneWay>,
     /// Arrivals and losses per block of stream ids (a group's members).
     blocks: [BlockCounts; STREAM_BLOCKS],
     sizes: SizeCounts,
@@ -367,7 +388,7 @@ impl<'a> Figures<'a> {
         count_only: bool,
         streams: usize,
         interval_cycles: u64,
-        one_way: Option<WallClock>,
+        one_way: Option<OneWayClock>,
         hz: u64,
     ) -> Figures<'a> {
         Figures {
@@ -376,7 +397,7 @@ impl<'a> Figures<'a> {
             table: StreamTable::with_capacity(if count_only { 0 } else { streams }),
             busy: BusyRuns::new(hz),
             meter: Meter::new(interval_cycles),
-            one_way: one_way.map(|c| (c, LatencyHistogram::new(), 0)),
+            one_way: one_way.map(|clock| OneWay { clock, hist: LatencyHistogram::new(), negative: 0, untimed: 0 }),
             blocks: [BlockCounts::default(); STREAM_BLOCKS],
             sizes: SizeCounts::default(),
         }
@@ -424,7 +445,8 @@ impl<'a> Figures<'a> {
         self.counters.publish_sizes(&self.sizes);
         self.meter.publish(self.counters);
         self.counters.mark_done();
-        let (one_way, one_way_negative) = self.one_way.map(|(_, h, neg)| (h, neg)).unzip();
+        let (one_way_negative, one_way_untimed) = self.one_way.as_ref().map_or((0, 0), |o| (o.negative, o.untimed));
+        let one_way = self.one_way.map(|o| o.hist);
         RxOutcome {
             queue,
             tally: self.tally,
@@ -434,7 +456,8 @@ impl<'a> Figures<'a> {
             burstiness: self.meter.finish(self.tally.empty_polls),
             reflect,
             one_way,
-            one_way_negative: one_way_negative.unwrap_or(0),
+            one_way_negative,
+            one_way_untimed,
             sizes: self.sizes,
         }
     }
@@ -470,30 +493,49 @@ fn send_back(bufs: &mut Burst, txq: &mut TxQueue, tally: &mut Tally) -> bool {
 }
 
 /// Counts the burst's bytes and records each frame's probe in the stream
-/// table; --one-way also times each probe against this host's clock.
+/// table; --one-way also times each probe, against this host's clock at
+/// the poll or against the frame's NIC timestamp. `full`: the poll took as
+/// many frames as it asked for (more may wait: it did not drain the ring).
 #[inline(always)]
 fn count_probes(
     bufs: &Burst,
+    full: bool,
     table: &mut StreamTable,
     tally: &mut Tally,
     blocks: &mut [BlockCounts; STREAM_BLOCKS],
     sizes: &mut SizeCounts,
-    one_way: &mut Option<(WallClock, LatencyHistogram, u64)>,
+    one_way: &mut Option<OneWay>,
 ) {
-    match one_way.as_mut() {
-        None => parse_probes(bufs, table, tally, blocks, sizes, |_| {}),
-        Some((clock, hist, negative)) => {
-            let now = clock.ns(dpdk::rdtsc());
-            parse_probes(bufs, table, tally, blocks, sizes, |p| match now.checked_sub(p.tx_ns) {
-                Some(d) => hist.record_ns(d),
-                None => *negative += 1,
+    let Some(o) = one_way.as_mut() else {
+        return parse_probes(bufs, table, tally, blocks, sizes, |_, _| {});
+    };
+    let now = o.clock.wall.ns(dpdk::rdtsc());
+    let (hist, negative) = (&mut o.hist, &mut o.negative);
+    let mut time = |arrived: u64, sent: u64| match arrived.checked_sub(sent) {
+        Some(d) => hist.record_ns(d),
+        None => *negative += 1,
+    };
+    match &mut o.clock.nic {
+        None => parse_probes(bufs, table, tally, blocks, sizes, |p, _| time(now, p.tx_ns)),
+        Some((field, map)) => {
+            // A short poll drained the ring: its newest frame was stamped
+            // at most one poll before `now` (the device clock's calibration).
+            if !full {
+                if let Some(newest) = bufs.rx_timestamp(bufs.len() - 1, field) {
+                    map.drained_poll(newest, now);
+                }
+            }
+            let untimed = &mut o.untimed;
+            parse_probes(bufs, table, tally, blocks, sizes, |p, i| match bufs.rx_timestamp(i, field).and_then(|ts| map.host_ns(ts)) {
+                Some(arrived) => time(arrived, p.tx_ns),
+                None => *untimed += 1,
             });
         }
     }
 }
 
 /// Records each frame's probe in the stream table, then hands the probe
-/// to `also` (one-way timing, or nothing: the closure is inlined, so no
+/// and the frame's place in the burst to `also` (one-way timing, or nothing: the closure is inlined, so no
 /// branch per frame decides which).
 #[inline(always)]
 fn parse_probes(
@@ -502,14 +544,16 @@ fn parse_probes(
     tally: &mut Tally,
     blocks: &mut [BlockCounts; STREAM_BLOCKS],
     sizes: &mut SizeCounts,
-    mut also: impl FnMut(wire::Probe),
+    mut also: impl FnMut(wire::Probe, usize),
 ) {
     // Sums in locals, added once per burst: the compiler keeps them in
     // registers, where fields of `tally` would be loaded and stored per frame.
     // Probe frames' bytes and longest length give their sizes (count_sizes).
     let (mut bytes, mut no_probe, mut probe_bytes, mut longest) = (0u64, 0u64, 0u64, 0u32);
+    let mut i = 0usize;
     bufs.read_frames(|len, frame| {
         bytes += u64::from(len);
+        i += 1;
         match wire::parse_probe(frame) {
             Some(p) => {
                 (probe_bytes, longest) = (probe_bytes + u64::from(len), longest.max(len));
@@ -519,7 +563,7 @@ fn parse_probes(
                 table.record_frame(p.stream, p.seq, wire::run_id(frame), len + wire::FCS_LEN as u32);
                 let b = &mut blocks[block_of(p.stream)];
                 (b.received, b.lost) = (b.received + 1, b.lost.wrapping_add(table.totals.lost.wrapping_sub(lost)));
-                also(p);
+                also(p, i - 1);
             }
             None => no_probe += 1,
         }

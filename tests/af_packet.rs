@@ -48,3 +48,85 @@ fn blast_to_drop_over_af_packet_on_veth() {
     assert_eq!(s["probe"]["duplicates"], 0);
     assert_eq!(s["port"]["ipackets"].as_u64().unwrap(), got, "the port's counter agrees with the lcores'");
 }
+
+/// The DPDK line drop ran on, from its record ("DPDK 24.11.2" -> (24, 11)).
+fn dpdk_line(record: &serde_json::Value) -> (u32, u32) {
+    let v = record["environment"]["dpdk_runtime"].as_str().unwrap_or_default();
+    let mut nums = v.split(|c: char| !c.is_ascii_digit()).filter(|x| !x.is_empty()).map(|x| x.parse().unwrap_or(0));
+    (nums.next().unwrap_or(0), nums.next().unwrap_or(0))
+}
+
+/// drop --one-way (and `env` before it) on bd-b, blast's `count` probes at
+/// 20 kpps from bd-a: drop's record and its stdout.
+fn one_way_run(ns: &Netns, dir: &std::path::Path, env: &[&str], count: u64) -> (serde_json::Value, String) {
+    let drop_json = dir.join(format!("drop{}.json", env.len()));
+    let mut d = strings(env);
+    d.push(DROP.into());
+    d.extend(strings(&["--port", "net_af_packet0", "--count", &count.to_string(), "--duration", "30", "--one-way", "--json"]));
+    d.push(drop_json.display().to_string());
+    d.push("--".into());
+    d.extend(eal_base());
+    d.extend(strings(&["--vdev=net_af_packet0,iface=bd-b", "--lcores=0@1,1@1"]));
+    let mut drop_proc = spawn("ip", &ns.exec("env", d));
+    drop_proc.wait_for_line("drop: port", Duration::from_secs(30));
+    let mut b = strings(&["--port", "net_af_packet0", "--count", &count.to_string(), "--rate", "20k", "--size", "128", "--"]);
+    b.extend(eal_base());
+    b.extend(strings(&["--vdev=net_af_packet0,iface=bd-a", "--lcores=0@0,1@0"]));
+    let blast_out = run_af_packet("ip", &ns.exec(BLAST, b), Duration::from_secs(60));
+    assert!(blast_out.status.success(), "blast: {}\n{}", blast_out.stdout, blast_out.stderr);
+    let drop_out = drop_proc.finish(Duration::from_secs(40));
+    assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
+    (read_json(&drop_json), drop_out.stdout)
+}
+
+/// --one-way over a real kernel path: from DPDK 24.11 net_af_packet offers
+/// the Rx timestamp offload (the kernel's receive time), and drop's
+/// default (auto) takes it; before, it says why it reads the poll's clock.
+/// Either way every probe is timed and none "before it was sent" (one host).
+/// Then the same stamps read as a device clock's (the test hook): the
+/// mapping calibrated by drained polls in a real lane, against a clock
+/// whose true offset is zero.
+#[test]
+fn one_way_arrivals_from_the_kernels_receive_timestamp() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("one_way_arrivals_from_the_kernels_receive_timestamp", Netns::with_pair) else { return };
+    let dir = scratch("afp-ts");
+    let count = 5_000u64;
+    let (v, stdout) = one_way_run(&ns, &dir, &[], count);
+    let s = &v["summary"];
+    let o = &s["one_way"];
+    let got = s["probe"]["received"].as_u64().unwrap();
+    let stamped = dpdk_line(&v) >= (24, 11);
+    if stamped {
+        assert_eq!(o["clock"], "nic_kernel", "{o}");
+        assert!(o["fallback"].is_null(), "{o}");
+        assert!(stdout.contains("arrival from the kernel's receive timestamp"), "{stdout}");
+    } else {
+        assert_eq!(o["clock"], "host_poll", "{o}");
+        assert!(o["fallback"].as_str().unwrap().contains("net_af_packet0 (net_af_packet) offer(s) no Rx timestamp offload"), "{o}");
+    }
+    // The kernel stamps every frame; one host's clock on both ends.
+    assert_eq!(o["untimed"], 0, "{o}");
+    assert_eq!(o["negative"], 0, "{o}");
+    assert_eq!(o["latency"]["count"].as_u64().unwrap(), got, "every probe that arrived was timed: {o}");
+    let p50 = o["latency"]["p50_us"].as_f64().unwrap();
+    assert!(p50 > 0.0 && p50 < 100_000.0, "a median one-way time through a veth: {o}");
+    if !stamped {
+        return;
+    }
+
+    let (v, stdout) = one_way_run(&ns, &dir, &["BLASTDROP_NIC_TIMESCALE=device"], count);
+    let s = &v["summary"];
+    let o = &s["one_way"];
+    let got = s["probe"]["received"].as_u64().unwrap();
+    assert_eq!(o["clock"], "nic_device", "{o}");
+    assert!(stdout.contains("mapped onto this host's CLOCK_REALTIME by polls that drained the ring"), "{stdout}");
+    let (timed, untimed) = (o["latency"]["count"].as_u64().unwrap(), o["untimed"].as_u64().unwrap());
+    assert_eq!(timed + untimed, got, "every probe timed or counted untimed: {o}");
+    // Only the first 10 ms window goes untimed: at 20 kpps some 200 probes.
+    assert!(untimed > 0 && untimed <= count / 10, "untimed while calibrating: {o}");
+    // The mapped arrival is never before the kernel's (the least dwell is >= 0).
+    assert_eq!(o["negative"], 0, "{o}");
+    let p50 = o["latency"]["p50_us"].as_f64().unwrap();
+    assert!(p50 > 0.0 && p50 < 100_000.0, "{o}");
+}

@@ -51,6 +51,15 @@ fn unknown_port_lists_the_ports_there_are() {
 }
 
 #[test]
+fn arrival_clock_needs_one_way_and_a_port_that_stamps() {
+    let _g = heavy();
+    let l = quick_error(DROP, &["--arrival-clock", "nic"]);
+    assert!(l.contains("--arrival-clock") && l.contains("add --one-way"), "{l}");
+    let l = one_line_error(DROP, &["--one-way", "--arrival-clock", "nic"], Some(null_eal()));
+    assert!(l.contains("net_null0 (net_null) offer(s) no Rx timestamp offload") && l.contains("--arrival-clock host"), "{l}");
+}
+
+#[test]
 fn more_queues_than_the_device_allows() {
     let _g = heavy();
     // net_null has 1024 queues; the device check comes before the lcore check.

@@ -146,6 +146,30 @@ fn dpdk_from_source_gets_the_graviton_platform_its_release_knows() {
 }
 
 #[test]
+fn on_ena_the_newest_lts_is_built_where_the_distributions_is_older_than_24_11() {
+    let sys = fake_sysfs("newest", &[("bd-data1", "ena", "0000:00:06.0"), ("bd-data2", "igb", "0000:00:07.0")]);
+    let v2 = cpuinfo(&sys, "0xd4f");
+    let c8gn =
+        |distro: &'static str| [("BLASTDROP_ARCH", "aarch64"), ("BLASTDROP_CPUINFO", v2.as_str()), ("BLASTDROP_DISTRO_DPDK", distro)];
+    // Debian 12's 22.11 on a Graviton4 with an ENA: 25.11 from source, tuned for it, saying why.
+    let (rc, out, err) = setup_env(&sys, &["--dry-run", "--iface", "bd-data1"], &c8gn("22.11.11"));
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("the distribution's is 22.11.11, older than 24.11: building 25.11.4"), "{out}");
+    assert!(out.contains("would build DPDK 25.11.4 from source (meson -Dplatform=graviton4)"), "{out}");
+    // --dpdk-source distro keeps the package.
+    let (rc, out, err) = setup_env(&sys, &["--dry-run", "--iface", "bd-data1", "--dpdk-source", "distro"], &c8gn("22.11.11"));
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(!out.contains("build DPDK"), "{out}");
+    // Debian 13's 24.11 is kept (it is what CI tests), with the way to 25.11 said.
+    let (_, out, _) = setup_env(&sys, &["--dry-run", "--iface", "bd-data1"], &c8gn("24.11.8"));
+    assert!(out.contains("the distribution's 24.11.8 (24.11 or later: kept; --dpdk-source 25.11.4"), "{out}");
+    assert!(!out.contains("build DPDK"), "{out}");
+    // Not ENA: none of ENA's reasons apply, the distribution's package stays.
+    let (_, out, _) = setup_env(&sys, &["--dry-run", "--iface", "bd-data2"], &c8gn("22.11.11"));
+    assert!(out.contains("not ENA: bd-data2") && !out.contains("build DPDK"), "{out}");
+}
+
+#[test]
 fn without_interrupts_the_devarg_polls_the_admin_queue() {
     let sys = fake_sysfs("uio", &[("bd-data1", "ena", "0000:00:06.0"), ("bd-data2", "ena", "0000:00:07.0")]);
     let args = ["--dry-run", "--iface", "bd-data1", "--iface", "bd-data2", "--driver", "uio_pci_generic", "--etc", "/tmp/bd-etc-test"];

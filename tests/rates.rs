@@ -149,7 +149,11 @@ fn a_rate_and_shape_ladder_times_every_step_and_names_its_traffic() {
 
     // The round-trip table: a row per step with rate, shape, loss and limit,
     // and per rate the even shape as the floor, the bursty one as the ceiling.
-    let table = out.stdout.split("round trip (drop --reflect), microseconds:").nth(1).expect("the round-trip table");
+    let table = out
+        .stdout
+        .split("round trip (drop --reflect; both stamps on blast's own clock), microseconds:")
+        .nth(1)
+        .expect("the round-trip table");
     let rows: Vec<&str> = table.lines().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())).collect();
     assert_eq!(rows.len(), 4, "{table}");
     assert!(rows[0].contains("0.100") && rows[0].contains("even") && rows[1].contains("burst:8") && rows[3].contains("0.300"), "{table}");
@@ -334,7 +338,10 @@ fn one_way_latency_on_one_host_counts_every_probe() {
     let drop_out = drop.finish(Duration::from_secs(30));
     assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
     let o = &read_json(&drop_json)["summary"]["one_way"];
-    assert_eq!(o["clock"], "CLOCK_REALTIME");
+    // memif stamps nothing: auto falls back to the poll's clock, and says so.
+    assert_eq!(o["clock"], "host_poll", "{o}");
+    assert!(o["fallback"].as_str().unwrap().contains("(net_memif) offer(s) no Rx timestamp offload"), "{o}");
+    assert_eq!(o["untimed"], 0);
     // One host, one clock: every probe timed, none "before it was sent".
     assert_eq!(o["latency"]["count"], 20000, "{o}");
     assert_eq!(o["negative"], 0);
@@ -342,5 +349,10 @@ fn one_way_latency_on_one_host_counts_every_probe() {
     let ps: Vec<f64> = ["min_us", "p50_us", "p99_us", "p99.9_us", "max_us"].iter().map(|k| l[k].as_f64().unwrap()).collect();
     assert!(ps.windows(2).all(|w| w[0] <= w[1]), "{ps:?}");
     assert!(ps[1] > 0.0 && ps[1] < 100_000.0, "a median one-way time between processes on one host: {ps:?}");
-    assert!(drop_out.stdout.contains("one way (by both hosts' CLOCK_REALTIME"), "{}", drop_out.stdout);
+    assert!(
+        drop_out.stdout.contains("one way (by both hosts' CLOCK_REALTIME, arrival read on this host's CLOCK_REALTIME at the poll"),
+        "{}",
+        drop_out.stdout
+    );
+    assert!(drop_out.stdout.contains("not the NIC's clock: net_memif"), "{}", drop_out.stdout);
 }

@@ -10,6 +10,7 @@ const uint64_t bd_rss_ip = RTE_ETH_RSS_IP;
 const uint64_t bd_rss_udp = RTE_ETH_RSS_UDP;
 const uint64_t bd_rss_tcp = RTE_ETH_RSS_TCP;
 const uint64_t bd_tx_offload_mbuf_fast_free = RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+const uint64_t bd_rx_offload_timestamp = RTE_ETH_RX_OFFLOAD_TIMESTAMP;
 const uint64_t bd_tx_offload_ipv4_cksum = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
 const uint64_t bd_tx_offload_multi_segs = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 
@@ -151,6 +152,11 @@ int bd_mempool_ops_registered(const char *name)
 const char *bd_mbuf_best_mempool_ops(void)
 {
 	return rte_mbuf_best_mempool_ops();
+}
+
+int bd_rx_timestamp_register(int *field_offset, uint64_t *rx_flag)
+{
+	return rte_mbuf_dyn_rx_timestamp_register(field_offset, rx_flag);
 }
 
 unsigned int bd_lcore_id(void)

@@ -24,6 +24,7 @@
 #include <rte_mempool.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_pool_ops.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_ethdev.h>
 #include <rte_dev.h>
 #include <rte_version.h>
@@ -71,6 +72,7 @@ extern const uint64_t bd_rss_ip;
 extern const uint64_t bd_rss_udp;
 extern const uint64_t bd_rss_tcp;
 extern const uint64_t bd_tx_offload_mbuf_fast_free;
+extern const uint64_t bd_rx_offload_timestamp;
 extern const uint64_t bd_tx_offload_ipv4_cksum;
 extern const uint64_t bd_tx_offload_multi_segs;
 
@@ -132,6 +134,9 @@ int bd_link_get(uint16_t port, struct bd_link *out);
 int bd_mempool_ops_registered(const char *name);
 /* The ops name rte_pktmbuf_pool_create uses. */
 const char *bd_mbuf_best_mempool_ops(void);
+/* The Rx timestamp's mbuf dynamic field and flag (registered once per
+ * process; a PMD that offers the offload registers the same pair). */
+int bd_rx_timestamp_register(int *field_offset, uint64_t *rx_flag);
 
 unsigned int bd_lcore_id(void);
 int bd_errno(void);

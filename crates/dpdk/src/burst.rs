@@ -258,6 +258,15 @@ impl Burst {
         }
     }
 
+    /// The device's receive timestamp of the `i`th frame (None: not
+    /// stamped, or no such frame).
+    #[inline(always)]
+    pub fn rx_timestamp(&self, i: usize, field: &crate::RxTimestamp) -> Option<u64> {
+        let m = *self.bufs[self.head..self.tail].get(i)?;
+        // SAFETY: m is an mbuf this burst owns; `field` was registered in this process.
+        unsafe { field.of(m) }
+    }
+
     /// Bytes over all segments of every frame.
     #[inline(always)]
     pub fn bytes(&self) -> u64 {

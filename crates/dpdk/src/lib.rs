@@ -18,7 +18,7 @@ pub use burst::{Burst, BURST_MAX};
 pub use eal::{logged, rdtsc, tsc_hz, Eal};
 pub use error::{Error, LimitKind, Result};
 pub use lcore::{launch, LcoreJob};
-pub use mbuf::{Mbuf, MbufLayout, MBUF_F_EXTERNAL};
+pub use mbuf::{Mbuf, MbufLayout, RxTimestamp, MBUF_F_EXTERNAL};
 pub use mempool::{Mempool, PoolSizing};
 pub use port::{
     available_ports, available_ports_with_driver, xstats_all, xstats_by_id, Configured, DescLimits, DeviceInfo, Link, Port, PortConfig,

@@ -148,6 +148,53 @@ impl MbufLayout {
     }
 }
 
+/// Where a received mbuf carries the device's receive timestamp: the
+/// `rte_dynfield_timestamp` dynamic field (a u64, in the driver's units),
+/// valid when its `rte_dynflag_rx_timestamp` bit is set in ol_flags.
+/// Looked up once; a PMD that offers the offload registers the same pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RxTimestamp {
+    offset: usize,
+    flag: u64,
+}
+
+impl RxTimestamp {
+    /// The field and flag, registered if no PMD did yet (after the EAL started).
+    pub fn register() -> crate::Result<RxTimestamp> {
+        let (mut offset, mut flag) = (0i32, 0u64);
+        // SAFETY: writes two values we own; the EAL is up (mbuf dynamic
+        // fields live in its shared memory).
+        let rc = unsafe { ffi::bd_rx_timestamp_register(&mut offset, &mut flag) };
+        if rc != 0 || offset < 0 || flag == 0 {
+            return Err(crate::Error::call("rte_mbuf_dyn_rx_timestamp_register", if rc != 0 { rc } else { -libc::EINVAL }));
+        }
+        Ok(RxTimestamp { offset: offset as usize, flag })
+    }
+
+    /// The timestamp `m` came with, when the device stamped it.
+    ///
+    /// # Safety
+    /// `m` must be a valid mbuf, and `self` registered in this process.
+    #[inline(always)]
+    pub unsafe fn of(&self, m: *const Mbuf) -> Option<u64> {
+        let b = m as *const u8;
+        let flags = (b.add(off::OL_FLAGS) as *const u64).read();
+        // The dynamic field is 8-aligned (registered with u64's alignment).
+        (flags & self.flag != 0).then(|| (b.add(self.offset) as *const u64).read())
+    }
+
+    /// Stamps `m` as a device would (for tests of the readers).
+    ///
+    /// # Safety
+    /// `m` must be a valid mbuf owned by the caller, and `self` registered in this process.
+    pub unsafe fn write(&self, m: *mut Mbuf, ns: u64) {
+        let b = m as *mut u8;
+        let flags = b.add(off::OL_FLAGS) as *mut u64;
+        flags.write(flags.read() | self.flag);
+        (b.add(self.offset) as *mut u64).write(ns);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

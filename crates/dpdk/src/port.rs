@@ -45,6 +45,7 @@ pub struct DeviceInfo {
     pub tx_desc: DescLimits,
     pub rss_offloads: u64,
     pub tx_offload_capa: u64,
+    pub rx_offload_capa: u64,
     pub reta_size: u16,
 }
 
@@ -59,6 +60,12 @@ fn frame_overhead(max_rx_pktlen: u32, max_mtu: u16) -> u32 {
 }
 
 impl DeviceInfo {
+    /// Whether the device stamps received frames (RTE_ETH_RX_OFFLOAD_TIMESTAMP).
+    pub fn offers_rx_timestamp(&self) -> bool {
+        // SAFETY: a constant the shim exports.
+        self.rx_offload_capa & unsafe { ffi::bd_rx_offload_timestamp } != 0
+    }
+
     /// The largest frame, FCS included, this port takes: bounded by its
     /// largest receive length, its largest MTU, and one mbuf segment.
     pub fn max_frame(&self) -> u32 {
@@ -85,13 +92,16 @@ pub struct PortConfig {
     /// Ask for MBUF_FAST_FREE when offered (only valid with one mempool per
     /// queue and mbufs of refcount 1, which is how `blast` sends).
     pub tx_fast_free: bool,
+    /// Ask the device to stamp received frames (drop --arrival-clock nic);
+    /// refused when it does not offer it.
+    pub rx_timestamp: bool,
 }
 
 impl PortConfig {
     /// As many RX as TX queues, one ring size for both: how blast and drop
     /// set their ports up.
     pub fn paired(queues: u16, ring: u16, max_frame: u32, tx_fast_free: bool) -> PortConfig {
-        PortConfig { rx_queues: queues, tx_queues: queues, rx_ring: ring, tx_ring: ring, max_frame, tx_fast_free }
+        PortConfig { rx_queues: queues, tx_queues: queues, rx_ring: ring, tx_ring: ring, max_frame, tx_fast_free, rx_timestamp: false }
     }
 }
 
@@ -101,6 +111,7 @@ pub struct Configured {
     pub mtu: u32,
     pub rss: bool,
     pub tx_offloads: Vec<&'static str>,
+    pub rx_offloads: Vec<&'static str>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -420,6 +431,7 @@ impl Port {
             tx_desc: DescLimits::from_ffi(&raw.tx_desc_lim),
             rss_offloads: raw.flow_type_rss_offloads,
             tx_offload_capa: raw.tx_offload_capa,
+            rx_offload_capa: raw.rx_offload_capa,
             reta_size: raw.reta_size,
         };
         Ok(Port { id, info, configured: None, started: false })
@@ -503,6 +515,14 @@ impl Port {
         if cfg.tx_fast_free && i.tx_offload_capa & fast_free != 0 {
             conf.txmode.offloads |= fast_free;
             done.tx_offloads.push("MBUF_FAST_FREE");
+        }
+        if cfg.rx_timestamp {
+            if !i.offers_rx_timestamp() {
+                return Err(Error::Other(format!("port {}: {} ({}) offers no Rx timestamp offload", self.id, i.name, i.driver)));
+            }
+            // SAFETY: a constant the shim exports.
+            conf.rxmode.offloads |= unsafe { ffi::bd_rx_offload_timestamp };
+            done.rx_offloads.push("TIMESTAMP");
         }
 
         let rc = unsafe { ffi::rte_eth_dev_configure(self.id, cfg.rx_queues, cfg.tx_queues, &conf) };

@@ -41,7 +41,8 @@ fn safe_layer_over_net_null() {
     assert!(matches!(Port::open("0"), Err(Error::AlreadyOpen { .. })));
 
     // Limits are enforced before the device is touched.
-    let good = PortConfig { rx_queues: 1, tx_queues: 1, rx_ring: 512, tx_ring: 512, max_frame: 1518, tx_fast_free: true };
+    let good =
+        PortConfig { rx_queues: 1, tx_queues: 1, rx_ring: 512, tx_ring: 512, max_frame: 1518, tx_fast_free: true, rx_timestamp: false };
     let too_many = PortConfig { rx_queues: port.info().max_rx_queues + 1, ..good.clone() };
     assert!(matches!(port.check(&too_many), Err(Error::Limit { what: LimitKind::RxQueues, .. })));
     let too_big = PortConfig { max_frame: port.info().max_frame() + 1, ..good.clone() };
@@ -53,6 +54,11 @@ fn safe_layer_over_net_null() {
     let mut visited = 0;
     pool.for_each_mbuf(|_| visited += 1);
     assert_eq!(visited, pool.mbufs());
+
+    // net_null stamps nothing: asking it to is refused before the device is touched.
+    assert!(!port.info().offers_rx_timestamp());
+    let stamped = PortConfig { rx_timestamp: true, ..good.clone() };
+    assert!(matches!(port.configure(&stamped, &[&pool]), Err(Error::Other(m)) if m.contains("offers no Rx timestamp offload")));
 
     let (mut rxqs, mut txqs) = port.configure(&good, &[&pool]).unwrap();
     assert_eq!((rxqs.len(), txqs.len()), (1, 1));
@@ -70,6 +76,16 @@ fn safe_layer_over_net_null() {
         assert_eq!(unsafe { layout.data_len(m) }, 60);
         assert_eq!(unsafe { layout.pkt_len(m) }, 60);
     }
+    // The Rx timestamp's dynamic field: registered here (no PMD did), read
+    // only where its flag is set, as a stamping PMD leaves it.
+    let ts = dpdk::RxTimestamp::register().unwrap();
+    assert_eq!(dpdk::RxTimestamp::register().unwrap(), ts, "registering again finds the same field");
+    let flags_of = |m: *mut dpdk::Mbuf| unsafe { (m as *mut u8).add(dpdk::ffi::bd_mbuf_offset::BD_MBUF_OL_FLAGS as usize).cast::<u64>() };
+    unsafe { flags_of(mbufs[0]).write(0) };
+    assert_eq!(unsafe { ts.of(mbufs[0]) }, None, "no flag: no timestamp");
+    unsafe { ts.write(mbufs[0], 1_790_000_000_123_456_789) };
+    assert_eq!(unsafe { ts.of(mbufs[0]) }, Some(1_790_000_000_123_456_789));
+    unsafe { flags_of(mbufs[0]).write(0) };
     // Burst::alloc leaves each mbuf's reset to the pass that writes it
     // (MbufLayout::reset_to_len): that reset must be rte_pktmbuf_reset's,
     // in this DPDK line. Two mbufs, the same scribbles over every field it

@@ -70,6 +70,9 @@ pub struct StepRecord {
     pub achieved_shape: Option<AchievedShape>,
     /// --reflect: round-trip latency of the trial's probes, and how many came back.
     pub latency: Option<latency::LatencySummary>,
+    /// The clock `latency` was read on (`sender_round_trip`: both stamps from the sender's clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_clock: Option<latency::LatencyClock>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_histogram: Vec<latency::Bucket>,
     pub reflected: Option<u64>,

@@ -95,7 +95,7 @@ pub fn render_table(records: &[StepRecord]) -> String {
 /// as the ceiling, side by side.
 pub fn render_latency(records: &[StepRecord]) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "\nround trip (drop --reflect), microseconds:");
+    let _ = writeln!(s, "\nround trip (drop --reflect; both stamps on blast's own clock), microseconds:");
     let _ = writeln!(
         s,
         "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>7}  limit",
@@ -402,7 +402,7 @@ mod tests {
         r.offered_mpps = Some(1.0);
         r.latency = Some(latency::LatencySummary { count: 1000, p50_us: 10.0, p99_9_us: 42.0, max_us: 50.0, ..Default::default() });
         let t = render_table(&[r]);
-        assert!(t.contains("round trip (drop --reflect), microseconds:"), "{t}");
+        assert!(t.contains("round trip (drop --reflect; both stamps on blast's own clock), microseconds:"), "{t}");
         let last = t.lines().last().unwrap();
         assert!(last.contains("even") && last.contains("42.0") && last.contains(" 1000 ") && last.trim_end().ends_with("n/a"), "{last}");
         assert!(!render_table(&[rec(0, 1, 1.0)]).contains("round trip"));

@@ -3,6 +3,9 @@
 //! commitment is written in (P50 to P99.99 and the maximum), and exported
 //! whole so nobody has to trust the summary.
 
+pub mod arrival;
+pub use arrival::{ArrivalClock, ArrivalClockChoice, LatencyClock, NicTimeMap, NicTimescale};
+
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 

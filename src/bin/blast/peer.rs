@@ -247,6 +247,7 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
             rec.achieved_shape = Some(achieved_shape(&w.shape, sender.tsc_hz(), w.seconds));
             if let Some(h) = &w.latency {
                 rec.latency = Some(h.summary());
+                rec.latency_clock = Some(latency::LatencyClock::SenderRoundTrip);
                 rec.latency_histogram = h.buckets();
                 rec.reflected = Some(w.reflected);
                 rec.reflected_stale = Some(w.reflected_stale);

@@ -67,6 +67,8 @@ struct Summary {
     achieved_shape: ladder::AchievedShape,
     /// --reflect: round trips of the probes that came back.
     latency: Option<latency::LatencySummary>,
+    /// The clock `latency` was read on (`sender_round_trip`: both stamps from the sender's clock).
+    latency_clock: Option<latency::LatencyClock>,
     reflected: Option<u64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     latency_histogram: Vec<latency::Bucket>,
@@ -199,6 +201,7 @@ fn summarize(args: &Args, m: &Single, sender: &Sender, outcome: &StepOutcome, be
         shape: m.shape.to_string(),
         achieved_shape: crate::peer::achieved_shape(&outcome.shape(), sender.tsc_hz(), outcome.seconds),
         latency: outcome.latency().map(|(h, _)| h.summary()),
+        latency_clock: outcome.latency().map(|_| latency::LatencyClock::SenderRoundTrip),
         reflected: outcome.latency().map(|(_, n)| n),
         latency_histogram: outcome.latency().map(|(h, _)| h.buckets()).unwrap_or_default(),
         ports: port_rows,
@@ -271,7 +274,7 @@ fn print_summary(s: &Summary) {
         a.max_frames_per_send
     );
     if let (Some(l), Some(n)) = (&s.latency, s.reflected) {
-        blastdrop::say!("round trip (reflected by drop, {n} probes back of {} sent): {}", s.sent.packets, l.line());
+        blastdrop::say!("round trip (reflected by drop, {n} probes back of {} sent; on blast's own clock): {}", s.sent.packets, l.line());
     }
     blastdrop::say!("limit: {} (sender-side counters only; with --peer the receiver's count too)", s.limit);
     for l in &s.verdict.limits {

@@ -88,6 +88,13 @@ pub(crate) struct Args {
     /// synchronised, e.g. by PTP; the run states the kernel's sync status)
     #[arg(long)]
     pub(crate) one_way: bool,
+    /// Where --one-way reads each probe's arrival: `nic`, the device's receive timestamp (the Rx
+    /// timestamp offload: net_af_packet's kernel stamp from DPDK 24.11, net_ena's from 25.11 on
+    /// instances that have it), refused where a port lacks it; `host`, this host's clock at the poll
+    /// (the RX ring's wait included); `auto`, the NIC's where every port offers it, else the host's,
+    /// saying why in the record
+    #[arg(long, value_enum, default_value_t = ArrivalClockArg::Auto, value_name = "CLOCK")]
+    pub(crate) arrival_clock: ArrivalClockArg,
     /// Mbufs per RX pool, overriding the size derived from ring, burst and cache (docs/memory.md);
     /// a pool too small starves the device (rx_nombuf), as an undersized receiver would
     #[arg(long, value_name = "N", value_parser = parse::mbufs)]
@@ -130,4 +137,23 @@ pub(crate) struct Args {
     /// DPDK EAL arguments, after --
     #[arg(last = true, value_name = "EAL ARGS")]
     pub(crate) eal: Vec<String>,
+}
+
+/// --arrival-clock's values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ArrivalClockArg {
+    Auto,
+    Nic,
+    Host,
+}
+
+impl From<ArrivalClockArg> for latency::ArrivalClockChoice {
+    fn from(a: ArrivalClockArg) -> Self {
+        match a {
+            ArrivalClockArg::Auto => latency::ArrivalClockChoice::Auto,
+            ArrivalClockArg::Nic => latency::ArrivalClockChoice::Nic,
+            ArrivalClockArg::Host => latency::ArrivalClockChoice::Host,
+        }
+    }
 }

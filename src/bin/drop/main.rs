@@ -141,6 +141,9 @@ fn check(args: &Args) -> Result<(), Failure> {
     if args.one_way && args.count_only {
         return Err(Failure::usage("--one-way reads every probe and --count-only reads none: drop one of them"));
     }
+    if !args.one_way && args.arrival_clock != args::ArrivalClockArg::Auto {
+        return Err(Failure::usage("--arrival-clock says where --one-way reads arrivals: add --one-way, or leave --arrival-clock out"));
+    }
     if args.streams == 0 || args.streams > 65536 {
         return Err(Failure::usage("--streams must be from 1 to 65536"));
     }
@@ -185,6 +188,7 @@ fn receiver_config(args: &Args) -> ReceiverConfig {
         reflect: args.reflect,
         interval_us: if args.count_only { 0 } else { args.arrival_interval_us },
         one_way: args.one_way,
+        arrival_clock: args.arrival_clock.into(),
         mbufs: args.rx_mbufs,
         watch_xstats: args.watch_xstat.clone(),
         xstats_interval: args.xstats_interval,

@@ -62,7 +62,8 @@ fn print_arrivals(s: &Summary) {
     );
     if let Some(o) = &s.one_way {
         blastdrop::say!(
-            "one way (by both hosts' CLOCK_REALTIME; this host's clock {}): {}{}",
+            "one way (by both hosts' CLOCK_REALTIME, {}; this host's clock {}): {}{}{}{}",
+            o.arrival,
             match o.sync {
                 Some(c) if c.synchronized => format!("synchronised, max error {} us", c.max_error_us),
                 Some(c) => format!("NOT synchronised (max error {} us): the figures are only as good as the clocks", c.max_error_us),
@@ -73,7 +74,9 @@ fn print_arrivals(s: &Summary) {
                 format!("; {} probes arrived before they were sent: the clocks disagree", o.negative)
             } else {
                 String::new()
-            }
+            },
+            if o.untimed > 0 { format!("; {} probes untimed (no usable NIC timestamp)", o.untimed) } else { String::new() },
+            o.fallback.as_ref().map(|f| format!("; not the NIC's clock: {f}")).unwrap_or_default()
         );
     }
 }

@@ -63,7 +63,8 @@ pub(crate) struct Summary {
     pub(crate) sizes_other: u64,
     /// --reflect: frames the TX queues would not take back.
     pub(crate) reflect_drops: u64,
-    /// --one-way: latency from the sender's stamp to arrival, by the two hosts' wall clocks.
+    /// --one-way: latency from the sender's stamp to arrival, by the two hosts' wall clocks
+    /// (the arrival read where `clock` says).
     pub(crate) one_way: Option<OneWay>,
     /// With several --port: each port's share (its queues; its device counters).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -91,8 +92,18 @@ pub(crate) struct PortSummary {
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub(crate) struct OneWay {
-    /// Always "CLOCK_REALTIME": the figure depends on both hosts' clocks agreeing.
-    pub(crate) clock: &'static str,
+    /// Where each arrival was read: `host_poll` (this host's CLOCK_REALTIME at the poll, the RX
+    /// ring's wait included), `nic_kernel` (the kernel's receive timestamp, CLOCK_REALTIME) or
+    /// `nic_device` (the NIC's receive timestamp mapped onto CLOCK_REALTIME). The sender's stamp is
+    /// its CLOCK_REALTIME: the figure depends on both hosts' clocks agreeing.
+    pub(crate) clock: latency::LatencyClock,
+    /// The same, in words.
+    pub(crate) arrival: &'static str,
+    /// --arrival-clock auto took the host's clock: why not the NIC's.
+    pub(crate) fallback: Option<String>,
+    /// Probes not timed: no NIC timestamp on the frame, or one that came before the device
+    /// clock's first calibration window closed (each lane's first 10 ms).
+    pub(crate) untimed: u64,
     /// This host's kernel on its clock (adjtimex): synchronised or not, and its maximum error.
     pub(crate) sync: Option<blastdrop::clock::ClockSync>,
     pub(crate) latency: latency::LatencySummary,
@@ -148,12 +159,15 @@ pub(crate) fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_rese
         sizes: control::FrameSize::list(&t.sizes),
         sizes_other: t.sizes_other,
         reflect_drops: t.tally.reflect_drops,
-        one_way: t.one_way.as_ref().map(|h| OneWay {
-            clock: "CLOCK_REALTIME",
+        one_way: t.arrival.as_ref().map(|a| OneWay {
+            clock: a.clock,
+            arrival: a.clock.describe(),
+            fallback: a.fallback.clone(),
+            untimed: t.one_way_untimed,
             sync: blastdrop::clock::clock_sync(),
-            latency: h.summary(),
+            latency: t.one_way.as_ref().map(|h| h.summary()).unwrap_or_default(),
             negative: t.one_way_negative,
-            histogram: h.buckets(),
+            histogram: t.one_way.as_ref().map(|h| h.buckets()).unwrap_or_default(),
         }),
         ports: Vec::new(),
         limit: String::new(),
