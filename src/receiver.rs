@@ -519,10 +519,13 @@ impl Receiver {
     pub fn stop(&mut self) -> Result<(), Failure> {
         let parked = self.park();
         self.idle.clear();
+        let mut stopped = Ok(());
         for side in &mut self.sides {
-            side.port.stop();
+            if let Err(e) = side.port.stop() {
+                stopped = stopped.and(Err(e.into()));
+            }
         }
-        parked
+        parked.and(stopped)
     }
 
     /// Keeps lanes off a memif port whose peer is gone: DPDK's memif unmaps

@@ -467,7 +467,7 @@ impl Sender {
         self.rxqs.clear();
         let mut per_side = Vec::new();
         for (p, side) in self.sides.iter_mut().enumerate() {
-            side.port.stop();
+            side.port.stop()?;
             let n = spread.queues_on(p as u16).max(1);
             let rx: Vec<&Mempool> = (0..n).map(|_| &side.rx_pool).collect();
             let (rxqs, txqs) =

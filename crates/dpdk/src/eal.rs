@@ -1,3 +1,9 @@
+//! The EAL, started once per process: its arguments passed through as the
+//! user gave them (with a runtime folder of our own unless one is named),
+//! its lcores and their CPUs and NUMA nodes, the cycle counter, a copy of
+//! DPDK's log (ENA's LLQ line is read from it), and a clean-up at drop that
+//! removes what the EAL left in its runtime folder.
+
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -41,7 +47,7 @@ impl Eal {
         // Some facts only the PMDs' logs tell (ENA's LLQ placement): keep a
         // copy of what they log at start. A failure only loses the copy.
         // SAFETY: sets DPDK's log stream before any logging thread exists.
-        unsafe { ffi::bd_log_tee_start() };
+        let _ = unsafe { ffi::bd_log_tee_start() };
         // The EAL's run folder is removed at exit when this process made it.
         let (init_lock, run_dir) = RunDir::before_init(&owned[1..]);
         // SAFETY: argv points at NUL-terminated strings that outlive the call.
@@ -65,26 +71,31 @@ impl Eal {
         let mut id = unsafe { ffi::rte_get_next_lcore(u32::MAX, 1, 0) };
         while id < ffi::RTE_MAX_LCORE {
             out.push(id);
+            // SAFETY: as above.
             id = unsafe { ffi::rte_get_next_lcore(id, 1, 0) };
         }
         out
     }
 
     pub fn main_lcore(&self) -> u32 {
+        // SAFETY: the EAL is initialised (an Eal exists); a plain read.
         unsafe { ffi::rte_get_main_lcore() }
     }
 
     /// The CPU an lcore runs on, when pinned to exactly one.
     pub fn lcore_cpu(&self, lcore: u32) -> Option<u32> {
+        // SAFETY: the EAL is initialised; an lcore id out of range reads as -1.
         let cpu = unsafe { ffi::rte_lcore_to_cpu_id(lcore as c_int) };
         (cpu >= 0).then_some(cpu as u32)
     }
 
     pub fn lcore_socket(&self, lcore: u32) -> u32 {
+        // SAFETY: the EAL is initialised; the callers pass lcores it enabled.
         unsafe { ffi::rte_lcore_to_socket_id(lcore) }
     }
 
     pub fn has_hugepages(&self) -> bool {
+        // SAFETY: the EAL is initialised; a plain read.
         unsafe { ffi::rte_eal_has_hugepages() != 0 }
     }
 }
@@ -99,8 +110,9 @@ impl Drop for Eal {
         // sources on the next event: a crash at exit. The process ends right
         // after this; the kernel reclaims what cleanup would have.
         if !crate::port::peer_managed_used() {
-            // SAFETY: as above; nothing runs DPDK after this.
-            unsafe { ffi::rte_eal_cleanup() };
+            // SAFETY: as above; nothing runs DPDK after this. A failure here
+            // (at exit) leaves nothing to act on.
+            let _ = unsafe { ffi::rte_eal_cleanup() };
         }
     }
 }
@@ -213,6 +225,7 @@ impl RunDir {
         if started {
             // SAFETY: returns a pointer to the EAL's static runtime path.
             let actual = unsafe { rte_eal_get_runtime_dir() };
+            // SAFETY: non-NULL, it is the EAL's NUL-terminated static string.
             if actual.is_null() || Path::new(&*unsafe { CStr::from_ptr(actual) }.to_string_lossy()) != self.dir {
                 return;
             }

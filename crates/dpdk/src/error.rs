@@ -1,3 +1,6 @@
+//! The layer's one error type: each variant says what went wrong and what
+//! to change, in words a person acts on (the binaries print them as they are).
+
 use std::fmt;
 
 pub type Result<T> = std::result::Result<T, Error>;

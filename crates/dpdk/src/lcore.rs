@@ -1,3 +1,7 @@
+//! Work on EAL lcores: a closure launched on a worker lcore, joined for its
+//! result, with a panic caught at the `extern "C"` boundary and returned as
+//! an error naming the lcore (never unwound into DPDK).
+
 use std::any::Any;
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -72,8 +76,9 @@ impl<T> LcoreJob<T> {
         if self.slot.is_null() {
             return None;
         }
-        // SAFETY: blocks until the lcore returned from the trampoline.
-        unsafe { ffi::rte_eal_wait_lcore(self.lcore) };
+        // SAFETY: blocks until the lcore returned from the trampoline. What
+        // it returns is the trampoline's 0: the outcome is in the slot.
+        let _ = unsafe { ffi::rte_eal_wait_lcore(self.lcore) };
         let slot = std::mem::replace(&mut self.slot, std::ptr::null_mut());
         // SAFETY: the lcore is done; the slot is ours again.
         Some(unsafe { Box::from_raw(slot) })

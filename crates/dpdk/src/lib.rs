@@ -5,6 +5,12 @@
 //!
 //! Handles here (`Port`, `RxQueue`, `TxQueue`, `Mempool`) must not outlive
 //! the [`Eal`]; the binaries hold the `Eal` for the whole of `main`.
+//!
+//! Every `unsafe` block says why it is sound (a `SAFETY:` comment, which
+//! clippy enforces here), and every DPDK call's return code is checked or
+//! its neglect explained.
+
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod burst;
 mod eal;
@@ -22,7 +28,7 @@ pub use mbuf::{Mbuf, MbufLayout, RxTimestamp, MBUF_F_EXTERNAL};
 pub use mempool::{Mempool, PoolSizing};
 pub use port::{
     available_ports, available_ports_with_driver, xstats_all, xstats_by_id, Configured, DescLimits, DeviceInfo, Link, Port, PortConfig,
-    PortStats, RxQueue, TxQueue, XstatIds,
+    PortStats, Queue, Rx, RxQueue, Tx, TxQueue, XstatIds,
 };
 
 pub use dpdk_ffi as ffi;

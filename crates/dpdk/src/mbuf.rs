@@ -1,3 +1,7 @@
+//! Direct access to the mbuf fields the hot loops touch, at offsets fixed
+//! when the bindings are generated for this DPDK line (a load or store per
+//! field, no call), and the Rx timestamp's dynamic field.
+
 use dpdk_ffi as ffi;
 
 pub type Mbuf = ffi::rte_mbuf;

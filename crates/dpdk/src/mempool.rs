@@ -1,3 +1,7 @@
+//! Packet mempools: one per queue, sized from ring, burst and cache
+//! (docs/memory.md), made on the port's NUMA node, with an error that says
+//! whether memory or a mempool driver was missing; freed when dropped.
+
 use std::ffi::{c_uint, c_void, CString};
 use std::ptr::NonNull;
 
@@ -75,8 +79,10 @@ pub struct Mempool {
     data_room: u32,
 }
 
-// SAFETY: DPDK mempools are built for concurrent get/put from many lcores.
+// SAFETY: DPDK mempools are built for concurrent get/put from many lcores,
+// and the handle is freed only when dropped, by its one owner.
 unsafe impl Send for Mempool {}
+// SAFETY: as above: every operation through &Mempool is one DPDK makes thread-safe.
 unsafe impl Sync for Mempool {}
 
 impl Mempool {
@@ -93,6 +99,7 @@ impl Mempool {
         match NonNull::new(ptr) {
             Some(ptr) => Ok(Mempool { ptr, name: name.to_owned(), mbufs: n, data_room: sizing.data_room }),
             None => {
+                // SAFETY: reads this thread's rte_errno, which the failed call set.
                 let code = unsafe { ffi::bd_errno() };
                 if let Some(missing) = missing_mempool_driver() {
                     return Err(Error::Other(format!("cannot create mempool {name}: {missing}")));
@@ -126,6 +133,7 @@ impl Mempool {
 
     /// Mbufs currently free in the pool (caches included).
     pub fn available(&self) -> u32 {
+        // SAFETY: the pool is alive (self borrows it); a read of its counts.
         unsafe { ffi::rte_mempool_avail_count(self.ptr.as_ptr()) }
     }
 
@@ -137,8 +145,9 @@ impl Mempool {
             let f = unsafe { &mut *(arg as *mut F) };
             f(obj as *mut Mbuf);
         }
-        // SAFETY: the pool is alive; the callback only touches mbufs of this pool.
-        unsafe { ffi::rte_mempool_obj_iter(self.ptr.as_ptr(), Some(visit::<F>), &mut f as *mut F as *mut c_void) };
+        // SAFETY: the pool is alive; the callback only touches mbufs of this
+        // pool. It returns how many it visited: every one, by definition.
+        let _ = unsafe { ffi::rte_mempool_obj_iter(self.ptr.as_ptr(), Some(visit::<F>), &mut f as *mut F as *mut c_void) };
     }
 }
 

@@ -1,0 +1,338 @@
+//! An open DPDK port: opened by id, PCI address or name, checked against
+//! the device's limits, configured with one mempool per RX queue, started
+//! and stopped (memif's on the EAL interrupt thread), and closed when the
+//! handle drops. Its queues are handed out once each ([`queue`]); its
+//! counters are read in [`stats`].
+
+use std::time::{Duration, Instant};
+
+use dpdk_ffi as ffi;
+
+use crate::{Error, LimitKind, Mempool, Result};
+
+mod devices;
+mod info;
+mod peer;
+mod queue;
+mod stats;
+
+pub use devices::{available_ports, available_ports_with_driver};
+pub use info::{Configured, DescLimits, DeviceInfo, Link, PortConfig};
+pub use queue::{Queue, Rx, RxQueue, Tx, TxQueue};
+pub use stats::{xstats_all, xstats_by_id, PortStats, XstatIds};
+
+use devices::{c_string, port_name, resolve};
+pub(crate) use peer::peer_managed_used;
+use peer::{on_interrupt_thread, peer_managed, INTR_THREAD_WAIT, PEER_MANAGED_USED};
+
+/// An open DPDK port. Stopped and closed when dropped.
+pub struct Port {
+    id: u16,
+    info: DeviceInfo,
+    configured: Option<Configured>,
+    started: bool,
+}
+
+/// The device's own description of itself.
+fn dev_info(id: u16) -> Result<ffi::rte_eth_dev_info> {
+    let mut raw = ffi::rte_eth_dev_info::default();
+    // SAFETY: id names a port DPDK knows; raw is a plain struct the call fills.
+    let rc = unsafe { ffi::rte_eth_dev_info_get(id, &mut raw) };
+    if rc != 0 {
+        return Err(Error::call("rte_eth_dev_info_get", rc));
+    }
+    Ok(raw)
+}
+
+/// Ports with a live `Port` handle: one handle per port, so two owners can
+/// never configure or poll the same device.
+static OPEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+
+impl Port {
+    /// Opens the port `spec` names and reads its device info. Dropping the
+    /// handle stops and closes the device (a closed virtual device is gone).
+    pub fn open(spec: &str) -> Result<Port> {
+        let id = resolve(spec).ok_or_else(|| Error::NoSuchPort { spec: spec.to_owned(), available: available_ports() })?;
+        let raw = dev_info(id)?;
+        let info = DeviceInfo {
+            name: port_name(id),
+            // SAFETY: driver_name is the driver's static name (or NULL).
+            driver: unsafe { c_string(raw.driver_name) },
+            // SAFETY: id is a valid port (resolve checked it).
+            socket: unsafe { ffi::rte_eth_dev_socket_id(id) },
+            max_rx_queues: raw.max_rx_queues,
+            max_tx_queues: raw.max_tx_queues,
+            max_rx_pktlen: raw.max_rx_pktlen,
+            min_mtu: raw.min_mtu,
+            max_mtu: raw.max_mtu,
+            rx_desc: DescLimits::from_ffi(&raw.rx_desc_lim),
+            tx_desc: DescLimits::from_ffi(&raw.tx_desc_lim),
+            rss_offloads: raw.flow_type_rss_offloads,
+            tx_offload_capa: raw.tx_offload_capa,
+            rx_offload_capa: raw.rx_offload_capa,
+            reta_size: raw.reta_size,
+        };
+        // Registered only once the handle can be made, so a failed open
+        // leaves the port free for the next.
+        let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+        if open.contains(&id) {
+            return Err(Error::AlreadyOpen { port: id });
+        }
+        open.push(id);
+        Ok(Port { id, info, configured: None, started: false })
+    }
+
+    pub fn id(&self) -> u16 {
+        self.id
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The NUMA socket to allocate this port's memory on (0 when unknown).
+    pub fn socket(&self) -> i32 {
+        self.info.socket.max(0)
+    }
+
+    fn limit(&self, what: LimitKind, asked: u64, limit: String) -> Error {
+        Error::Limit { port: self.id, what, asked, limit }
+    }
+
+    /// Checks `cfg` against the device's limits without touching the device.
+    pub fn check(&self, cfg: &PortConfig) -> Result<()> {
+        let i = &self.info;
+        if cfg.rx_queues > i.max_rx_queues {
+            return Err(self.limit(
+                LimitKind::RxQueues,
+                cfg.rx_queues.into(),
+                format!("{} ({}) has at most {}", i.name, i.driver, i.max_rx_queues),
+            ));
+        }
+        if cfg.tx_queues > i.max_tx_queues {
+            return Err(self.limit(
+                LimitKind::TxQueues,
+                cfg.tx_queues.into(),
+                format!("{} ({}) has at most {}", i.name, i.driver, i.max_tx_queues),
+            ));
+        }
+        if cfg.max_frame > i.max_frame() {
+            return Err(self.limit(
+                LimitKind::FrameSize,
+                cfg.max_frame.into(),
+                format!("{} ({}) takes frames up to {} bytes", i.name, i.driver, i.max_frame()),
+            ));
+        }
+        if cfg.rx_queues > 0 && !i.rx_desc.accepts(cfg.rx_ring) {
+            return Err(self.limit(LimitKind::RxRing, cfg.rx_ring.into(), i.rx_desc.to_string()));
+        }
+        if cfg.tx_queues > 0 && !i.tx_desc.accepts(cfg.tx_ring) {
+            return Err(self.limit(LimitKind::TxRing, cfg.tx_ring.into(), i.tx_desc.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Configures queues, RSS, MTU and TX offloads, and sets up every queue.
+    /// RX queue `q` takes its mbufs from `rx_pools[q]`.
+    pub fn configure(&mut self, cfg: &PortConfig, rx_pools: &[&Mempool]) -> Result<(Vec<RxQueue>, Vec<TxQueue>)> {
+        self.check(cfg)?;
+        assert_eq!(rx_pools.len(), usize::from(cfg.rx_queues), "one pool per RX queue");
+        let i = self.info.clone();
+        let mut conf = ffi::rte_eth_conf::default();
+        let mut done = Configured::default();
+
+        // RSS spreads flows over RX queues; devices without it (memif, null)
+        // pair queues one to one instead.
+        // SAFETY: constants the shim exports.
+        let (rss_ip, rss_udp, rss_tcp) = unsafe { (ffi::bd_rss_ip, ffi::bd_rss_udp, ffi::bd_rss_tcp) };
+        let rss_hf = (rss_ip | rss_udp | rss_tcp) & i.rss_offloads;
+        if cfg.rx_queues > 1 && rss_hf != 0 {
+            conf.rxmode.mq_mode = ffi::RTE_ETH_MQ_RX_RSS;
+            conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
+            done.rss = true;
+        }
+
+        // Leave the MTU at the usual 1500 unless bigger frames need more.
+        let mtu = i.mtu_for_frame(cfg.max_frame).max(1500).min(u32::from(i.max_mtu)).max(u32::from(i.min_mtu));
+        conf.rxmode.mtu = mtu;
+        done.mtu = mtu;
+
+        // SAFETY: a constant the shim exports.
+        let fast_free = unsafe { ffi::bd_tx_offload_mbuf_fast_free };
+        if cfg.tx_fast_free && i.tx_offload_capa & fast_free != 0 {
+            conf.txmode.offloads |= fast_free;
+            done.tx_offloads.push("MBUF_FAST_FREE");
+        }
+        if cfg.rx_timestamp {
+            if !i.offers_rx_timestamp() {
+                return Err(Error::Other(format!("port {}: {} ({}) offers no Rx timestamp offload", self.id, i.name, i.driver)));
+            }
+            // SAFETY: a constant the shim exports.
+            conf.rxmode.offloads |= unsafe { ffi::bd_rx_offload_timestamp };
+            done.rx_offloads.push("TIMESTAMP");
+        }
+
+        // SAFETY: a valid port this handle owns, stopped (configure is only
+        // called between stop and start); conf outlives the call.
+        let rc = unsafe { ffi::rte_eth_dev_configure(self.id, cfg.rx_queues, cfg.tx_queues, &conf) };
+        if rc != 0 {
+            return Err(Error::call("rte_eth_dev_configure", rc));
+        }
+        let socket = self.socket() as u32;
+        let guarded = peer_managed(&i.driver);
+        if guarded {
+            PEER_MANAGED_USED.store(true, std::sync::atomic::Ordering::Relaxed);
+            // SAFETY: installs a process-wide handler once; see the shim.
+            if unsafe { ffi::bd_fault_guard_install() } != 0 {
+                // Unguarded, a peer leaving mid-burst would end the process.
+                return Err(Error::Other(format!(
+                    "port {}: cannot install the fault guard memif's bursts need (sigaction for SIGSEGV/SIGBUS failed)",
+                    self.id
+                )));
+            }
+        }
+        let mut rxqs = Vec::new();
+        for (q, pool) in rx_pools.iter().enumerate() {
+            // SAFETY: the port is configured with this many RX queues; the pool
+            // outlives the queue (pools are made before and freed after ports).
+            let rc = unsafe { ffi::rte_eth_rx_queue_setup(self.id, q as u16, cfg.rx_ring, socket, std::ptr::null(), pool.as_ptr()) };
+            if rc != 0 {
+                return Err(Error::call("rte_eth_rx_queue_setup", rc));
+            }
+            rxqs.push(RxQueue::new(self.id, q as u16, guarded));
+        }
+        // The TX defaults as configured (some PMDs set them at configure).
+        let mut txconf = dev_info(self.id)?.default_txconf;
+        txconf.offloads = conf.txmode.offloads;
+        let mut txqs = Vec::new();
+        for q in 0..cfg.tx_queues {
+            // SAFETY: the port is configured with this many TX queues; txconf outlives the call.
+            let rc = unsafe { ffi::rte_eth_tx_queue_setup(self.id, q, cfg.tx_ring, socket, &txconf) };
+            if rc != 0 {
+                return Err(Error::call("rte_eth_tx_queue_setup", rc));
+            }
+            txqs.push(TxQueue::new(self.id, q, guarded));
+        }
+        self.configured = Some(done);
+        Ok((rxqs, txqs))
+    }
+
+    /// What the last `configure` set.
+    pub fn configured(&self) -> Option<&Configured> {
+        self.configured.as_ref()
+    }
+
+    /// Starts the device (on the interrupt thread where its peer is
+    /// handled there: memif).
+    pub fn start(&mut self) -> Result<()> {
+        let id = self.id;
+        // SAFETY: a configured port this handle owns; no lane runs on it yet.
+        let start = || unsafe { ffi::rte_eth_dev_start(id) };
+        let rc = self.on_its_thread(start);
+        if rc != 0 {
+            return Err(Error::call("rte_eth_dev_start", rc));
+        }
+        self.started = true;
+        Ok(())
+    }
+
+    /// Stops the device, if started. Its queue handles stay valid for the
+    /// next `start` (no lane may burst on them while it is stopped).
+    pub fn stop(&mut self) -> Result<()> {
+        if !self.started {
+            return Ok(());
+        }
+        let id = self.id;
+        // SAFETY: a started port this handle owns; the callers join its lanes first.
+        let stop = || unsafe { ffi::rte_eth_dev_stop(id) };
+        let rc = self.on_its_thread(stop);
+        // Stopped or not, it is not to be stopped again: a device that
+        // failed to stop is in no state to be started as if it had.
+        self.started = false;
+        if rc != 0 {
+            return Err(Error::call("rte_eth_dev_stop", rc));
+        }
+        Ok(())
+    }
+
+    /// Runs a start or stop where the device wants it: on the EAL interrupt
+    /// thread for peer-managed devices (their connect and disconnect run
+    /// there), here for the rest.
+    fn on_its_thread(&self, call: impl FnOnce() -> i32) -> i32 {
+        if !peer_managed(&self.info.driver) {
+            return call();
+        }
+        let mut rc = 0;
+        on_interrupt_thread(|| rc = call(), INTR_THREAD_WAIT);
+        rc
+    }
+
+    /// Whether the device can unmap a queue's ring under a burst when its
+    /// peer leaves (memif): its lanes must stop while the link is down.
+    pub fn peer_managed(&self) -> bool {
+        peer_managed(&self.info.driver)
+    }
+
+    /// Turns promiscuous mode on; false where the device has none (ENA).
+    pub fn promiscuous(&mut self) -> bool {
+        // SAFETY: a valid port this handle owns.
+        unsafe { ffi::rte_eth_promiscuous_enable(self.id) == 0 }
+    }
+
+    /// The link as the device reports it now, without waiting; a device
+    /// that cannot say (the call failed) reads as down.
+    pub fn link(&self) -> Link {
+        let mut l = ffi::bd_link::default();
+        // SAFETY: a valid port id and an out-struct the shim fills.
+        let rc = unsafe { ffi::bd_link_get(self.id, &mut l) };
+        if rc != 0 {
+            return Link::default();
+        }
+        Link { up: l.up == 1, speed_mbps: l.speed_mbps, full_duplex: l.full_duplex == 1 }
+    }
+
+    /// Waits up to `timeout` for the link to come up.
+    pub fn wait_link_up(&self, timeout: Duration, give_up: impl Fn() -> bool) -> Option<Link> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let l = self.link();
+            if l.up {
+                return Some(l);
+            }
+            if Instant::now() >= deadline || give_up() {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn mac(&self) -> Result<[u8; 6]> {
+        let mut a = ffi::rte_ether_addr::default();
+        // SAFETY: a valid port id and an out-struct the call fills.
+        let rc = unsafe { ffi::rte_eth_macaddr_get(self.id, &mut a) };
+        if rc != 0 {
+            return Err(Error::call("rte_eth_macaddr_get", rc));
+        }
+        Ok(a.addr_bytes)
+    }
+}
+
+impl Drop for Port {
+    fn drop(&mut self) {
+        // Nothing is left to do about a device that will not stop or close
+        // as the process lets go of it: the next open starts it afresh.
+        let _ = self.stop();
+        // memif's close frees its listening socket without taking it off
+        // the interrupt thread's list (memif_socket_remove_device): the next
+        // event on that thread (a peer leaving just then) reads freed memory.
+        // Ports close only when the process ends: a memif port is stopped
+        // (its peer disconnected) and left for the exit to clean up; its
+        // socket file stays, and the next start removes it when stale.
+        if !peer_managed(&self.info.driver) {
+            // SAFETY: a stopped port this handle owns; no queue handle is used after
+            // (lanes are joined before ports drop), and the id is not reused here.
+            let _ = unsafe { ffi::rte_eth_dev_close(self.id) };
+        }
+        OPEN.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != self.id);
+    }
+}
