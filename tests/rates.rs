@@ -82,7 +82,11 @@ fn reflected_probes_all_come_back_and_their_percentiles_rise() {
     assert!(ps[0] > 0.0, "a round trip takes time: {ps:?}");
     let buckets: u64 = s["latency_histogram"].as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum();
     assert_eq!(buckets, 20000, "the exported histogram holds every sample");
-    assert!(out.stdout.contains("round trip (reflected by drop, 20000 probes back of 20000 sent): P50"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("round trip (reflected by drop, 20000 probes back of 20000 sent; on blast's own clock): P50"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
