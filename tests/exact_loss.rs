@@ -122,7 +122,12 @@ fn a_reflected_tail_on_a_loaded_host_says_whether_a_stall_caused_it() {
         assert!(s["reflected_stale"].is_u64(), "{s}");
         if l["max_us"].as_f64().unwrap() >= 1000.0 {
             let cause = s["tail_cause"].as_str().unwrap_or_else(|| panic!("a tail of a millisecond or more names its cause: {s}"));
-            assert!(cause.contains("the host's") || cause.contains("the path's own"), "{cause}");
+            // Three honest readings: the stall's, the path's own, or a stall
+            // that fell where no probe was in flight (longer than the tail).
+            assert!(
+                cause.contains("the host's") || cause.contains("the path's own") || cause.contains("yet no probe waited that long"),
+                "{cause}"
+            );
             if cause.contains("the host's") {
                 assert!(s["verdict"]["limits"][0]["evidence"].as_str().unwrap().contains(cause), "the verdict says so: {s}");
             }
