@@ -18,17 +18,12 @@ fn blast_to_drop_over_af_packet_on_veth() {
     d.push("--".into());
     d.extend(eal_base());
     d.extend(strings(&["--vdev=net_af_packet0,iface=bd-b", "--lcores=0@1,1@1"]));
-    let mut drop_proc = spawn("ip", &ns.exec(DROP, d));
-    drop_proc.wait_for_line("drop: port", Duration::from_secs(30));
-
-    let mut b =
-        strings(&["--port", "net_af_packet0", "--count", &count.to_string(), "--rate", "50k", "--flows", "2", "--size", "256", "--"]);
-    b.extend(eal_base());
-    b.extend(strings(&["--vdev=net_af_packet0,iface=bd-a", "--lcores=0@0,1@0"]));
-    let blast_out = run_af_packet("ip", &ns.exec(BLAST, b), Duration::from_secs(60));
-    assert!(blast_out.status.success(), "blast: {}\n{}", blast_out.stdout, blast_out.stderr);
-    let drop_out = drop_proc.finish(Duration::from_secs(40));
-    assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
+    let drop_out = drop_behind_blast(
+        &ns,
+        DROP,
+        d,
+        &["--port", "net_af_packet0", "--count", &count.to_string(), "--rate", "50k", "--flows", "2", "--size", "256"],
+    );
 
     let v = read_json(&drop_json);
     let s = &v["summary"];
@@ -67,16 +62,26 @@ fn one_way_run(ns: &Netns, dir: &std::path::Path, env: &[&str], count: u64) -> (
     d.push("--".into());
     d.extend(eal_base());
     d.extend(strings(&["--vdev=net_af_packet0,iface=bd-b", "--lcores=0@1,1@1"]));
-    let mut drop_proc = spawn("ip", &ns.exec("env", d));
+    let drop_out =
+        drop_behind_blast(ns, "env", d, &["--port", "net_af_packet0", "--count", &count.to_string(), "--rate", "20k", "--size", "128"]);
+    (read_json(&drop_json), drop_out.stdout)
+}
+
+/// Starts `bin drop_args` in the namespace (drop, or `env ... drop`) on
+/// bd-b, runs blast with `blast_args` on bd-a until it ends, and returns
+/// drop's output once it ended too; both must succeed.
+fn drop_behind_blast(ns: &Netns, bin: &str, drop_args: Vec<String>, blast_args: &[&str]) -> Output {
+    let mut drop_proc = spawn("ip", &ns.exec(bin, drop_args));
     drop_proc.wait_for_line("drop: port", Duration::from_secs(30));
-    let mut b = strings(&["--port", "net_af_packet0", "--count", &count.to_string(), "--rate", "20k", "--size", "128", "--"]);
+    let mut b = strings(blast_args);
+    b.push("--".into());
     b.extend(eal_base());
     b.extend(strings(&["--vdev=net_af_packet0,iface=bd-a", "--lcores=0@0,1@0"]));
     let blast_out = run_af_packet("ip", &ns.exec(BLAST, b), Duration::from_secs(60));
     assert!(blast_out.status.success(), "blast: {}\n{}", blast_out.stdout, blast_out.stderr);
     let drop_out = drop_proc.finish(Duration::from_secs(40));
     assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
-    (read_json(&drop_json), drop_out.stdout)
+    drop_out
 }
 
 /// --one-way over a real kernel path: from DPDK 24.11 net_af_packet offers
