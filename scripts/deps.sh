@@ -75,8 +75,8 @@ blastdrop_deps() {
     local version
     version=$(pkg-config --modversion libdpdk)
     case "$version" in
-        22.11*|23.11*|24.11*) ;;
-        *) echo "blastdrop: error: DPDK $version found; blastdrop supports the 22.11, 23.11 and 24.11 LTS lines (Debian 12, Ubuntu 24.04, Debian 13 ship them)" >&2
+        22.11*|23.11*|24.11*|25.11*) ;;
+        *) echo "blastdrop: error: DPDK $version found; blastdrop supports the 22.11, 23.11, 24.11 and 25.11 LTS lines (Debian 12, Ubuntu 24.04, Debian 13, Debian testing ship them): install one of those, or point PKG_CONFIG_PATH at one you built" >&2
            return 1 ;;
     esac
 }

@@ -28,27 +28,50 @@ fn memif_blast(sock: &str, args: &[&str]) -> Output {
     run(BLAST, &b, Duration::from_secs(90))
 }
 
+/// Whether an even shape's figures are those of one frame every 5 us.
+fn even_held(even: &serde_json::Value) -> bool {
+    even["frames_per_send"].as_f64().unwrap() < 1.1 && (even["mean_gap_us"].as_f64().unwrap() - 5.0).abs() < 0.5
+}
+
 #[test]
 fn paced_shapes_hold_the_rate_and_differ_as_asked() {
     let _g = heavy();
     let dir = scratch("shapes");
     let (drop, sock) = memif_drop(&dir, &[]);
-    let mut got = Vec::new();
-    for shape in ["even", "burst:16", "poisson"] {
-        let json = dir.join(format!("{}.json", shape.replace(':', "-")));
+    let shape_run = |shape: &str, attempt: u32| {
+        let json = dir.join(format!("{}-{attempt}.json", shape.replace(':', "-")));
         let j = json.display().to_string();
         let out = memif_blast(&sock, &["--rate", "200k", "--shape", shape, "--duration", "2", "--json", &j]);
         assert!(out.status.success(), "blast --shape {shape}: {}\n{}", out.stdout, out.stderr);
         assert!(out.stdout.contains(&format!("shape: {shape} asked; achieved")), "{}", out.stdout);
-        let a = read_json(&json)["summary"]["achieved_shape"].clone();
-        let mpps = a["achieved_mpps"].as_f64().unwrap();
+        let summary = read_json(&json)["summary"].clone();
+        let mpps = summary["achieved_shape"]["achieved_mpps"].as_f64().unwrap();
         assert!((mpps - 0.2).abs() / 0.2 < 0.02, "{shape}: achieved {mpps} Mpps for 0.2 asked");
-        got.push((shape, a));
+        (summary, out.stdout)
+    };
+    // A lane held up by its host catches up in one send, and blast says
+    // so: a try whose even shape did not hold must carry that note, and
+    // one of three must hold (CI's 2 CPUs lost 10% of a run once).
+    let mut even = None;
+    for attempt in 0..3 {
+        let (summary, stdout) = shape_run("even", attempt);
+        let a = summary["achieved_shape"].clone();
+        if even_held(&a) {
+            assert!(summary.get("shape_bunched").is_none(), "a held shape carries no note: {summary}");
+            even = Some(a);
+            break;
+        }
+        let note = summary["shape_bunched"].as_str().unwrap_or_else(|| panic!("even did not hold and blast did not say why: {summary}"));
+        assert!(note.contains("went out bunched") && note.contains("held back by"), "{note}");
+        assert!(stdout.contains(&format!("  shape not held: {note}")), "{stdout}");
+        eprintln!("try {attempt}: even did not hold: {note}");
     }
+    let even = even.expect("even held in none of three tries (each said why above)");
+    let burst = shape_run("burst:16", 0).0["achieved_shape"].clone();
+    let poisson = shape_run("poisson", 0).0["achieved_shape"].clone();
     sigint(&drop);
     assert!(drop.finish(Duration::from_secs(30)).status.success());
 
-    let (even, burst, poisson) = (&got[0].1, &got[1].1, &got[2].1);
     assert!(even["frames_per_send"].as_f64().unwrap() < 1.1, "even: one frame per tick: {even}");
     assert!((even["mean_gap_us"].as_f64().unwrap() - 5.0).abs() < 0.5, "200k/s: 5 us apart: {even}");
     assert_eq!(burst["frames_per_send"].as_f64().unwrap(), 16.0, "{burst}");

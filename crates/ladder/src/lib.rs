@@ -17,5 +17,5 @@ pub use plan::{parse_list, Ladder, Order, PlanError, StepSpec};
 pub use plot::{line_rate_mpps, render_knee_svg, render_svg, verdict_class, KneePoint, LadderPlot, LatencyPoint, PlotError};
 pub use rates::Rates;
 pub use record::{AchievedShape, Aggregate, GroupStep, PortStep, StepRecord};
-pub use stalls::StepStalls;
+pub use stalls::{bunched, StepStalls, BUNCHED_SHARE_NOTED};
 pub use table::{render_csv, render_table, CSV_HEADER};

@@ -68,6 +68,10 @@ pub struct StepRecord {
     pub verdict: Option<limits::Verdict>,
     /// The shape the sender achieved, measured from its send times.
     pub achieved_shape: Option<AchievedShape>,
+    /// An even or Poisson shape whose frames went out bunched (the lanes
+    /// fell behind their schedule and caught up), and what held them back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape_bunched: Option<String>,
     /// --reflect: round-trip latency of the trial's probes, and how many came back.
     pub latency: Option<latency::LatencySummary>,
     /// The clock `latency` was read on (`sender_round_trip`: both stamps from the sender's clock).

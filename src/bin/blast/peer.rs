@@ -252,6 +252,9 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
                 rec.reflected = Some(w.reflected);
                 rec.reflected_stale = Some(w.reflected_stale);
             }
+            if let Some(a) = &rec.achieved_shape {
+                rec.shape_bunched = ladder::bunched(params.shape, a, w.total.ring_full_retries, &w.stalls, w.host_steal_pct);
+            }
             rec.stalls = Some(ladder::StepStalls {
                 sender: w.stalls,
                 receiver: figures.as_ref().and_then(|f| f.stalls),

@@ -65,6 +65,14 @@ struct Summary {
     /// The arrival shape asked for, and the one achieved (from the send times).
     shape: String,
     achieved_shape: ladder::AchievedShape,
+    /// An even or Poisson shape whose frames went out bunched (the lanes
+    /// fell behind their schedule and caught up), and what held them back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shape_bunched: Option<String>,
+    /// Lanes that stood still in the run (their loop's TSC reads more than 1 ms apart).
+    stalls: control::LaneStalls,
+    /// The share of the host's CPU time the hypervisor took during the run (/proc/stat).
+    host_steal_pct: Option<f64>,
     /// --reflect: round trips of the probes that came back.
     latency: Option<latency::LatencySummary>,
     /// The clock `latency` was read on (`sender_round_trip`: both stamps from the sender's clock).
@@ -111,9 +119,11 @@ pub fn run(args: &Args, m: &Single, started: &Started, sender: &mut Sender) -> R
         replay: None,
     };
     let before = sender.read_counters();
+    let cpu_before = blastdrop::host::CpuTimes::now();
     let outcome = sender.run_step(&params, &mut NoPeer)?;
+    let host_steal_pct = blastdrop::host::CpuTimes::steal_pct(cpu_before, blastdrop::host::CpuTimes::now());
     let after = sender.read_counters();
-    let summary = summarize(args, m, sender, &outcome, &before, &after);
+    let summary = summarize(args, m, sender, &outcome, (&before, &after), host_steal_pct);
     print_summary(&summary);
     if let Some(path) = &args.json {
         let environment = blastdrop::environment::of_sender(started, sender, m.queues);
@@ -168,8 +178,15 @@ pub fn frames_text(size: u32, mix: Option<&wire::SizeMix>) -> String {
 }
 
 /// The summary of the step, with the verdict from the sender's counters
-/// between `before` and `after`.
-fn summarize(args: &Args, m: &Single, sender: &Sender, outcome: &StepOutcome, before: &Reading, after: &Reading) -> Summary {
+/// between the two readings.
+fn summarize(
+    args: &Args,
+    m: &Single,
+    sender: &Sender,
+    outcome: &StepOutcome,
+    (before, after): (&Reading, &Reading),
+    host_steal_pct: Option<f64>,
+) -> Summary {
     let (port_stats, xstats, per_port) = sender.counters_between(before, after);
     let run_window = SenderWindow {
         seconds: outcome.seconds,
@@ -183,6 +200,11 @@ fn summarize(args: &Args, m: &Single, sender: &Sender, outcome: &StepOutcome, be
     let port_rows = attribution::port_steps(&run_window, None, args.paced_rate(), &sender.port_names(), m.queues);
     let (queue_rows, streams, unsent) = lanes(m, sender, outcome);
     let total = outcome.total();
+    let mut stalls = control::LaneStalls::default();
+    for l in &outcome.lanes {
+        stalls.add(l.queue, l.outcome.tally.stalls, l.outcome.tally.stalled_ticks, l.outcome.longest_stall, sender.tsc_hz());
+    }
+    let achieved_shape = crate::peer::achieved_shape(&outcome.shape(), sender.tsc_hz(), outcome.seconds);
     Summary {
         side: "sender",
         interrupted: outcome.interrupted,
@@ -199,7 +221,10 @@ fn summarize(args: &Args, m: &Single, sender: &Sender, outcome: &StepOutcome, be
         queues: queue_rows,
         streams,
         shape: m.shape.to_string(),
-        achieved_shape: crate::peer::achieved_shape(&outcome.shape(), sender.tsc_hz(), outcome.seconds),
+        shape_bunched: ladder::bunched(m.shape, &achieved_shape, total.ring_full_retries, &stalls, host_steal_pct),
+        achieved_shape,
+        stalls,
+        host_steal_pct,
         latency: outcome.latency().map(|(h, _)| h.summary()),
         latency_clock: outcome.latency().map(|_| latency::LatencyClock::SenderRoundTrip),
         reflected: outcome.latency().map(|(_, n)| n),
@@ -273,6 +298,9 @@ fn print_summary(s: &Summary) {
         a.frames_per_send,
         a.max_frames_per_send
     );
+    if let Some(b) = &s.shape_bunched {
+        blastdrop::say!("  shape not held: {b}");
+    }
     if let (Some(l), Some(n)) = (&s.latency, s.reflected) {
         blastdrop::say!("round trip (reflected by drop, {n} probes back of {} sent; on blast's own clock): {}", s.sent.packets, l.line());
     }

@@ -255,4 +255,7 @@ fn print_step(r: &StepRecord) {
             r.limit()
         ),
     }
+    if let Some(b) = &r.shape_bunched {
+        blastdrop::say!("    {} arrivals not held: {b}", r.shape);
+    }
 }
