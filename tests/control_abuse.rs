@@ -280,18 +280,36 @@ impl Raw {
 
     /// hello: the challenge's nonce (auth is on).
     fn hello(&mut self, what: &str) -> String {
+        self.challenge(what).unwrap_or_else(|busy| panic!("{what}: {busy}"))
+    }
+
+    /// hello: the challenge's nonce, or drop's busy refusal (it still
+    /// serves another session).
+    fn challenge(&mut self, what: &str) -> Result<String, String> {
         let id = self.request(json!({"type": "hello"}));
         let c = self.reply(what);
+        if let Some(busy) = c["error"].as_str().filter(|e| c["type"] == "error" && e.starts_with("busy: serving ")) {
+            return Err(busy.to_string());
+        }
         assert_eq!((c["type"].as_str(), c["id"].as_u64(), c["auth"].as_bool()), (Some("challenge"), Some(id), Some(true)), "{what}: {c}");
         let nonce = c["nonce"].as_str().unwrap().to_string();
         assert!(nonce.len() >= 32 && nonce.bytes().all(|b| b.is_ascii_hexdigit()), "{what}: {c}");
-        nonce
+        Ok(nonce)
     }
 
     /// hello, challenge, auth with the right proof: the session is ours.
+    /// The last raw client's close may not have reached drop yet (it then
+    /// still serves that session and says busy): connect again until it has.
     fn authenticate(addr: &str, what: &str) -> Raw {
-        let mut r = Raw::open(addr);
-        let nonce = r.hello(what);
+        let deadline = Instant::now() + Duration::from_secs(8);
+        let (mut r, nonce) = loop {
+            let mut r = Raw::open(addr);
+            match r.challenge(what) {
+                Ok(nonce) => break (r, nonce),
+                Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                Err(busy) => panic!("{what}: still busy after 8 s: {busy}"),
+            }
+        };
         let id = r.request(json!({"type": "auth", "proof": proof(SECRET, &nonce)}));
         let h = r.reply(what);
         assert_eq!((h["type"].as_str(), h["id"].as_u64()), (Some("hello"), Some(id)), "{what}: {h}");
