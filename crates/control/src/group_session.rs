@@ -4,63 +4,19 @@
 //! member the same figures with what each sent.
 
 use std::sync::atomic::Ordering;
-use std::sync::MutexGuard;
 use std::time::Instant;
 
 use crate::group::{stream_range, Arrival, Group, Stage, StepPlan};
-use crate::message::{GroupFigures, MemberFigures, Response};
-use crate::server::{error, Shared, TICK};
-
-/// A group being formed or running, shared by its members' sessions.
-pub(crate) struct GroupRun {
-    group: Group,
-    /// Member sessions still connected.
-    sessions: usize,
-    /// Bumped whenever a barrier opens: a waiting member sees the change.
-    opened: u64,
-    /// What the last opened barrier answered, for every member.
-    answer: Option<Response>,
-    /// The group's open window, and the next window's number.
-    window: Option<u64>,
-    next_window: u64,
-    /// What each member said of its sending in the open window.
-    sent: Vec<MemberSending>,
-    /// Where each member's streams stood when it asked for the window.
-    starts: Vec<Option<seqtrack::StreamEdge>>,
-    /// The edges the open window was started with: every member's, or none.
-    counted: bool,
-}
-
-/// What a member says of its own sending at group_end.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct MemberSending {
-    pub(crate) packets: u64,
-    pub(crate) bytes: u64,
-    pub(crate) cycles_per_packet: Option<f64>,
-    pub(crate) sender_limit: Option<String>,
-    /// Where its streams stood at the window's end.
-    pub(crate) streams: Option<seqtrack::StreamEdge>,
-}
-
-impl GroupRun {
-    /// A member may still join.
-    pub(crate) fn joinable(&self) -> bool {
-        !self.group.is_complete() && self.group.broken().is_none()
-    }
-
-    pub(crate) fn describe(&self) -> String {
-        format!("group {} ({} of {} senders joined)", self.group.name, self.group.members.len(), self.group.senders)
-    }
-}
-
-fn lock(shared: &Shared) -> MutexGuard<'_, Option<GroupRun>> {
-    shared.group.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::group_run::{GroupRun, MemberSending};
+use crate::lines::TICK;
+use crate::message::{error, GroupFigures, MemberFigures, Response};
+use crate::shared::Shared;
+use crate::window::Windows;
 
 /// Creates group `name` or joins it (drop admitted this client for this
 /// group at its handshake). Returns the member index and the answer.
 pub(crate) fn join(shared: &Shared, client: &str, name: &str, senders: u16, plan: StepPlan) -> Result<(u16, Response), String> {
-    let mut g = lock(shared);
+    let mut g = shared.group();
     let member = match g.as_mut() {
         Some(run) => {
             let m = run.group.join(name, senders, &plan, client).map_err(|e| e.to_string())?;
@@ -76,8 +32,7 @@ pub(crate) fn join(shared: &Shared, client: &str, name: &str, senders: u16, plan
                 sessions: 1,
                 opened: 0,
                 answer: None,
-                window: None,
-                next_window: 1,
+                windows: Windows::default(),
                 sent: vec![MemberSending::default()],
                 starts: vec![None],
                 counted: false,
@@ -96,7 +51,7 @@ pub(crate) fn join(shared: &Shared, client: &str, name: &str, senders: u16, plan
 /// answer; the others wait for it, or for the group to break, or for the
 /// window timeout.
 pub(crate) fn barrier(shared: &Shared, member: u16, stage: Stage, open: impl FnOnce(&mut GroupRun, &Shared) -> Response) -> Response {
-    let mut g = lock(shared);
+    let mut g = shared.group();
     let Some(run) = g.as_mut() else { return error("the group is gone") };
     match run.group.arrive(member, stage) {
         Err(e) => error(e.to_string()),
@@ -135,23 +90,14 @@ pub(crate) fn barrier(shared: &Shared, member: u16, stage: Stage, open: impl FnO
 
 /// Prepares the port once, for every member.
 pub(crate) fn prepare(shared: &Shared, member: u16, rx_queues: u16, max_size: u32) -> Response {
-    barrier(shared, member, Stage::Ready, |run, shared| {
-        let mut b = shared.backend();
-        if let Some(w) = run.window.take() {
-            b.abandon_window(w, "the group prepared the next step with this window open");
-        }
-        match b.prepare(rx_queues, max_size) {
-            Ok(p) => Response::Prepared(p),
-            Err(e) => error(e.to_string()),
-        }
-    })
+    barrier(shared, member, Stage::Ready, |run, shared| run.windows.prepare(&mut *shared.backend(), rx_queues, max_size, "the group"))
 }
 
 /// Opens the window once every member is warmed up and drained, its
 /// trial frames those of every member's streams from where each stands
 /// (`streams`); if a member gave none, no exact account is kept.
 pub(crate) fn start_window(shared: &Shared, member: u16, streams: Option<seqtrack::StreamEdge>) -> Response {
-    if let Some(run) = lock(shared).as_mut() {
+    if let Some(run) = shared.group().as_mut() {
         if let Some(s) = run.starts.get_mut(usize::from(member)) {
             *s = streams;
         }
@@ -159,50 +105,40 @@ pub(crate) fn start_window(shared: &Shared, member: u16, streams: Option<seqtrac
     barrier(shared, member, Stage::InWindow, |run, shared| {
         let edges: Option<Vec<seqtrack::StreamEdge>> = run.starts.iter().cloned().collect();
         run.counted = edges.is_some();
-        start_group_window(run, shared, &edges.unwrap_or_default())
-    })
-}
-
-fn start_group_window(run: &mut GroupRun, shared: &Shared, edges: &[seqtrack::StreamEdge]) -> Response {
-    match shared.backend().start_window(edges) {
-        Ok(()) => {
-            let w = run.next_window;
-            (run.window, run.next_window) = (Some(w), w + 1);
+        let started = run.windows.start(&mut *shared.backend(), &edges.unwrap_or_default());
+        if matches!(started, Response::WindowStarted { .. }) {
             run.sent.iter_mut().for_each(|s| *s = MemberSending::default());
-            Response::WindowStarted { window: w }
         }
-        Err(e) => error(e.to_string()),
-    }
+        started
+    })
 }
 
 /// Closes the window once every member has stopped and drained; every
 /// member gets the receiver's figures and what each member sent.
 pub(crate) fn end_window(shared: &Shared, member: u16, window: u64, sent: MemberSending) -> Response {
     {
-        let mut g = lock(shared);
+        let mut g = shared.group();
         let Some(run) = g.as_mut() else { return error("the group is gone") };
         if let Some(e) = run.group.broken() {
             return error(e.to_string());
         }
-        if run.window != Some(window) {
-            return error(format!("window {window} is not the group's open window ({:?})", run.window));
+        if run.windows.open() != Some(window) {
+            return error(format!("window {window} is not the group's open window ({:?})", run.windows.open()));
         }
         run.sent[usize::from(member)] = sent;
     }
     barrier(shared, member, Stage::Done, |run, shared| {
-        run.window = None;
         let ends: Vec<seqtrack::StreamEdge> =
             if run.counted { run.sent.iter().filter_map(|s| s.streams.clone()).collect() } else { Vec::new() };
         let mut b = shared.backend();
-        match b.end_window(window, &ends) {
-            Ok(mut f) => {
+        match run.windows.end(&mut *b, window, &ends) {
+            Response::WindowFigures(mut f) => {
                 let group = figures(run, &f);
                 b.window_group(window, &group);
-                f.window = window;
                 f.group = Some(Box::new(group));
-                Response::WindowFigures(Box::new(f))
+                Response::WindowFigures(f)
             }
-            Err(e) => error(e.to_string()),
+            refused => refused,
         }
     })
 }
@@ -249,11 +185,10 @@ fn figures(run: &GroupRun, f: &crate::WindowFigures) -> GroupFigures {
 /// member waiting at a barrier is told), an open window is recorded as
 /// incomplete, and when no member is left the group is gone. True then.
 pub(crate) fn leave(shared: &Shared, member: u16, why: &str) -> bool {
-    let mut g = lock(shared);
+    let mut g = shared.group();
     let Some(run) = g.as_mut() else { return true };
     let e = run.group.leave(member, why);
-    if let Some(w) = run.window.take() {
-        shared.backend().abandon_window(w, &e.to_string());
+    if let Some(w) = run.windows.abandon(&mut *shared.backend(), &e.to_string()) {
         tracing::warn!("control: group {}: {e}; measured window {w} is recorded as incomplete", run.group.name);
     }
     run.sessions -= 1;

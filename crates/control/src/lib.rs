@@ -11,22 +11,32 @@
 mod addr;
 mod arrivals;
 mod auth;
+mod backend;
 mod client;
 mod group;
+mod group_run;
 mod group_session;
+mod handshake;
+mod lines;
 mod message;
 mod server;
+mod session;
+mod shared;
+mod window;
 
 pub use addr::{all_loopback, listen_addrs, unspecified, ListenError};
 pub use arrivals::{q_burst, window_arrivals, LaneArrivals};
 pub use auth::{nonce, Secret, SecretError, SecretSource, SECRET_ENV};
+pub use backend::{Backend, BackendError};
 pub use client::{Client, ClientError};
 pub use group::{
     block_of, member_arrivals, member_of, stream_range, Arrival, BlockCounts, Group, GroupError, PlannedStep, Stage, StepPlan,
     GROUP_STREAM_SPACE, MAX_SENDERS, STREAM_BLOCK, STREAM_BLOCKS,
 };
+pub use handshake::{Handshake, HandshakeStep, Refusal};
 pub use message::{
     is_zero, parse_request, reply_line, Envelope, FrameSize, GroupFigures, LaneStalls, MemberFigures, PeerInfo, Prepared, ProtoError,
     QBurst, QueueFigures, Request, Response, WindowArrivals, WindowFigures, MAX_LINE, MIN_FRAME_SIZE, VERSION,
 };
-pub use server::{serve, Backend, BackendError, Handshake, HandshakeStep, Refusal, ServerConfig};
+pub use server::serve;
+pub use shared::ServerConfig;

@@ -112,6 +112,11 @@ pub struct QueueFigures {
     pub busy_seconds: f64,
 }
 
+/// An error answer.
+pub(crate) fn error(e: impl Into<String>) -> Response {
+    Response::Error { error: e.into() }
+}
+
 /// What drop counted over one measured window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WindowFigures {
