@@ -14,7 +14,6 @@ pub mod live;
 pub mod out;
 pub mod port_set;
 pub mod receiver;
-pub mod replay;
 pub mod report;
 pub mod rx;
 pub mod sender;

@@ -14,10 +14,10 @@ use crate::counters::{self, LaneCounters, Tally};
 use crate::fail::Failure;
 use crate::live::{Tick, Ticker};
 use crate::port_set::{open_ports, OpenedPort};
-use crate::replay::ReplayLane;
 use crate::report::{self, MempoolRecord, PerPacket, Rates};
 use crate::session;
 use crate::signals;
+use crate::tx::replay::ReplayLane;
 use crate::tx::{self, TxLane, TxOutcome};
 use crate::xstats::{Watch, WindowXstats};
 
@@ -81,7 +81,7 @@ pub struct StepParams {
     pub reflect: bool,
     /// Replay this capture instead of building frames (size, mix, rate
     /// and shape are then the capture's and its schedule's).
-    pub replay: Option<Arc<crate::replay::Replay>>,
+    pub replay: Option<Arc<crate::tx::replay::Replay>>,
 }
 
 /// The sender's figures over a measured window.
@@ -745,7 +745,7 @@ impl Sender {
         &mut self,
         q: u16,
         stream: u16,
-        r: &Arc<crate::replay::Replay>,
+        r: &Arc<crate::tx::replay::Replay>,
         start_tsc: u64,
         counters: Arc<LaneCounters>,
     ) -> ReplayLane {

@@ -8,10 +8,11 @@ use serde::Serialize;
 
 use blastdrop::attribution;
 use blastdrop::fail::Failure;
-use blastdrop::replay::{Replay, ReplayTiming};
 use blastdrop::report::{self, Environment, PerPacket, Rates};
 use blastdrop::sender::{Sender, SenderWindow, StepOutcome, StepParams};
 use blastdrop::session::Started;
+use blastdrop::tx::replay::Replay;
+use blastdrop::tx::ReplayTiming;
 use capture::{Capture, Rewrite, RewriteStats, Timing};
 
 use crate::args::Args;

@@ -20,6 +20,12 @@ use crate::counters::{LaneCounters, StallWatch, Tally};
 use crate::fail::Failure;
 use crate::MAX_BURST;
 
+pub mod outcome;
+pub mod replay;
+
+use outcome::bytes_taken;
+pub use outcome::{ReplayTiming, TxOutcome};
+
 /// Offset of the UDP source port in the frames blastdrop builds.
 const UDP_SRC_PORT: usize = wire::ETHERNET_HEADER_LEN + wire::IPV4_HEADER_LEN;
 
@@ -72,36 +78,6 @@ pub struct Reflect {
     back: Burst,
 }
 
-/// What a send loop reports when it ends.
-pub struct TxOutcome {
-    pub tally: Tally,
-    /// Frames built but never accepted by the device (freed at stop).
-    pub unsent: u64,
-    /// Frames accepted per stream, in the lane's stream order.
-    pub per_stream: Vec<u64>,
-    /// The sequence number each stream continues from next time: frames
-    /// built but never accepted do not use one up.
-    pub next_seqs: Vec<u32>,
-    /// Cycle counter when the loop started and ended.
-    pub start_tsc: u64,
-    pub end_tsc: u64,
-    /// The shape achieved: frames per send and the gaps between sends.
-    pub shape: ShapeStats,
-    /// Reflect mode: the RX queue back, the round trips, and how many
-    /// frames came back with (and without) a probe.
-    pub rx_queue: Option<RxQueue>,
-    pub latency: Option<LatencyHistogram>,
-    pub reflected: u64,
-    pub reflected_unprobed: u64,
-    /// Probes that came back but were sent before this lane started (not timed).
-    pub reflected_stale: u64,
-    /// A replay lane: how closely it kept the capture's timing.
-    pub replay: Option<crate::replay::ReplayTiming>,
-    /// The longest time the lane's loop stood still (ticks; see
-    /// counters::StallWatch); their count and sum are in the tally.
-    pub longest_stall: u64,
-}
-
 /// Writes the frame of `spec` into every mbuf of `pool`, at the place a
 /// freshly allocated mbuf's data starts.
 pub fn write_templates(pool: &Mempool, spec: &FrameSpec) -> Result<(), Failure> {
@@ -134,15 +110,6 @@ impl MixFrames {
         let index = |size: u32| mix.parts().iter().position(|&(s, _)| s == size).expect("the cycle's sizes are the mix's") as u8;
         Ok(MixFrames { slots: mix.cycle().into_iter().map(index).collect(), lens, heads })
     }
-}
-
-/// Bytes (FCS included) of the frames a queue just took from a burst of
-/// frames of several lengths: `pending` (what was built and not yet taken)
-/// less what is still in the burst, which becomes the new `pending`.
-#[inline(always)]
-pub(crate) fn bytes_taken(pkts: &Burst, pending: &mut u64) -> u64 {
-    let left = if pkts.is_empty() { 0 } else { pkts.bytes() + (pkts.len() * wire::FCS_LEN) as u64 };
-    std::mem::replace(pending, left) - left
 }
 
 /// Splits `accepted` frames over `streams` streams sent round robin from the first.

@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use capture::{Capture, Schedule};
 use dpdk::{Burst, Mempool, TxQueue};
-use latency::LatencyHistogram;
 use wire::{Probe, PROBE_LEN, PROBE_OFFSET};
 
+use super::outcome::ReplayTiming;
+use super::outcome::{bytes_taken, TxOutcome};
 use crate::counters::{LaneCounters, Tally};
-use crate::tx::TxOutcome;
 use crate::MAX_BURST;
 
 /// A capture ready to replay: rewritten, and its schedule.
@@ -25,31 +25,6 @@ pub struct Replay {
     pub schedule: Schedule,
     /// Stamp probes where a frame has room (off: the payload as captured).
     pub stamp: bool,
-}
-
-/// How closely one queue (or, merged, the run) kept the capture's timing.
-#[derive(Debug, Clone, Default)]
-pub struct ReplayTiming {
-    /// |gap as sent - gap asked for|, per frame after a queue's first.
-    pub gap_error: LatencyHistogram,
-    /// How late each frame left after its time.
-    pub lateness: LatencyHistogram,
-    /// Frames whose time had come when the lane ended (what a perfect
-    /// sender would have sent by then).
-    pub due: u64,
-    /// Frames sent with a probe, and without (no room for one).
-    pub stamped: u64,
-    pub unstamped: u64,
-}
-
-impl ReplayTiming {
-    pub fn merge(&mut self, o: &ReplayTiming) {
-        self.gap_error.merge(&o.gap_error);
-        self.lateness.merge(&o.lateness);
-        self.due += o.due;
-        self.stamped += o.stamped;
-        self.unstamped += o.unstamped;
-    }
 }
 
 /// Everything one replay loop needs.
@@ -164,7 +139,7 @@ impl ReplayLane {
                 break;
             }
             tally.packets += sent as u64;
-            tally.bytes += crate::tx::bytes_taken(&pkts, &mut pending_bytes);
+            tally.bytes += bytes_taken(&pkts, &mut pending_bytes);
             if !pkts.is_empty() {
                 tally.ring_full_retries += 1;
             }
