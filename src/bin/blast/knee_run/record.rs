@@ -1,5 +1,6 @@
 //! The knee's JSON record: every trial, the results with what bounds
-//! them, and latency under load.
+//! them, and latency under load; and the texts it carries (a goal's
+//! result, the sentence), which report.rs prints from it.
 
 use serde::Serialize;
 
@@ -8,7 +9,6 @@ use blastdrop::report as out;
 use knee::{Bound, Goal, Qualifiers, Search, TrialKind, COMMIT_SHARE, DELIVERY_TOLERANCE};
 use ladder::StepRecord;
 
-use super::report;
 use crate::args::Args;
 use crate::peer;
 
@@ -112,15 +112,44 @@ impl KneeResult {
             ndr_sender_limited: search.sender_limited(Goal::Ndr),
             pdr_sender_limited: search.sender_limited(Goal::Pdr),
             sender_limited,
-            ndr: report::result_text(search, Goal::Ndr),
-            pdr: report::result_text(search, Goal::Pdr),
+            ndr: result_text(search, Goal::Ndr),
+            pdr: result_text(search, Goal::Pdr),
             ndr_confirmed_by: confirmed_by(search, trials, Goal::Ndr),
             pdr_confirmed_by: pdr_by,
             sender_cap_mpps: search.sender_cap().map(|r| r / 1e6),
             delivery_tolerance_pct: DELIVERY_TOLERANCE * 100.0,
             limit_above: limit_above(search, trials),
-            sentence: knee.map(|k| report::sentence(args, qualifiers, k, sender_limited, pdr_by.map(|i| &trials[i - 1]))),
+            sentence: knee.map(|k| sentence(args, qualifiers, k, sender_limited, pdr_by.map(|i| &trials[i - 1]))),
         }
+    }
+}
+
+/// One goal's result as printed: "6.550 Mpps", "at least 6.550 Mpps: the
+/// sender delivered no more", or why there is none.
+pub fn result_text(search: &Search, g: Goal) -> String {
+    let b = search.bounds(g);
+    match (search.result(g), search.bounded_by(g)) {
+        (Some(r), Some(Bound::Sender)) => format!("at least {:.3} Mpps: the sender delivered no more", r / 1e6),
+        (Some(r), Some(Bound::Top)) => format!("at least {:.3} Mpps: the top of the search passed", r / 1e6),
+        (Some(r), _) => format!("{:.3} Mpps", r / 1e6),
+        (None, _) if b.short_confirms > 0 => format!(
+            "none confirmed: the sender fell short of the offered rate in {} of {} confirmations",
+            b.short_confirms, b.failed_confirms
+        ),
+        (None, _) if search.gave_up(g) => format!("none confirmed: {} confirmations failed", b.failed_confirms),
+        (None, _) => "none found".to_string(),
+    }
+}
+
+/// The committable sentence for knee `k` (frames per second), with the
+/// latency the confirming trial measured (none quoted without samples).
+pub fn sentence(args: &Args, qualifiers: &Qualifiers, k: f64, sender_limited: bool, at_knee: Option<&Trial>) -> String {
+    let pct = args.sla.as_ref().map_or("p99.9", |s| s.percentile.as_str());
+    let lat = at_knee.and_then(|t| t.step.latency.as_ref()).and_then(|l| l.at(pct)).map(|v| (pct, v));
+    if sender_limited {
+        knee::sentence_at_least(qualifiers, k / 1e6, args.pdr_loss, lat)
+    } else {
+        knee::sentence(qualifiers, k / 1e6, args.pdr_loss, lat)
     }
 }
 

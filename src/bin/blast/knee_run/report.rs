@@ -26,35 +26,6 @@ pub fn announce(args: &Args, m: &Knee, max_rate: f64, qualifiers: &Qualifiers, i
     );
 }
 
-/// One goal's result as printed: "6.550 Mpps", "at least 6.550 Mpps: the
-/// sender delivered no more", or why there is none.
-pub fn result_text(search: &Search, g: Goal) -> String {
-    let b = search.bounds(g);
-    match (search.result(g), search.bounded_by(g)) {
-        (Some(r), Some(Bound::Sender)) => format!("at least {:.3} Mpps: the sender delivered no more", r / 1e6),
-        (Some(r), Some(Bound::Top)) => format!("at least {:.3} Mpps: the top of the search passed", r / 1e6),
-        (Some(r), _) => format!("{:.3} Mpps", r / 1e6),
-        (None, _) if b.short_confirms > 0 => format!(
-            "none confirmed: the sender fell short of the offered rate in {} of {} confirmations",
-            b.short_confirms, b.failed_confirms
-        ),
-        (None, _) if search.gave_up(g) => format!("none confirmed: {} confirmations failed", b.failed_confirms),
-        (None, _) => "none found".to_string(),
-    }
-}
-
-/// The committable sentence for knee `k` (frames per second), with the
-/// latency the confirming trial measured (none quoted without samples).
-pub fn sentence(args: &Args, qualifiers: &Qualifiers, k: f64, sender_limited: bool, at_knee: Option<&Trial>) -> String {
-    let pct = args.sla.as_ref().map_or("p99.9", |s| s.percentile.as_str());
-    let lat = at_knee.and_then(|t| t.step.latency.as_ref()).and_then(|l| l.at(pct)).map(|v| (pct, v));
-    if sender_limited {
-        knee::sentence_at_least(qualifiers, k / 1e6, args.pdr_loss, lat)
-    } else {
-        knee::sentence(qualifiers, k / 1e6, args.pdr_loss, lat)
-    }
-}
-
 /// The results: NDR and PDR, the ceiling (or why there is none), latency
 /// under load, and the sentence when asked for.
 pub fn print_result(args: &Args, search: &Search, result: &KneeResult, qualifiers: &Qualifiers, max_rate: f64, under_load: &[LoadPoint]) {
