@@ -6,18 +6,20 @@
 mod args;
 mod backend;
 mod live;
+mod mode;
 mod print;
+mod start;
 mod summary;
 
-use std::net::TcpListener;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use serde::Serialize;
 
 use blastdrop::fail::{self, Failure};
-use blastdrop::receiver::{Receiver, ReceiverConfig};
+use blastdrop::receiver::Receiver;
 use blastdrop::report::{self, Environment, Rates};
 use blastdrop::session;
 use blastdrop::signals;
@@ -27,6 +29,7 @@ use dpdk::PortStats;
 use args::Args;
 use backend::{lock, DropBackend, History};
 use live::live_loop;
+use mode::{Mode, Served};
 use print::print_summary;
 use summary::{arrival_window, busiest_pct, receiver_counters, summarize, PortSummary, Summary};
 
@@ -72,7 +75,7 @@ fn run(args: Args) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    check(&args)?;
+    mode::check(&args)?;
     if args.json.as_deref().is_some_and(blastdrop::out::is_stdout) {
         blastdrop::out::human_to_stderr();
     }
@@ -80,45 +83,37 @@ fn run(args: Args) -> Result<(), Failure> {
         blastdrop::events::open("drop", path)?;
         blastdrop::events::emit("start", &serde_json::json!({ "version": env!("CARGO_PKG_VERSION"), "config": &args }));
     }
-    let secret = secret(&args)?;
-    let listener = listener(&args, secret.is_some())?;
+    let mode = Mode::of(&args)?;
+    receive(&args, mode)
+}
+
+/// Starts the receiver, counts (serving blast's steps when served) until
+/// stopped, then reports.
+fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
     let started = session::start_eal("drop", &args.eal, args.queues, &args.port)?;
-    let mut receiver = Receiver::new(&started.eal, receiver_config(&args))?;
+    let mut receiver = Receiver::new(&started.eal, start::receiver_config(args))?;
     blastdrop::say!("drop: memory: {}", receiver.mempools[0].describe("RX mempools"));
-    // Listening, a ladder chooses the queue count; start small.
-    let first = if listener.is_some() { 1 } else { args.queues };
+    let first = mode.first_queues(args);
     receiver.start(first)?;
-    let info = peer_info(&receiver, &args);
-    announce(&receiver, &args, first);
+    let info = start::peer_info(&receiver, args);
+    start::announce(&receiver, args, first);
 
     let rx = Arc::new(Mutex::new(receiver));
     let history: Arc<Mutex<History>> = Arc::default();
-    let server = listener.map(|l| {
-        let backend: Arc<Mutex<dyn Backend>> = Arc::new(Mutex::new(DropBackend {
-            rx: rx.clone(),
-            info,
-            baseline: None,
-            trial_starts: Err("no window open".into()),
-            history: history.clone(),
-        }));
-        let cfg = ServerConfig { secret: secret.map(|(s, _)| s), ..Default::default() };
-        std::thread::spawn(move || {
-            if let Err(e) = control::serve(l, backend, cfg, signals::stop_flag()) {
-                tracing::error!("control server stopped: {e}");
-            }
-        })
-    });
-
+    let server = match mode {
+        Mode::Served(served) => Some(serve(served, &rx, info, &history)),
+        Mode::Standalone => None,
+    };
     let baseline_ports = lock(&rx).sides().iter().map(|s| s.port.stats()).collect::<Result<Vec<_>, _>>()?;
     let xs_start = lock(&rx).watch_samples();
-    let last_sample = live_loop(&rx, PortStats::total(&baseline_ports), Instant::now(), &args);
+    let last_sample = live_loop(&rx, PortStats::total(&baseline_ports), Instant::now(), args);
     signals::request_stop();
     if let Some(s) = server {
         let _ = s.join();
     }
 
     let mut receiver = lock(&rx);
-    let (summary, totals) = finish(&mut receiver, &args, &baseline_ports, last_sample, &xs_start)?;
+    let (summary, totals) = finish(&mut receiver, args, &baseline_ports, last_sample, &xs_start)?;
     print_summary(&summary);
     if totals.untracked > 0 {
         tracing::warn!(
@@ -130,126 +125,28 @@ fn run(args: Args) -> Result<(), Failure> {
     if let Some(path) = &args.json {
         let environment = blastdrop::environment::of_receiver(&started, &receiver, &totals)?;
         let history = history.lock().unwrap_or_else(|e| e.into_inner());
-        let record = Record { tool: "drop", version: env!("CARGO_PKG_VERSION"), config: &args, environment, summary, history: &history };
+        let record = Record { tool: "drop", version: env!("CARGO_PKG_VERSION"), config: args, environment, summary, history: &history };
         report::write_json(path, &record)?;
     }
     Ok(())
 }
 
-/// What clap cannot check alone, before anything starts.
-fn check(args: &Args) -> Result<(), Failure> {
-    if args.one_way && args.count_only {
-        return Err(Failure::usage("--one-way reads every probe and --count-only reads none: drop one of them"));
-    }
-    if !args.one_way && args.arrival_clock != args::ArrivalClockArg::Auto {
-        return Err(Failure::usage("--arrival-clock says where --one-way reads arrivals: add --one-way, or leave --arrival-clock out"));
-    }
-    if args.streams == 0 || args.streams > 65536 {
-        return Err(Failure::usage("--streams must be from 1 to 65536"));
-    }
-    session::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref())])
-}
-
-/// The shared secret, from --token-file, BLASTDROP_TOKEN or --token.
-fn secret(args: &Args) -> Result<Option<(control::Secret, control::SecretSource)>, Failure> {
-    let secret = control::Secret::load(args.token_file.as_deref(), std::env::var(control::SECRET_ENV).ok(), args.token.as_deref())
-        .map_err(blastdrop::session::secret_failure)?;
-    if let Some((_, control::SecretSource::CommandLine)) = &secret {
-        tracing::warn!("--token shows in ps and /proc/PID/cmdline: prefer --token-file FILE or BLASTDROP_TOKEN");
-    }
-    Ok(secret)
-}
-
-/// The control port, when --listen asks for one: an explicit address, and
-/// a secret unless only this host can reach it.
-fn listener(args: &Args, has_secret: bool) -> Result<Option<TcpListener>, Failure> {
-    let Some(addr) = &args.listen else { return Ok(None) };
-    let addrs = control::listen_addrs(addr).map_err(blastdrop::session::listen_failure)?;
-    if !has_secret && !control::all_loopback(&addrs) {
-        return Err(Failure::usage(format!(
-            "--listen {addr} is reachable from other hosts: give a shared secret (--token-file FILE or BLASTDROP_TOKEN), or listen on 127.0.0.1"
-        )));
-    }
-    TcpListener::bind(&addrs[..])
-        .map(Some)
-        .map_err(|e| Failure::usage(format!("cannot listen on {addr}: {e}; give ADDR:PORT of this host")))
-}
-
-fn receiver_config(args: &Args) -> ReceiverConfig {
-    ReceiverConfig {
-        ports: args.port.clone(),
-        max_queues: args.queues,
-        max_size: args.max_size,
-        rx_ring: args.rx_ring,
-        burst: args.burst,
-        stream_capacity: args.streams,
-        cost_per_frame: args.rx_cost,
-        count_only: args.count_only,
-        reflect: args.reflect,
-        interval_us: if args.count_only { 0 } else { args.arrival_interval_us },
-        one_way: args.one_way,
-        arrival_clock: args.arrival_clock.into(),
-        mbufs: args.rx_mbufs,
-        watch_xstats: args.watch_xstat.clone(),
-        xstats_interval: args.xstats_interval,
-    }
-}
-
-/// drop as blast's hello answer describes it.
-fn peer_info(receiver: &Receiver, args: &Args) -> PeerInfo {
-    let info = receiver.info();
-    let nports = receiver.sides().len() as u16;
-    let names: Vec<String> = receiver.sides().iter().map(|s| s.info.name.clone()).collect();
-    PeerInfo {
-        hostname: report::hostname(),
-        dpdk: dpdk::runtime_version(),
-        port_name: names.join("+"),
-        driver: info.driver.clone(),
-        // A queue count is possible while each port's share fits that port.
-        max_rx_queues: (1..=args.queues)
-            .take_while(|&q| {
-                receiver.sides().iter().enumerate().all(|(p, s)| layout::Spread::new(q, nports).queues_on(p as u16) <= s.info.max_rx_queues)
-            })
-            .last()
-            .unwrap_or(1),
-        ports: nports,
-        worker_lcores: args.queues,
-        max_size: args.max_size,
-        rss: info.rss_offloads != 0,
-        cpu_model: report::cpu_model(),
-        reflect: args.reflect,
-    }
-}
-
-/// The start-up lines: ports, queues, what is measured.
-fn announce(receiver: &Receiver, args: &Args, first: u16) {
-    let configured = receiver.port().configured().cloned().unwrap_or_default();
-    if args.queues > 1 && !configured.rss {
-        tracing::warn!(
-            "{} has no RSS: each RX queue gets only what its peer queue sends (memif pairs queues one to one)",
-            receiver.info().driver
-        );
-    }
-    for side in receiver.sides() {
-        if let Some(state) = &side.ena {
-            blastdrop::say!("drop: {}: {}", side.info.name, state.describe());
+/// The control server on its own thread, driving the receiver for blast
+/// until drop stops.
+fn serve(served: Served, rx: &Arc<Mutex<Receiver>>, info: PeerInfo, history: &Arc<Mutex<History>>) -> JoinHandle<()> {
+    let backend: Arc<Mutex<dyn Backend>> = Arc::new(Mutex::new(DropBackend {
+        rx: rx.clone(),
+        info,
+        baseline: None,
+        trial_starts: Err("no window open".into()),
+        history: history.clone(),
+    }));
+    let cfg = ServerConfig { secret: served.secret, ..Default::default() };
+    std::thread::spawn(move || {
+        if let Err(e) = control::serve(served.listener, backend, cfg, signals::stop_flag()) {
+            tracing::error!("control server stopped: {e}");
         }
-    }
-    let nports = receiver.sides().len();
-    let described: Vec<String> = receiver.sides().iter().map(|s| format!("{} ({}, {})", s.port.id(), s.info.name, s.info.driver)).collect();
-    blastdrop::say!(
-        "drop: port{} {}, {} queue(s), frames up to {} B, link {}{}{}; receiver-side figures",
-        if nports > 1 { "s" } else { "" },
-        described.join(" + "),
-        first,
-        args.max_size,
-        if receiver.links_up() { "up" } else { "down (waiting for the peer)" },
-        if args.count_only { ", counting only (no probe parsing: no loss or reorder figures)" } else { "" },
-        match &args.listen {
-            Some(a) => format!(", control on {a} (up to {} queues)", args.queues),
-            None => String::new(),
-        }
-    );
+    })
 }
 
 /// Stops the lanes and makes the summary, with its verdict and each

@@ -1,0 +1,85 @@
+//! The receiver as drop sets it up: its configuration from the flags,
+//! the start-up lines, and drop as blast's hello answer describes it.
+
+use blastdrop::receiver::{Receiver, ReceiverConfig};
+use blastdrop::report;
+use control::PeerInfo;
+
+use crate::args::Args;
+
+pub fn receiver_config(args: &Args) -> ReceiverConfig {
+    ReceiverConfig {
+        ports: args.port.clone(),
+        max_queues: args.queues,
+        max_size: args.max_size,
+        rx_ring: args.rx_ring,
+        burst: args.burst,
+        stream_capacity: args.streams,
+        cost_per_frame: args.rx_cost,
+        count_only: args.count_only,
+        reflect: args.reflect,
+        interval_us: if args.count_only { 0 } else { args.arrival_interval_us },
+        one_way: args.one_way,
+        arrival_clock: args.arrival_clock.into(),
+        mbufs: args.rx_mbufs,
+        watch_xstats: args.watch_xstat.clone(),
+        xstats_interval: args.xstats_interval,
+    }
+}
+
+/// drop as blast's hello answer describes it.
+pub fn peer_info(receiver: &Receiver, args: &Args) -> PeerInfo {
+    let info = receiver.info();
+    let nports = receiver.sides().len() as u16;
+    let names: Vec<String> = receiver.sides().iter().map(|s| s.info.name.clone()).collect();
+    PeerInfo {
+        hostname: report::hostname(),
+        dpdk: dpdk::runtime_version(),
+        port_name: names.join("+"),
+        driver: info.driver.clone(),
+        // A queue count is possible while each port's share fits that port.
+        max_rx_queues: (1..=args.queues)
+            .take_while(|&q| {
+                receiver.sides().iter().enumerate().all(|(p, s)| layout::Spread::new(q, nports).queues_on(p as u16) <= s.info.max_rx_queues)
+            })
+            .last()
+            .unwrap_or(1),
+        ports: nports,
+        worker_lcores: args.queues,
+        max_size: args.max_size,
+        rss: info.rss_offloads != 0,
+        cpu_model: report::cpu_model(),
+        reflect: args.reflect,
+    }
+}
+
+/// The start-up lines: ports, queues, what is measured.
+pub fn announce(receiver: &Receiver, args: &Args, first: u16) {
+    let configured = receiver.port().configured().cloned().unwrap_or_default();
+    if args.queues > 1 && !configured.rss {
+        tracing::warn!(
+            "{} has no RSS: each RX queue gets only what its peer queue sends (memif pairs queues one to one)",
+            receiver.info().driver
+        );
+    }
+    for side in receiver.sides() {
+        if let Some(state) = &side.ena {
+            blastdrop::say!("drop: {}: {}", side.info.name, state.describe());
+        }
+    }
+    let nports = receiver.sides().len();
+    let described: Vec<String> = receiver.sides().iter().map(|s| format!("{} ({}, {})", s.port.id(), s.info.name, s.info.driver)).collect();
+    blastdrop::say!(
+        "drop: port{} {}, {} queue(s), frames up to {} B, link {}{}{}; receiver-side figures",
+        if nports > 1 { "s" } else { "" },
+        described.join(" + "),
+        first,
+        args.max_size,
+        if receiver.links_up() { "up" } else { "down (waiting for the peer)" },
+        if args.count_only { ", counting only (no probe parsing: no loss or reorder figures)" } else { "" },
+        match &args.listen {
+            Some(a) => format!(", control on {a} (up to {} queues)", args.queues),
+            None => String::new(),
+        }
+    );
+}
