@@ -4,7 +4,7 @@
 //! [`Tally`] and publishes them with relaxed stores once per burst (no
 //! locked instructions). The main thread reads them about once a second.
 
-use control::{BlockCounts, STREAM_BLOCKS};
+use seqtrack::{BlockCounts, STREAM_BLOCKS};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// Plain totals an lcore keeps while it works.

@@ -79,7 +79,7 @@ pub struct Snapshot {
     pub tsc: u64,
     pub lanes: Vec<Tally>,
     /// Each lane's arrivals and losses per block of stream ids.
-    pub blocks: Vec<[control::BlockCounts; control::STREAM_BLOCKS]>,
+    pub blocks: Vec<[seqtrack::BlockCounts; seqtrack::STREAM_BLOCKS]>,
     /// The measured window open when it was taken, and each lane's arrival counts.
     pub window: u64,
     pub arrivals: Vec<ArrivalCounts>,
@@ -806,8 +806,8 @@ fn sizes_between(a: &Snapshot, b: &Snapshot) -> (BTreeMap<u32, u64>, u64) {
 
 /// Every lane's arrivals and losses per block of stream ids between two
 /// snapshots, summed (losses as wrapping sums: exact over the window).
-fn blocks_between(a: &Snapshot, b: &Snapshot) -> Vec<control::BlockCounts> {
-    let mut sum = vec![control::BlockCounts::default(); control::STREAM_BLOCKS];
+fn blocks_between(a: &Snapshot, b: &Snapshot) -> Vec<seqtrack::BlockCounts> {
+    let mut sum = vec![seqtrack::BlockCounts::default(); seqtrack::STREAM_BLOCKS];
     for (x, y) in b.blocks.iter().zip(&a.blocks) {
         for (s, (bx, by)) in sum.iter_mut().zip(x.iter().zip(y)) {
             s.received += bx.received.wrapping_sub(by.received);

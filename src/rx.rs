@@ -9,7 +9,7 @@ use dpdk::{Burst, RxQueue, TxQueue};
 use latency::LatencyHistogram;
 use seqtrack::StreamTable;
 
-use control::{block_of, BlockCounts, STREAM_BLOCKS};
+use seqtrack::{block_of, BlockCounts, STREAM_BLOCKS};
 
 use crate::clock::WallClock;
 use crate::counters::{ArrivalCounts, LaneCounters, SizeCounts, StallWatch, Tally};

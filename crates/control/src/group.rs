@@ -11,35 +11,11 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
+use seqtrack::{BlockCounts, STREAM_BLOCK, STREAM_BLOCKS};
 use serde::{Deserialize, Serialize};
 
 /// The most senders in one group (the stream-id space is split between them).
 pub const MAX_SENDERS: u16 = 64;
-
-/// The stream ids a group shares out: drop tracks ids below its --streams
-/// (4096 by default) one by one, so a group's ids stay below that.
-pub const GROUP_STREAM_SPACE: u32 = 4096;
-
-/// drop counts arrivals and losses per block of this many stream ids
-/// (ids at or past the last block count in the last): a member's share is
-/// whole blocks, so its arrivals are its blocks' sum.
-pub const STREAM_BLOCK: u32 = 64;
-pub const STREAM_BLOCKS: usize = (GROUP_STREAM_SPACE / STREAM_BLOCK) as usize;
-
-/// Frames that arrived in a block of stream ids, and the net frames lost
-/// there (gaps in the sequence numbers, less the ones that came late):
-/// `lost` is a wrapping sum, exact over a window.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct BlockCounts {
-    pub received: u64,
-    pub lost: u64,
-}
-
-/// The block of stream ids `stream` is counted in.
-#[inline(always)]
-pub fn block_of(stream: u16) -> usize {
-    (u32::from(stream) / STREAM_BLOCK).min(STREAM_BLOCKS as u32 - 1) as usize
-}
 
 /// (received, lost) of `member`'s share, from per-block counts.
 pub fn member_arrivals(blocks: &[BlockCounts], member: u16, senders: u16) -> (u64, u64) {
@@ -268,6 +244,7 @@ impl Group {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use seqtrack::{block_of, GROUP_STREAM_SPACE};
 
     fn plan(sizes: &[u32]) -> StepPlan {
         StepPlan {

@@ -29,10 +29,7 @@ pub use arrivals::{q_burst, window_arrivals, LaneArrivals};
 pub use auth::{nonce, Secret, SecretError, SecretSource, SECRET_ENV};
 pub use backend::{Backend, BackendError};
 pub use client::{Client, ClientError};
-pub use group::{
-    block_of, member_arrivals, member_of, stream_range, Arrival, BlockCounts, Group, GroupError, PlannedStep, Stage, StepPlan,
-    GROUP_STREAM_SPACE, MAX_SENDERS, STREAM_BLOCK, STREAM_BLOCKS,
-};
+pub use group::{member_arrivals, member_of, stream_range, Arrival, Group, GroupError, PlannedStep, Stage, StepPlan, MAX_SENDERS};
 pub use handshake::{Handshake, HandshakeStep, Refusal};
 pub use message::{
     is_zero, parse_request, reply_line, Envelope, FrameSize, GroupFigures, LaneStalls, MemberFigures, PeerInfo, Prepared, ProtoError,

@@ -209,11 +209,11 @@ pub struct WindowFigures {
     pub sizes: Vec<FrameSize>,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sizes_other: u64,
-    /// Arrivals and losses per block of stream ids (crate::STREAM_BLOCK
+    /// Arrivals and losses per block of stream ids (seqtrack::STREAM_BLOCK
     /// ids each), for a group's per-member figures; drop's side only,
     /// never on the wire.
     #[serde(skip)]
-    pub stream_blocks: Vec<crate::BlockCounts>,
+    pub stream_blocks: Vec<seqtrack::BlockCounts>,
 }
 
 /// Lanes' loops that stood still over a window (descheduled by the host, or

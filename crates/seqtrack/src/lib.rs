@@ -24,7 +24,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod blocks;
 pub mod trial;
+pub use blocks::{block_of, BlockCounts, GROUP_STREAM_SPACE, STREAM_BLOCK, STREAM_BLOCKS};
 pub use trial::{StreamAccount, StreamEdge, TrialAccount, TrialCounts, MAX_EDGE_STREAMS};
 
 /// Sequence numbers remembered per stream.
