@@ -149,7 +149,8 @@ fn ladder_over_memif_writes_table_json_csv_and_svg() {
     // Every step's point is keyed by its verdict.
     let v = read_json(&json);
     for s in v["steps"].as_array().unwrap() {
-        let class = ladder::verdict_class(s["limit"].as_str().unwrap());
+        let step: ladder::StepRecord = serde_json::from_value(s.clone()).expect("a step record reads back");
+        let class = step.class();
         assert!(texts.contains(&format!("limit: {class}").as_str()), "limit: {class} missing from the SVG legend");
     }
 }

@@ -14,7 +14,7 @@ mod table;
 
 pub use analysis::{crossover, find_ceiling, spread, Ceiling, Crossover, SizeVerdict, Spread};
 pub use plan::{parse_list, Ladder, Order, PlanError, StepSpec};
-pub use plot::{line_rate_mpps, render_knee_svg, render_svg, verdict_class, KneePoint, LadderPlot, LatencyPoint, PlotError};
+pub use plot::{line_rate_mpps, render_knee_svg, render_svg, KneePoint, LadderPlot, LatencyPoint, PlotError};
 pub use rates::Rates;
 pub use record::{AchievedShape, Aggregate, GroupStep, PortStep, StepRecord};
 pub use stalls::{bunched, StepStalls, BUNCHED_SHARE_NOTED};

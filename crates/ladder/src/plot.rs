@@ -15,6 +15,8 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use limits::{LimitKind, VerdictClass};
+
 use crate::{Aggregate, StepRecord};
 
 /// The plotting backend's failure, in its words.
@@ -74,40 +76,27 @@ impl LatencyPoint {
 pub struct KneePoint {
     pub offered_mpps: f64,
     pub loss_pct: f64,
-    pub limit: String,
+    pub class: VerdictClass,
     /// A confirmation (full-length) trial, drawn larger than a search trial.
     pub confirmation: bool,
 }
 
-/// The class a verdict label is coloured by: its first limit's kind
-/// ("pps-allowance (sender) + receiver" is "pps-allowance").
-pub fn verdict_class(label: &str) -> String {
-    let first = label.split(" + ").next().unwrap_or(label);
-    let kind = first.split(" (").next().unwrap_or(first).trim();
-    match kind {
-        k if k.starts_with("other") => "other".into(),
-        k if k.starts_with("unknown") => "unknown".into(),
-        "" => "unknown".into(),
-        k => k.to_string(),
-    }
-}
-
 /// A verdict class's colour, the same in every chart (bold; the series
 /// lines are muted, so a point's colour reads as its verdict).
-fn verdict_color(class: &str) -> RGBColor {
-    match class {
-        "none" => RGBColor(44, 160, 44),
-        "sender" => RGBColor(255, 127, 14),
-        "receiver" => RGBColor(214, 39, 40),
-        "network" => RGBColor(148, 103, 189),
-        "path" => RGBColor(140, 86, 75),
-        "pps-allowance" => RGBColor(31, 119, 180),
-        "bw-out-allowance" => RGBColor(86, 180, 233),
-        "bw-in-allowance" => RGBColor(0, 0, 128),
-        "conntrack-allowance" => RGBColor(204, 121, 167),
-        "linklocal-allowance" => RGBColor(230, 159, 0),
-        "other" => RGBColor(127, 127, 127),
-        _ => RGBColor(0, 0, 0),
+fn verdict_color(class: VerdictClass) -> RGBColor {
+    let VerdictClass::Limit(kind) = class else { return RGBColor(0, 0, 0) };
+    match kind {
+        LimitKind::None => RGBColor(44, 160, 44),
+        LimitKind::Sender => RGBColor(255, 127, 14),
+        LimitKind::Receiver => RGBColor(214, 39, 40),
+        LimitKind::Network => RGBColor(148, 103, 189),
+        LimitKind::Path => RGBColor(140, 86, 75),
+        LimitKind::PpsAllowance => RGBColor(31, 119, 180),
+        LimitKind::BwOutAllowance => RGBColor(86, 180, 233),
+        LimitKind::BwInAllowance => RGBColor(0, 0, 128),
+        LimitKind::ConntrackAllowance => RGBColor(204, 121, 167),
+        LimitKind::LinklocalAllowance => RGBColor(230, 159, 0),
+        LimitKind::Other => RGBColor(127, 127, 127),
     }
 }
 
@@ -148,11 +137,11 @@ impl Legend {
     }
 
     /// The verdicts' classes, each once, in the order they first appear.
-    fn verdicts<'a>(&mut self, labels: impl IntoIterator<Item = &'a str>) {
-        let mut seen: Vec<String> = Vec::new();
-        for class in labels.into_iter().map(verdict_class) {
+    fn verdicts(&mut self, classes: impl IntoIterator<Item = VerdictClass>) {
+        let mut seen: Vec<VerdictClass> = Vec::new();
+        for class in classes {
             if !seen.contains(&class) {
-                self.push(Mark::Dot(verdict_color(&class)), format!("limit: {class}"));
+                self.push(Mark::Dot(verdict_color(class)), format!("limit: {class}"));
                 seen.push(class);
             }
         }
@@ -297,9 +286,7 @@ fn mpps_against_queues(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Re
                 .map_err(err)?;
         }
         chart
-            .draw_series(
-                pts.iter().map(|a| Circle::new((log2(a.queues), a.mpps.median), 5, verdict_color(&verdict_class(&a.limit)).filled())),
-            )
+            .draw_series(pts.iter().map(|a| Circle::new((log2(a.queues), a.mpps.median), 5, verdict_color(a.class).filled())))
             .map_err(err)?;
         let label = match (traffic_varies, key.offered_mpps) {
             (true, Some(r)) => format!("{} B, {r:.3} Mpps {}", key.size, key.shape),
@@ -315,7 +302,7 @@ fn mpps_against_queues(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Re
     if bars {
         legend.push(Mark::Bar(BLACK), "min to max (--repeat)");
     }
-    legend.verdicts(aggs.iter().map(|a| a.limit.as_str()));
+    legend.verdicts(aggs.iter().map(|a| a.class));
     if let Some(g) = opts.published_gbps.filter(|_| line_rates.len() < series.len()) {
         legend.push(Mark::Dashed(WHITE), format!("(line rate at {g} Gb/s off scale)"));
     }
@@ -352,9 +339,7 @@ fn gbps_against_size(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Resu
             .map_err(err)?;
     }
     chart
-        .draw_series(
-            best.iter().map(|a| Circle::new((f64::from(a.size), a.frame_gbps.median), 5, verdict_color(&verdict_class(&a.limit)).filled())),
-        )
+        .draw_series(best.iter().map(|a| Circle::new((f64::from(a.size), a.frame_gbps.median), 5, verdict_color(a.class).filled())))
         .map_err(err)?;
     legend.push(Mark::Line(color), format!("{side} Gb/s"));
     if let Some(g) = opts.published_gbps {
@@ -368,7 +353,7 @@ fn gbps_against_size(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Resu
         chart.draw_series(DashedLineSeries::new(curve, 4, 3, red.stroke_width(1))).map_err(err)?;
         legend.push(Mark::Dashed(red), "line rate, Gb/s of frames");
     }
-    legend.verdicts(best.iter().map(|a| a.limit.as_str()));
+    legend.verdicts(best.iter().map(|a| a.class));
     legend.draw(&legend_area)
 }
 
@@ -455,7 +440,7 @@ fn loss_against_rate(area: &Area, trials: &[KneePoint], ndr: Option<f64>, pdr: O
     let mut legend = Legend::new("trials");
     for t in trials {
         let r = if t.confirmation { 7 } else { 4 };
-        let c = verdict_color(&verdict_class(&t.limit));
+        let c = verdict_color(t.class);
         chart.draw_series(std::iter::once(Circle::new((t.offered_mpps, t.loss_pct), r, c.filled()))).map_err(err)?;
     }
     legend.push(Mark::Dot(BLACK), "large: confirmation trial");
@@ -465,7 +450,7 @@ fn loss_against_rate(area: &Area, trials: &[KneePoint], ndr: Option<f64>, pdr: O
             legend.push(Mark::Dashed(color), format!("{name} {x:.3} Mpps"));
         }
     }
-    legend.verdicts(trials.iter().map(|t| t.limit.as_str()));
+    legend.verdicts(trials.iter().map(|t| t.class));
     legend.draw(&legend_area)
 }
 
@@ -473,8 +458,15 @@ fn loss_against_rate(area: &Area, trials: &[KneePoint], ndr: Option<f64>, pdr: O
 mod tests {
     use super::*;
     use crate::Spread;
+    use limits::LimitKind::{BwOutAllowance, PpsAllowance, Receiver, Sender};
 
-    fn agg(q: u16, size: u32, mpps: f64, limit: &str) -> Aggregate {
+    const NONE: VerdictClass = VerdictClass::Limit(LimitKind::None);
+
+    fn class(kind: LimitKind) -> VerdictClass {
+        VerdictClass::Limit(kind)
+    }
+
+    fn agg(q: u16, size: u32, mpps: f64, class: VerdictClass) -> Aggregate {
         let s = |v: f64| Spread { min: v, median: v, max: v };
         Aggregate {
             queues: q,
@@ -486,7 +478,8 @@ mod tests {
             frame_gbps: s(mpps * f64::from(size) * 8e-3),
             wire_gbps: s(0.0),
             sent_mpps: s(mpps),
-            limit: limit.into(),
+            limit: class.as_str().into(),
+            class,
         }
     }
 
@@ -497,9 +490,10 @@ mod tests {
 
     #[test]
     fn the_ladder_has_its_series_axes_verdicts_and_reference_lines() {
-        let mut repeated = agg(4, 64, 6.0, "pps-allowance (sender) + receiver");
+        let mut repeated = agg(4, 64, 6.0, class(PpsAllowance));
         (repeated.runs, repeated.mpps.min, repeated.mpps.max) = (3, 5.5, 6.4);
-        let aggs = [agg(1, 64, 2.0, "sender"), agg(2, 64, 4.0, "sender"), repeated, agg(1, 1500, 1.0, "none"), agg(2, 1500, 1.5, "none")];
+        let aggs =
+            [agg(1, 64, 2.0, class(Sender)), agg(2, 64, 4.0, class(Sender)), repeated, agg(1, 1500, 1.0, NONE), agg(2, 1500, 1.5, NONE)];
         let opts = LadderPlot { receiver: true, title: "test ladder", published_gbps: Some(25.0) };
         let svg = render_svg(&aggs, &opts, &[]).unwrap();
         let t = texts(&svg);
@@ -529,7 +523,7 @@ mod tests {
 
     #[test]
     fn latency_gets_its_own_panel_and_the_knee_its_picture() {
-        let aggs = [agg(1, 64, 0.1, "none")];
+        let aggs = [agg(1, 64, 0.1, NONE)];
         let lat = vec![
             LatencyPoint { offered_mpps: 0.1, p50_us: 2.0, p99_us: 9.0, p99_9_us: 20.0, series: "even".into() },
             LatencyPoint { offered_mpps: 0.3, p50_us: 3.0, p99_us: 15.0, p99_9_us: 40.0, series: "even".into() },
@@ -540,9 +534,9 @@ mod tests {
             assert!(t.iter().any(|x| x == want), "missing {want:?} in {t:?}");
         }
         let trials = vec![
-            KneePoint { offered_mpps: 1.0, loss_pct: 0.0, limit: "none".into(), confirmation: false },
-            KneePoint { offered_mpps: 2.0, loss_pct: 12.0, limit: "receiver".into(), confirmation: false },
-            KneePoint { offered_mpps: 1.4, loss_pct: 0.0, limit: "none".into(), confirmation: true },
+            KneePoint { offered_mpps: 1.0, loss_pct: 0.0, class: NONE, confirmation: false },
+            KneePoint { offered_mpps: 2.0, loss_pct: 12.0, class: class(Receiver), confirmation: false },
+            KneePoint { offered_mpps: 1.4, loss_pct: 0.0, class: NONE, confirmation: true },
         ];
         let t = texts(&render_knee_svg(&trials, Some(1.4), Some(1.5), &lat, "knee").unwrap());
         for want in ["NDR 1.400 Mpps", "PDR 1.500 Mpps", "limit: receiver", "loss, % of frames sent", "round trip against offered load"] {
@@ -551,11 +545,7 @@ mod tests {
     }
 
     #[test]
-    fn verdict_classes() {
-        assert_eq!(verdict_class("pps-allowance (sender) + receiver"), "pps-allowance");
-        assert_eq!(verdict_class("other: x,y (receiver)"), "other");
-        assert_eq!(verdict_class("unknown (invalid counter sample: ...)"), "unknown");
-        assert_eq!(verdict_class("none"), "none");
+    fn line_rate() {
         assert!((line_rate_mpps(10.0, 64) - 14.880952).abs() < 1e-5);
     }
 
@@ -566,16 +556,16 @@ mod tests {
         let Ok(dir) = std::env::var("BLASTDROP_PLOT_SAMPLES") else { return };
         let mut aggs = Vec::new();
         for (q, m64, m1500, l64) in [
-            (1, 2.1, 0.8, "sender"),
-            (2, 4.0, 1.6, "sender"),
-            (4, 7.6, 2.0, "pps-allowance (sender)"),
-            (8, 8.1, 2.05, "pps-allowance (sender) + receiver"),
-            (16, 8.2, 2.06, "receiver"),
+            (1, 2.1, 0.8, class(Sender)),
+            (2, 4.0, 1.6, class(Sender)),
+            (4, 7.6, 2.0, class(PpsAllowance)),
+            (8, 8.1, 2.05, class(PpsAllowance)),
+            (16, 8.2, 2.06, class(Receiver)),
         ] {
             let mut a = agg(q, 64, m64, l64);
             (a.runs, a.mpps.min, a.mpps.max) = (3, m64 * 0.95, m64 * 1.03);
             aggs.push(a);
-            aggs.push(agg(q, 1500, m1500, if q < 4 { "none" } else { "bw-out-allowance (sender)" }));
+            aggs.push(agg(q, 1500, m1500, if q < 4 { NONE } else { class(BwOutAllowance) }));
         }
         let opts = LadderPlot { receiver: true, title: "sample ladder: c8gn.4xlarge-like, 64 and 1500 B", published_gbps: Some(25.0) };
         let lat = vec![
@@ -586,13 +576,13 @@ mod tests {
         ];
         std::fs::write(format!("{dir}/ladder.svg"), render_svg(&aggs, &opts, &lat).unwrap()).unwrap();
         let trials = vec![
-            KneePoint { offered_mpps: 8.0, loss_pct: 35.0, limit: "receiver".into(), confirmation: false },
-            KneePoint { offered_mpps: 4.0, loss_pct: 0.0, limit: "none".into(), confirmation: false },
-            KneePoint { offered_mpps: 6.0, loss_pct: 4.0, limit: "receiver".into(), confirmation: false },
-            KneePoint { offered_mpps: 5.0, loss_pct: 0.2, limit: "receiver".into(), confirmation: false },
-            KneePoint { offered_mpps: 4.5, loss_pct: 0.0, limit: "none".into(), confirmation: false },
-            KneePoint { offered_mpps: 4.5, loss_pct: 0.0, limit: "none".into(), confirmation: true },
-            KneePoint { offered_mpps: 5.0, loss_pct: 0.3, limit: "receiver".into(), confirmation: true },
+            KneePoint { offered_mpps: 8.0, loss_pct: 35.0, class: class(Receiver), confirmation: false },
+            KneePoint { offered_mpps: 4.0, loss_pct: 0.0, class: NONE, confirmation: false },
+            KneePoint { offered_mpps: 6.0, loss_pct: 4.0, class: class(Receiver), confirmation: false },
+            KneePoint { offered_mpps: 5.0, loss_pct: 0.2, class: class(Receiver), confirmation: false },
+            KneePoint { offered_mpps: 4.5, loss_pct: 0.0, class: NONE, confirmation: false },
+            KneePoint { offered_mpps: 4.5, loss_pct: 0.0, class: NONE, confirmation: true },
+            KneePoint { offered_mpps: 5.0, loss_pct: 0.3, class: class(Receiver), confirmation: true },
         ];
         std::fs::write(format!("{dir}/knee.svg"), render_knee_svg(&trials, Some(4.5), Some(5.0), &lat[..2], "sample knee").unwrap())
             .unwrap();

@@ -224,6 +224,11 @@ impl StepRecord {
         label_of(self.verdict.as_ref(), Self::NOT_JUDGED)
     }
 
+    /// What the step's verdict is grouped and coloured by.
+    pub fn class(&self) -> limits::VerdictClass {
+        limits::VerdictClass::of(self.verdict.as_ref())
+    }
+
     /// The figure the analysis uses: receiver Mpps when there is one.
     pub fn headline_mpps(&self) -> f64 {
         self.received.map_or(self.sent.mpps, |r| r.mpps)
@@ -273,6 +278,10 @@ pub struct Aggregate {
     pub sent_mpps: Spread,
     /// The runs' verdict label when they agree, else "mixed".
     pub limit: String,
+    /// The runs' verdict class when they agree, else Mixed (what charts colour by).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub class: limits::VerdictClass,
 }
 
 impl Aggregate {
@@ -308,6 +317,7 @@ impl Aggregate {
                         l if l.windows(2).all(|w| w[0] == w[1]) => l.into_iter().next().unwrap_or_default(),
                         _ => "mixed".into(),
                     },
+                    class: limits::VerdictClass::agreed(rs.iter().map(|r| r.class())),
                 }
             })
             .collect()

@@ -140,7 +140,62 @@ pub struct Verdict {
     pub invalid: Option<String>,
 }
 
+/// What a verdict is grouped and coloured by: the kind of its first
+/// limit (the one accounting for most frames), or why there is none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum VerdictClass {
+    Limit(LimitKind),
+    /// The counters could not say (an invalid sample, counts that did not add up).
+    Unknown,
+    /// No verdict: the step failed or was not judged.
+    #[default]
+    NotJudged,
+    /// Runs of one step were judged differently.
+    Mixed,
+}
+
+impl VerdictClass {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            VerdictClass::Limit(k) => k.as_str(),
+            VerdictClass::Unknown => "unknown",
+            VerdictClass::NotJudged => "n/a",
+            VerdictClass::Mixed => "mixed",
+        }
+    }
+
+    /// The class of `verdict`, NotJudged when there is none.
+    pub fn of(verdict: Option<&Verdict>) -> VerdictClass {
+        verdict.map_or(VerdictClass::NotJudged, Verdict::class)
+    }
+
+    /// The classes of several runs of one step: theirs when they agree.
+    pub fn agreed(classes: impl IntoIterator<Item = VerdictClass>) -> VerdictClass {
+        let mut it = classes.into_iter();
+        let Some(first) = it.next() else { return VerdictClass::NotJudged };
+        if it.all(|c| c == first) {
+            first
+        } else {
+            VerdictClass::Mixed
+        }
+    }
+}
+
+impl std::fmt::Display for VerdictClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl Verdict {
+    /// Its first limit's kind; Unknown when its sample was invalid or it names none.
+    pub fn class(&self) -> VerdictClass {
+        match (&self.invalid, self.limits.first()) {
+            (None, Some(l)) => VerdictClass::Limit(l.kind),
+            _ => VerdictClass::Unknown,
+        }
+    }
+
     /// "pps-allowance (sender) + receiver", "none", or "unknown (...)".
     pub fn label(&self) -> String {
         if let Some(why) = &self.invalid {
@@ -623,6 +678,29 @@ mod tests {
         let v = verdict(&w);
         assert!(v.limits.is_empty());
         assert!(v.label().starts_with("unknown (invalid counter sample: pps_allowance_exceeded went backwards"));
+    }
+
+    #[test]
+    fn a_verdict_is_classed_by_its_first_limit_or_why_it_has_none() {
+        let mut w = paced(1_000_000, 1_000_000, 1_000_000);
+        w.sender_xstats.allowances.insert("pps_allowance_exceeded".into(), 2_000);
+        w.receiver_xstats.watched.insert("rx_discards_phy".into(), 50);
+        let v = verdict(&w);
+        assert_eq!(v.label(), "pps-allowance (sender) + other: rx_discards_phy (receiver)");
+        assert_eq!(v.class(), VerdictClass::Limit(LimitKind::PpsAllowance));
+        assert_eq!(v.class().to_string(), "pps-allowance");
+        let mut w = paced(10, 10, 10);
+        w.receiver_xstats.watched.insert("rx_discards_phy".into(), 5);
+        assert_eq!(verdict(&w).class(), VerdictClass::Limit(LimitKind::Other));
+        assert_eq!(verdict(&paced(10, 10, 10)).class().as_str(), "none");
+        w.invalid = Some("x went backwards".into());
+        assert_eq!(verdict(&w).class(), VerdictClass::Unknown);
+        assert_eq!(VerdictClass::of(None), VerdictClass::NotJudged);
+        assert_eq!(VerdictClass::of(None).as_str(), "n/a");
+        let (s, r) = (VerdictClass::Limit(LimitKind::Sender), VerdictClass::Limit(LimitKind::Receiver));
+        assert_eq!(VerdictClass::agreed([s, s]), s);
+        assert_eq!(VerdictClass::agreed([s, r, s]), VerdictClass::Mixed);
+        assert_eq!(VerdictClass::agreed([]), VerdictClass::NotJudged);
     }
 
     #[test]

@@ -195,7 +195,7 @@ pub fn write_plot_and_csv(
             .map(|t| ladder::KneePoint {
                 offered_mpps: t.counted_at_mpps.or(t.step.offered_mpps).unwrap_or(t.step.sent.mpps),
                 loss_pct: t.step.loss_pct.unwrap_or(0.0),
-                limit: t.step.limit(),
+                class: t.step.class(),
                 confirmation: t.kind == TrialKind::Confirm,
             })
             .collect();
