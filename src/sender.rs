@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dpdk::{DeviceInfo, Eal, Link, Mempool, PoolSizing, Port, PortConfig, PortStats, RxQueue, TxQueue};
+pub use ladder::StepFailure;
 use layout::{Spread, StepLayout};
 use wire::{FrameSpec, MacAddr};
 
@@ -123,31 +124,15 @@ impl SenderWindow {
     }
 }
 
-/// Why a window hook failed; the step ends with this as its failure.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HookError {
-    /// The control channel failed, or the receiver answered with an error.
-    #[error("{0}")]
-    Channel(String),
-    /// The receiver answered something other than what was asked for.
-    #[error("drop answered {answer} to {request}")]
-    Unexpected { answer: String, request: &'static str },
-    #[error("no window open at drop")]
-    NoWindow,
-    /// The receiver's end of the control connection is gone (how, in words).
-    #[error("{0}")]
-    Gone(String),
-}
-
 /// Called at the window's edges; an error ends the step.
 pub trait WindowHooks {
     /// The window opens; `streams`: where this sender's streams stand.
-    fn start(&mut self, streams: Option<&seqtrack::StreamEdge>) -> Result<(), HookError>;
+    fn start(&mut self, streams: Option<&seqtrack::StreamEdge>) -> Result<(), StepFailure>;
     /// The window ends; `sent` is what this sender's lanes sent in it.
-    fn end(&mut self, sent: &SenderWindow) -> Result<(), HookError>;
+    fn end(&mut self, sent: &SenderWindow) -> Result<(), StepFailure>;
     /// Whether the receiver is still there (asked about once a second
     /// while sending): an error names how it went, and ends the step.
-    fn peer_alive(&mut self) -> Result<(), HookError> {
+    fn peer_alive(&mut self) -> Result<(), StepFailure> {
         Ok(())
     }
 }
@@ -156,10 +141,10 @@ pub trait WindowHooks {
 pub struct NoPeer;
 
 impl WindowHooks for NoPeer {
-    fn start(&mut self, _streams: Option<&seqtrack::StreamEdge>) -> Result<(), HookError> {
+    fn start(&mut self, _streams: Option<&seqtrack::StreamEdge>) -> Result<(), StepFailure> {
         Ok(())
     }
-    fn end(&mut self, _sent: &SenderWindow) -> Result<(), HookError> {
+    fn end(&mut self, _sent: &SenderWindow) -> Result<(), StepFailure> {
         Ok(())
     }
 }
@@ -173,8 +158,8 @@ pub struct LaneResult {
 pub struct StepOutcome {
     pub lanes: Vec<LaneResult>,
     pub window: Option<SenderWindow>,
-    /// Why the step ended early, if it did (stall, hook failure).
-    pub failure: Option<String>,
+    /// Why the step ended early, if it did (the receiver gone, a hook failed).
+    pub failure: Option<StepFailure>,
     pub interrupted: bool,
     /// Seconds from the first lane's start to the last lane's end.
     pub seconds: f64,
@@ -223,13 +208,13 @@ fn merged_latency(lanes: &[LaneResult]) -> Option<(latency::LatencyHistogram, u6
 /// One uninterrupted run of the lanes.
 struct Phase {
     lanes: Vec<LaneResult>,
-    failure: Option<String>,
+    failure: Option<StepFailure>,
     interrupted: bool,
     seconds: f64,
 }
 
 impl Phase {
-    fn into_outcome(self, window: Option<SenderWindow>, failure: Option<String>) -> StepOutcome {
+    fn into_outcome(self, window: Option<SenderWindow>, failure: Option<StepFailure>) -> StepOutcome {
         StepOutcome { lanes: self.lanes, window, failure: self.failure.or(failure), interrupted: self.interrupted, seconds: self.seconds }
     }
 }
@@ -572,7 +557,7 @@ impl Sender {
             return Ok(StepOutcome {
                 lanes: Vec::new(),
                 window: None,
-                failure: Some(e.to_string()),
+                failure: Some(e),
                 interrupted: signals::interrupted(),
                 seconds: 0.0,
             });
@@ -609,7 +594,7 @@ impl Sender {
             window.reflected_stale += l.outcome.reflected_stale;
         }
         let closed = if trial.interrupted { Ok(()) } else { hooks.end(&window) };
-        Ok(trial.into_outcome(Some(window), closed.err().map(|e| e.to_string())))
+        Ok(trial.into_outcome(Some(window), closed.err()))
     }
 
     /// Where this step's streams stand now (None: more than an edge lists).
@@ -691,9 +676,7 @@ impl Sender {
         }
         let faults: u64 = lanes.iter().map(|l| l.outcome.tally.faults).sum();
         if faults > 0 && failure.is_none() {
-            failure = Some(format!(
-                "the receiver is gone (drop exited or was killed?): {faults} queue(s) of a memif port lost their ring under a burst (its peer left; the fault was caught, that burst is not counted)"
-            ));
+            failure = Some(StepFailure::RingsLost { queues: faults });
         }
         if faults > 0 {
             // The ring is gone: the next step needs the port started again.
@@ -773,7 +756,7 @@ impl Sender {
         lanes: &[Arc<LaneCounters>],
         began: Instant,
         hooks: &mut dyn WindowHooks,
-    ) -> Option<String> {
+    ) -> Option<StepFailure> {
         let mut prev = Tally::default();
         let mut next_link_check = began;
         let mut prev_q: Vec<Tally> = vec![Tally::default(); lanes.len()];
@@ -797,7 +780,7 @@ impl Sender {
             }
             let Some(tick) = ticker.due(now) else { continue };
             if let Err(e) = hooks.peer_alive() {
-                return Some(format!("the receiver is gone: {e}"));
+                return Some(e);
             }
             let cur = counters::total(lanes);
             let d = cur.since(&prev);
@@ -807,10 +790,7 @@ impl Sender {
             if d.packets > 0 {
                 last_progress = now;
             } else if count.is_some() && now.duration_since(last_progress) >= self.cfg.link_timeout {
-                return Some(format!(
-                    "no frame accepted for {:.0?}: the device stopped taking frames (peer gone, or link down); {} of the --count were sent",
-                    self.cfg.link_timeout, cur.packets
-                ));
+                return Some(StepFailure::NothingAccepted { waited: self.cfg.link_timeout, sent: cur.packets });
             }
             prev = cur;
         }
@@ -842,15 +822,9 @@ impl Sender {
 impl Sender {
     /// A port whose link was up went down: the receiver (a memif peer, or
     /// the far end of a cable) is gone.
-    fn link_gone(&self, at: Duration) -> Option<String> {
+    fn link_gone(&self, at: Duration) -> Option<StepFailure> {
         let side = self.sides.iter().find(|s| s.link.up && !s.port.link().up)?;
-        Some(format!(
-            "the receiver is gone (drop exited or was killed?): the link of port {} ({}) went down {:.1} s into the phase{}; stopped sending",
-            side.port.id(),
-            side.info.name,
-            at.as_secs_f64(),
-            if side.port.peer_managed() { " (its memif peer left)" } else { "" }
-        ))
+        Some(StepFailure::LinkDown { port: side.port.id(), name: side.info.name.clone(), after: at, memif: side.port.peer_managed() })
     }
 
     /// Configures the ports again before the next step, even for the same

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::auth::Secret;
 use crate::message::{Envelope, PeerInfo, Request, Response, MAX_LINE, VERSION};
 
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClientError {
     /// Could not reach the server.
     Connect(String),

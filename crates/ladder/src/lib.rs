@@ -5,6 +5,7 @@
 //! No EAL here: everything is unit-tested on numbers.
 
 mod analysis;
+mod failure;
 mod plan;
 mod plot;
 mod rates;
@@ -13,6 +14,7 @@ mod stalls;
 mod table;
 
 pub use analysis::{crossover, find_ceiling, spread, Ceiling, Crossover, SizeVerdict, Spread};
+pub use failure::StepFailure;
 pub use plan::{parse_list, Ladder, Order, PlanError, StepSpec};
 pub use plot::{line_rate_mpps, render_knee_svg, render_svg, KneePoint, LadderPlot, LatencyPoint, PlotError};
 pub use rates::Rates;

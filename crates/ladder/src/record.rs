@@ -99,7 +99,7 @@ pub struct StepRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub broken_attempt: Option<String>,
     /// The step could not be measured, and why.
-    pub error: Option<String>,
+    pub error: Option<crate::StepFailure>,
     /// With several ports: each port's share of the step (the totals above
     /// are their sums); empty with one port.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

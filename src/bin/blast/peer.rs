@@ -6,7 +6,7 @@ use std::time::Duration;
 use blastdrop::attribution;
 use blastdrop::fail::Failure;
 use blastdrop::report::{PerPacket, Rates};
-use blastdrop::sender::{HookError, Sender, SenderWindow, StepParams, WindowHooks};
+use blastdrop::sender::{Sender, SenderWindow, StepFailure, StepParams, WindowHooks};
 use control::{Client, PeerInfo, Request, Response, WindowFigures};
 use ladder::{AchievedShape, StepRecord};
 
@@ -38,8 +38,8 @@ pub struct Membership {
 }
 
 impl Peer {
-    pub fn call(&mut self, req: Request) -> Result<Response, String> {
-        self.client.call(req, self.timeout).map_err(|e| e.to_string())
+    pub fn call(&mut self, req: Request) -> Result<Response, control::ClientError> {
+        self.client.call(req, self.timeout)
     }
 
     /// Whether drop is still there (its end of the control connection).
@@ -153,33 +153,32 @@ impl<'a> PeerHooks<'a> {
 /// Asks drop for the step's RX queues and frame size; a drop that
 /// restarted its port has the sender connect again (a memif client does
 /// not by itself).
-pub fn prepare_step(p: &mut Peer, sender: &mut Sender, rx_queues: u16, max_size: u32) -> Result<(), String> {
-    match p.call(Request::Prepare { rx_queues, max_size }) {
-        Ok(Response::Prepared(prepared)) if prepared.restarted => {
+pub fn prepare_step(p: &mut Peer, sender: &mut Sender, rx_queues: u16, max_size: u32) -> Result<(), StepFailure> {
+    match p.call(Request::Prepare { rx_queues, max_size })? {
+        Response::Prepared(prepared) if prepared.restarted => {
             sender.reconnect_next_step();
             Ok(())
         }
-        Ok(Response::Prepared(_)) => Ok(()),
-        Ok(other) => Err(format!("drop answered {other:?} to prepare")),
-        Err(e) => Err(e),
+        Response::Prepared(_) => Ok(()),
+        other => Err(StepFailure::Unexpected { answer: format!("{other:?}"), request: "prepare" }),
     }
 }
 
 impl WindowHooks for PeerHooks<'_> {
-    fn start(&mut self, streams: Option<&seqtrack::StreamEdge>) -> Result<(), HookError> {
+    fn start(&mut self, streams: Option<&seqtrack::StreamEdge>) -> Result<(), StepFailure> {
         let Some(p) = self.peer.as_deref_mut() else { return Ok(()) };
-        match p.call(Request::StartWindow { streams: streams.cloned() }).map_err(HookError::Channel)? {
+        match p.call(Request::StartWindow { streams: streams.cloned() })? {
             Response::WindowStarted { window } => {
                 self.window = Some(window);
                 Ok(())
             }
-            other => Err(HookError::Unexpected { answer: format!("{other:?}"), request: "start_window" }),
+            other => Err(StepFailure::Unexpected { answer: format!("{other:?}"), request: "start_window" }),
         }
     }
 
-    fn end(&mut self, w: &SenderWindow) -> Result<(), HookError> {
+    fn end(&mut self, w: &SenderWindow) -> Result<(), StepFailure> {
         let Some(p) = self.peer.as_deref_mut() else { return Ok(()) };
-        let window = self.window.ok_or(HookError::NoWindow)?;
+        let window = self.window.ok_or(StepFailure::NoWindow)?;
         let req = match p.member {
             // A member's own sending, judged on its own counters alone: the
             // group's row for it says whether it held back the group.
@@ -193,18 +192,18 @@ impl WindowHooks for PeerHooks<'_> {
             },
             None => Request::EndWindow { window, streams: w.streams_at_end.clone() },
         };
-        match p.call(req).map_err(HookError::Channel)? {
+        match p.call(req)? {
             Response::WindowFigures(f) => {
                 self.figures = Some(*f);
                 Ok(())
             }
-            other => Err(HookError::Unexpected { answer: format!("{other:?}"), request: "end_window" }),
+            other => Err(StepFailure::Unexpected { answer: format!("{other:?}"), request: "end_window" }),
         }
     }
 
-    fn peer_alive(&mut self) -> Result<(), HookError> {
+    fn peer_alive(&mut self) -> Result<(), StepFailure> {
         match self.peer.as_deref().and_then(Peer::gone) {
-            Some(why) => Err(HookError::Gone(why)),
+            Some(why) => Err(StepFailure::PeerGone(why)),
             None => Ok(()),
         }
     }
@@ -212,7 +211,7 @@ impl WindowHooks for PeerHooks<'_> {
 
 /// A measured step: its record, why the run must stop (if it must), and
 /// whether it was interrupted.
-pub type Measured = (StepRecord, Option<String>, bool);
+pub type Measured = (StepRecord, Option<StepFailure>, bool);
 
 /// Runs one step as a trial and merges both ends' figures.
 pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams, step: usize, run: u32) -> Result<Measured, Failure> {
@@ -297,7 +296,7 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
             rec.error = Some(e.clone());
             failure = Some(e.clone());
         }
-        (None, None) => rec.error = Some("interrupted before the window closed".into()),
+        (None, None) => rec.error = Some(StepFailure::Interrupted),
     }
     // Every measured step, a knee's trials too, as it ends.
     blastdrop::events::emit("step", &rec);
@@ -324,7 +323,7 @@ fn name_the_tail(rec: &mut StepRecord) {
 fn group_step(rec: &mut StepRecord, m: Membership, figures: Option<&WindowFigures>, seconds: f64) {
     let Some(f) = figures else { return };
     let Some(g) = f.group.as_deref() else {
-        rec.error = Some("drop answered a group window without the group's figures".into());
+        rec.error = Some(StepFailure::NoGroupFigures);
         return;
     };
     let (packets, bytes) = g.members.iter().fold((0, 0), |(p, b), x| (p + x.sent_packets, b + x.sent_bytes));

@@ -28,7 +28,7 @@ pub struct Searched {
     pub search: Search,
     pub trials: Vec<Trial>,
     pub interrupted: bool,
-    pub failure: Option<String>,
+    pub failure: Option<blastdrop::sender::StepFailure>,
 }
 
 impl<'a> Trials<'a> {
@@ -129,7 +129,7 @@ impl<'a> Trials<'a> {
 
     /// Latency under load at 10, 50 and 90% of the knee; a trial that
     /// cannot run stops them, and says why in `failure`.
-    pub fn under_load(&mut self, knee: f64, failure: &mut Option<String>) -> Result<Vec<LoadPoint>, Failure> {
+    pub fn under_load(&mut self, knee: f64, failure: &mut Option<blastdrop::sender::StepFailure>) -> Result<Vec<LoadPoint>, Failure> {
         let mut points = Vec::new();
         for share in [10u32, 50, 90] {
             if signals::stopping() {

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use blastdrop::sender::{Sender, StepParams};
+use blastdrop::sender::{Sender, StepFailure, StepParams};
 use blastdrop::signals;
 use ladder::{StepRecord, StepSpec};
 
@@ -16,12 +16,12 @@ use crate::peer::{self, Peer};
 /// Runs every step. Returns the records of the steps run (a step that
 /// could not run is recorded with its error) and why the ladder stopped
 /// early, if it did.
-pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mut Peer>) -> (Vec<StepRecord>, Option<String>) {
+pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mut Peer>) -> (Vec<StepRecord>, Option<StepFailure>) {
     let total_steps = m.ladder.steps.len() * args.repeat as usize;
     let per_step = args.warmup + m.duration + args.drain;
     let began = Instant::now();
     let mut records: Vec<StepRecord> = Vec::new();
-    let mut failure: Option<String> = None;
+    let mut failure: Option<StepFailure> = None;
     'runs: for run in 1..=args.repeat {
         for (i, step) in m.ladder.steps.iter().enumerate() {
             if signals::stopping() {
@@ -59,7 +59,10 @@ pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mu
             // steps before it are still written.
             let mut measured = match peer::measure(sender, peer.as_deref_mut(), &params, i, run) {
                 Ok(measured) => measured,
-                Err(f) => (failed(i, run, step, flows, f.message.clone()), Some(f.message), signals::interrupted()),
+                Err(f) => {
+                    let e = StepFailure::Sender(f.message);
+                    (failed(i, run, step, flows, e.clone()), Some(e), signals::interrupted())
+                }
             };
             // A broken path (the two ends not joined through: memif rings
             // left apart by a reconnect) measured nothing of either end: the
@@ -72,12 +75,10 @@ pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mu
                 );
                 sender.reconnect_next_step();
                 let again = match peer.as_deref_mut() {
-                    Some(p) => {
-                        crate::peer::prepare_step(p, sender, args.rx_queues.unwrap_or(step.queues), step.size).map_err(|e| e.to_string())
-                    }
+                    Some(p) => crate::peer::prepare_step(p, sender, args.rx_queues.unwrap_or(step.queues), step.size),
                     None => Ok(()),
                 }
-                .and_then(|()| peer::measure(sender, peer.as_deref_mut(), &params, i, run).map_err(|f| f.message));
+                .and_then(|()| peer::measure(sender, peer.as_deref_mut(), &params, i, run).map_err(|f| StepFailure::Sender(f.message)));
                 match again {
                     Ok(mut m) => {
                         m.0.broken_attempt = Some(evidence);
@@ -107,7 +108,7 @@ fn broken_path(rec: &StepRecord) -> Option<String> {
 }
 
 /// The record of a step that could not run.
-fn failed(step: usize, run: u32, spec: &StepSpec, flows: u32, error: String) -> StepRecord {
+fn failed(step: usize, run: u32, spec: &StepSpec, flows: u32, error: StepFailure) -> StepRecord {
     StepRecord {
         step,
         run,
