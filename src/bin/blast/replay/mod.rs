@@ -1,0 +1,87 @@
+//! --pcap: a capture replayed at its timing, with a sender-side summary
+//! that says how closely the timing was kept. summary.rs works the summary
+//! out, report.rs prints, record.rs keeps the JSON record.
+
+mod record;
+mod report;
+mod summary;
+
+use std::sync::Arc;
+
+use blastdrop::fail::Failure;
+use blastdrop::report as out;
+use blastdrop::sender::{Sender, StepParams};
+use blastdrop::session::Started;
+use blastdrop::tx::replay::Replay;
+use capture::Rewrite;
+
+use crate::args::Args;
+use crate::mode::ReplayRun;
+use crate::peer::PeerHooks;
+pub use record::schema;
+use record::{capture_record, Record};
+
+pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
+    let (mut peer, peer_info) = crate::peer::connect(args)?;
+    let largest = m.capture.largest() as u32;
+    if let (Some(p), Some(info)) = (peer.as_mut(), peer_info.as_ref()) {
+        crate::peer::check_receiver(info, m.queues, largest, false, "the replay")?;
+        crate::peer::prepare_step(p, sender, m.queues, largest).map_err(Failure::runtime)?;
+    }
+    sender.set_queues(m.queues)?;
+    let ReplayRun { queues, file, mut capture, schedule, duration } = m;
+    let rewrite = (!args.pcap_keep_addresses).then(|| capture.rewrite(&rewrite_for(sender)));
+    let record = capture_record(&file, &capture, rewrite);
+    report::announce(&record, &schedule, queues, sender, peer_info.as_ref());
+    let replay = Arc::new(Replay { capture, schedule, stamp: !args.pcap_keep_payload });
+    let params = StepParams {
+        queues,
+        size: largest,
+        mix: None,
+        flows: u32::from(queues),
+        rate: None,
+        count: None,
+        duration,
+        warmup: std::time::Duration::ZERO,
+        // With drop --listen: one measured window around the whole replay.
+        window: peer.is_some(),
+        live: true,
+        shape: pace::Shape::Open,
+        reflect: false,
+        replay: Some(replay.clone()),
+    };
+    let before = sender.read_counters();
+    let mut hooks = PeerHooks::new(peer.as_mut(), None);
+    let outcome = sender.run_step(&params, &mut hooks)?;
+    let figures = hooks.take_figures();
+    let summary = summary::summarize(&replay, sender, &outcome, &before, figures);
+    report::print_summary(&summary);
+    if let Some(path) = &args.json {
+        let environment = blastdrop::environment::of_sender(started, sender, queues);
+        let rec = Record {
+            tool: "blast",
+            mode: "replay",
+            version: env!("CARGO_PKG_VERSION"),
+            config: args,
+            environment,
+            receiver_environment: peer_info,
+            capture: record,
+            summary,
+        };
+        out::write_json(path, &rec)?;
+    }
+    if let Some(p) = peer.as_mut() {
+        let _ = p.call(control::Request::Bye);
+    }
+    match outcome.failure {
+        Some(msg) => Err(Failure::runtime(msg)),
+        None => Ok(()),
+    }
+}
+
+/// The first port's addresses (a replay sends on one port's queues).
+fn rewrite_for(sender: &Sender) -> Rewrite {
+    let side = &sender.sides()[0];
+    let a = &side.addressing;
+    Rewrite { src_mac: side.src_mac, dst_mac: a.dst_mac, src_ip: a.src_ip, dst_ip: a.dst_ip, run_id: sender.run_id() }
+}

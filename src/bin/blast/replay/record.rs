@@ -1,0 +1,152 @@
+//! A replay's JSON record: the capture as read and rewritten, how closely
+//! its timing was kept, each queue's figures, and drop's window with --peer.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use blastdrop::report::{Environment, PerPacket, Rates};
+use capture::{Capture, RewriteStats};
+
+use crate::args::Args;
+
+/// The capture as read, and what was done to it.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct CaptureRecord {
+    pub file: String,
+    pub format: &'static str,
+    pub frames: u64,
+    /// Frames' bytes, FCS included.
+    pub frame_bytes: u64,
+    pub largest: u64,
+    /// Both directions of a conversation count once.
+    pub flows: u64,
+    /// From the first frame's time to the last's.
+    pub span_seconds: f64,
+    /// Frames whose time is before the one ahead of them (sent at the earlier one's time).
+    pub out_of_order: u64,
+    pub memory_bytes: u64,
+    pub kinds: BTreeMap<&'static str, u64>,
+    /// None with --pcap-keep-addresses.
+    pub rewrite: Option<RewriteRecord>,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct RewriteRecord {
+    pub macs: u64,
+    pub ipv4: u64,
+    pub l4_checksums_computed: u64,
+    /// UDP checksums set to 0 (none): the frames a probe is stamped into.
+    pub udp_checksums_zeroed: u64,
+    /// L4 checksums updated for the new addresses only (RFC 1624): first
+    /// fragments of fragmented datagrams, datagrams captured truncated.
+    pub l4_checksums_updated: u64,
+    /// L4 checksums left as captured (their field not in the bytes captured): wrong for the new addresses.
+    pub l4_checksums_left: u64,
+}
+
+/// How closely the replay kept the schedule.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct TimingRecord {
+    pub timing: String,
+    pub passes: u64,
+    /// Frames whose time had come when the replay ended, and what was sent of them.
+    pub due: u64,
+    /// |gap as sent - gap asked for| between a queue's consecutive frames.
+    pub gap_error: latency::LatencySummary,
+    /// How late frames left after their time.
+    pub lateness: latency::LatencySummary,
+    /// Frames that left more than `LATE_US` after their time.
+    pub late_frames: u64,
+    /// At most `HELD_PCT` percent of the frames were late: the replay kept
+    /// the capture's timing (else the verdict names the sender).
+    pub held: bool,
+}
+
+/// A frame is late when it leaves more than this after its time.
+pub const LATE_US: u64 = 50;
+/// The timing was held when at most this share of frames was late.
+pub const HELD_PCT: f64 = 1.0;
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct QueueRow {
+    pub queue: u16,
+    pub lcore: u32,
+    pub sent: Rates,
+    pub stamped: u64,
+    pub unstamped: u64,
+    #[serde(flatten)]
+    pub busy: PerPacket,
+    pub ring_full_retries: u64,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct Summary {
+    pub side: &'static str,
+    pub interrupted: bool,
+    pub sent: Rates,
+    /// Frames that carried a probe (drop counts them per stream) and that did not.
+    pub stamped: u64,
+    pub unstamped: u64,
+    pub timing: TimingRecord,
+    pub ring_full_retries: u64,
+    pub alloc_failures: u64,
+    pub unsent: u64,
+    /// With --peer: what drop counted in the window (over the sender's
+    /// trial, as a ladder step), the loss, and drop's whole figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub received: Option<Rates>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<control::WindowFigures>,
+    /// Both ends' counters with --peer, the sender's alone without.
+    pub limit: String,
+    pub verdict: limits::Verdict,
+    pub queues: Vec<QueueRow>,
+}
+
+/// blast --json record of a capture replay (mode = replay): the capture, how
+/// closely its timing was kept, and with --peer drop's window (docs/json.md).
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "BlastReplayRecord")]
+pub struct Record<'a> {
+    pub tool: &'static str,
+    pub mode: &'static str,
+    pub version: &'static str,
+    pub config: &'a Args,
+    pub environment: Environment,
+    /// drop's, with --peer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver_environment: Option<control::PeerInfo>,
+    pub capture: CaptureRecord,
+    pub summary: Summary,
+}
+
+pub fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<RewriteStats>) -> CaptureRecord {
+    CaptureRecord {
+        file: file.display().to_string(),
+        format: c.format.as_str(),
+        frames: c.len() as u64,
+        frame_bytes: c.frame_bytes(),
+        largest: c.largest() as u64,
+        flows: c.flows() as u64,
+        span_seconds: c.span_ns() as f64 / 1e9,
+        out_of_order: c.out_of_order() as u64,
+        memory_bytes: c.memory(),
+        kinds: c.kinds().into_iter().map(|(k, n)| (k.as_str(), n)).collect(),
+        rewrite: rewrite.map(|r| RewriteRecord {
+            macs: r.l2,
+            ipv4: r.l3,
+            l4_checksums_computed: r.l4,
+            udp_checksums_zeroed: r.l4_zeroed,
+            l4_checksums_updated: r.l4_incremental,
+            l4_checksums_left: r.l4_left,
+        }),
+    }
+}
+
+/// The JSON schema of a replay's record.
+pub fn schema() -> schemars::Schema {
+    blastdrop::report::schema_of::<Record<'static>>()
+}
