@@ -51,15 +51,7 @@ pub fn run(args: &Args, m: &Knee, started: &Started, sender: &mut Sender) -> Res
     report::print_result(args, &searched.search, &result, &qualifiers, max_rate, &under_load);
     eprintln!("blast: knee search took {:.0?}, {} trials", began.elapsed(), n);
 
-    let title = format!(
-        "blastdrop knee: {} ({}), {} queue(s), {} B, {} flow(s), {}",
-        sender.info().name,
-        sender.info().driver,
-        m.queues,
-        m.size,
-        m.flows,
-        m.shape
-    );
+    let title = plot_title(sender, m);
     record::write_plot_and_csv(args, &searched.trials, &result, &under_load, &title)?;
     if let Some(path) = &args.json {
         let record = KneeRecord {
@@ -84,4 +76,17 @@ pub fn run(args: &Args, m: &Knee, started: &Started, sender: &mut Sender) -> Res
         return Err(Failure::runtime(format!("knee search stopped: {e}")));
     }
     Ok(())
+}
+
+/// The plot's title: the port and the traffic searched.
+fn plot_title(sender: &Sender, m: &Knee) -> String {
+    format!(
+        "blastdrop knee: {} ({}), {} queue(s), {} B, {} flow(s), {}",
+        sender.info().name,
+        sender.info().driver,
+        m.queues,
+        m.size,
+        m.flows,
+        m.shape
+    )
 }

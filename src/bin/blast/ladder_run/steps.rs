@@ -11,7 +11,7 @@ use ladder::{StepRecord, StepSpec};
 use super::report;
 use crate::args::Args;
 use crate::mode::LadderRun;
-use crate::peer::{self, Peer};
+use crate::peer::{self, Measured, Peer};
 
 /// Runs every step. Returns the records of the steps run (a step that
 /// could not run is recorded with its error) and why the ladder stopped
@@ -31,63 +31,15 @@ pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mu
             let left =
                 if done == 0 { per_step * (total_steps as u32) } else { began.elapsed() / done as u32 * (total_steps - done) as u32 };
             report::progress(done + 1, total_steps, step, run, args.repeat, left);
-            let flows = args.flows.unwrap_or(u32::from(step.queues));
+            let params = step_params(args, m, step);
             if let Some(p) = peer.as_deref_mut() {
-                if let Err(e) = crate::peer::prepare_step(p, sender, args.rx_queues.unwrap_or(step.queues), step.size) {
-                    records.push(failed(i, run, step, flows, e.clone()));
+                if let Err(e) = prepare(p, sender, args, step) {
+                    records.push(failed(i, run, step, params.flows, e.clone()));
                     failure = Some(e);
                     break 'runs;
                 }
             }
-            let params = StepParams {
-                queues: step.queues,
-                size: step.size,
-                mix: m.mix.clone(),
-                flows,
-                rate: step.rate,
-                count: None,
-                duration: Some(m.duration),
-                warmup: args.warmup,
-                window: true,
-                live: args.live,
-                shape: step.shape,
-                reflect: args.reflect,
-                replay: None,
-            };
-            // A step that cannot run (a port that will not start, a link that
-            // stays down when the receiver is gone) ends the ladder, and the
-            // steps before it are still written.
-            let mut measured = match peer::measure(sender, peer.as_deref_mut(), &params, i, run) {
-                Ok(measured) => measured,
-                Err(f) => {
-                    let e = StepFailure::Sender(f.message);
-                    (failed(i, run, step, flows, e.clone()), Some(e), signals::interrupted())
-                }
-            };
-            // A broken path (the two ends not joined through: memif rings
-            // left apart by a reconnect) measured nothing of either end: the
-            // port starts again and the step runs once more, the first
-            // attempt's evidence kept in the record.
-            if let Some(evidence) = broken_path(&measured.0).filter(|_| measured.1.is_none() && !measured.2) {
-                blastdrop::say!(
-                    "blast: step {}: the path broke ({evidence}): starting the port again and measuring the step once more",
-                    i + 1
-                );
-                sender.reconnect_next_step();
-                let again = match peer.as_deref_mut() {
-                    Some(p) => crate::peer::prepare_step(p, sender, args.rx_queues.unwrap_or(step.queues), step.size),
-                    None => Ok(()),
-                }
-                .and_then(|()| peer::measure(sender, peer.as_deref_mut(), &params, i, run).map_err(|f| StepFailure::Sender(f.message)));
-                match again {
-                    Ok(mut m) => {
-                        m.0.broken_attempt = Some(evidence);
-                        measured = m;
-                    }
-                    Err(e) => measured = (failed(i, run, step, flows, e.clone()), Some(e), signals::interrupted()),
-                }
-            }
-            let (rec, step_failure, interrupted) = measured;
+            let (rec, step_failure, interrupted) = measure_step(args, sender, peer.as_deref_mut(), &params, (i, run), step);
             if step_failure.is_some() {
                 failure = step_failure;
             }
@@ -99,6 +51,70 @@ pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mu
         }
     }
     (records, failure)
+}
+
+/// What the sender runs for one step of the ladder.
+fn step_params(args: &Args, m: &LadderRun, step: &StepSpec) -> StepParams {
+    StepParams {
+        queues: step.queues,
+        size: step.size,
+        mix: m.mix.clone(),
+        flows: args.flows.unwrap_or(u32::from(step.queues)),
+        rate: step.rate,
+        count: None,
+        duration: Some(m.duration),
+        warmup: args.warmup,
+        window: true,
+        live: args.live,
+        shape: step.shape,
+        reflect: args.reflect,
+        replay: None,
+    }
+}
+
+/// Asks drop for the step's RX queues and frame size.
+fn prepare(p: &mut Peer, sender: &mut Sender, args: &Args, step: &StepSpec) -> Result<(), StepFailure> {
+    peer::prepare_step(p, sender, args.rx_queues.unwrap_or(step.queues), step.size)
+}
+
+/// Measures one step (the `i`th of run `run`), and once more when the path broke.
+fn measure_step(
+    args: &Args,
+    sender: &mut Sender,
+    mut peer: Option<&mut Peer>,
+    params: &StepParams,
+    (i, run): (usize, u32),
+    step: &StepSpec,
+) -> Measured {
+    let failed_with = |e: StepFailure| (failed(i, run, step, params.flows, e.clone()), Some(e), signals::interrupted());
+    // A step that cannot run (a port that will not start, a link that
+    // stays down when the receiver is gone) ends the ladder, and the
+    // steps before it are still written.
+    let mut measured = match peer::measure(sender, peer.as_deref_mut(), params, i, run) {
+        Ok(measured) => measured,
+        Err(f) => failed_with(StepFailure::Sender(f.message)),
+    };
+    // A broken path (the two ends not joined through: memif rings
+    // left apart by a reconnect) measured nothing of either end: the
+    // port starts again and the step runs once more, the first
+    // attempt's evidence kept in the record.
+    if let Some(evidence) = broken_path(&measured.0).filter(|_| measured.1.is_none() && !measured.2) {
+        blastdrop::say!("blast: step {}: the path broke ({evidence}): starting the port again and measuring the step once more", i + 1);
+        sender.reconnect_next_step();
+        let again = match peer.as_deref_mut() {
+            Some(p) => prepare(p, sender, args, step),
+            None => Ok(()),
+        }
+        .and_then(|()| peer::measure(sender, peer, params, i, run).map_err(|f| StepFailure::Sender(f.message)));
+        match again {
+            Ok(mut m) => {
+                m.0.broken_attempt = Some(evidence);
+                measured = m;
+            }
+            Err(e) => measured = failed_with(e),
+        }
+    }
+    measured
 }
 
 /// The evidence of a broken path, when that is the step's verdict.

@@ -1,0 +1,148 @@
+//! The control connection to drop: connecting and saying hello, joining a
+//! group, checking what the receiver can do, and preparing each step.
+//! hooks.rs opens and closes drop's window around blast's; measure.rs
+//! merges both ends' figures into a step record.
+
+mod hooks;
+mod measure;
+
+use std::time::Duration;
+
+use blastdrop::fail::Failure;
+use blastdrop::sender::{Sender, StepFailure};
+use control::{Client, PeerInfo, Request, Response};
+
+use crate::args::Args;
+pub use hooks::PeerHooks;
+pub use measure::{achieved_shape, measure, Measured};
+
+/// Both ends' environments, for a record of runs against drop.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct Environments {
+    pub sender: blastdrop::report::Environment,
+    pub receiver: Option<PeerInfo>,
+}
+
+/// The control connection to drop.
+pub struct Peer {
+    client: Client,
+    timeout: Duration,
+    /// In a group trial: this sender's place in it.
+    pub member: Option<Membership>,
+}
+
+/// A group member's place: its index, the group's size and its stream ids.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Membership {
+    pub group: String,
+    pub member: u16,
+    pub senders: u16,
+    pub stream_base: u32,
+    pub stream_count: u32,
+}
+
+impl Peer {
+    pub fn call(&mut self, req: Request) -> Result<Response, control::ClientError> {
+        self.client.call(req, self.timeout)
+    }
+
+    /// Whether drop is still there (its end of the control connection).
+    pub fn gone(&self) -> Option<String> {
+        self.client.peer_gone()
+    }
+}
+
+/// Connects to --peer (when given) and says hello.
+pub fn connect(args: &Args) -> Result<(Option<Peer>, Option<PeerInfo>), Failure> {
+    let Some(addr) = &args.peer else { return Ok((None, None)) };
+    let secret = control::Secret::load(args.token_file.as_deref(), std::env::var(control::SECRET_ENV).ok(), args.token.as_deref())
+        .map_err(blastdrop::session::secret_failure)?;
+    if let Some((_, control::SecretSource::CommandLine)) = &secret {
+        tracing::warn!("--token shows in ps and /proc/PID/cmdline: prefer --token-file FILE or BLASTDROP_TOKEN");
+    }
+    let mut p = Peer {
+        client: Client::connect(addr, args.control_timeout)
+            .map_err(|e| Failure::runtime(format!("{e}: is drop running with --listen {addr}?")))?,
+        timeout: args.control_timeout,
+        member: None,
+    };
+    let info = p
+        .client
+        .handshake_for(secret.as_ref().map(|(s, _)| s), args.group.as_deref(), args.control_timeout)
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    Ok((Some(p), Some(info)))
+}
+
+/// Joins the --group with this sender's whole plan, and numbers this
+/// sender's streams from its share of the group's ids.
+pub fn join(p: &mut Peer, args: &Args, plan: control::StepPlan, sender: &mut Sender) -> Result<(), Failure> {
+    let (Some(group), Some(senders)) = (args.group.clone(), args.senders) else { return Ok(()) };
+    let req = Request::Join { group: group.clone(), senders, plan };
+    match p.call(req).map_err(|e| Failure::runtime(format!("--group {group}: {e}")))? {
+        Response::Joined { member, senders, stream_base, stream_count } => {
+            blastdrop::say!(
+                "blast: member {member} of group {group} ({senders} senders); stream ids {stream_base} to {}",
+                stream_base + stream_count - 1
+            );
+            sender.own_streams(stream_base as u16, stream_count);
+            p.member = Some(Membership { group, member, senders, stream_base, stream_count });
+            Ok(())
+        }
+        other => Err(Failure::runtime(format!("drop answered {other:?} to join"))),
+    }
+}
+
+/// Refuses, before anything is sent, what the receiver cannot do.
+pub fn check_receiver(info: &PeerInfo, rx: u16, max_size: u32, reflect: bool, what: &str) -> Result<(), Failure> {
+    if reflect && !info.reflect {
+        return Err(Failure::usage(format!(
+            "--reflect times probes that drop sends back, but drop on {} does not reflect: restart drop with --reflect, or run blast without --reflect",
+            info.hostname
+        )));
+    }
+    if rx > info.max_rx_queues {
+        return Err(Failure::usage(format!(
+            "{what} needs {rx} RX queues but drop's port {} ({}) has at most {}: lower --queues or set --rx-queues",
+            info.port_name, info.driver, info.max_rx_queues
+        )));
+    }
+    if rx > info.worker_lcores {
+        return Err(Failure::usage(format!(
+            "{what} needs {rx} RX queues but drop has {} worker lcores: restart drop with more lcores (-l) or set --rx-queues",
+            info.worker_lcores
+        )));
+    }
+    if max_size > info.max_size {
+        return Err(Failure::usage(format!(
+            "{what} sends {max_size} B frames but drop takes frames up to {} B: restart drop with --max-size {max_size}",
+            info.max_size
+        )));
+    }
+    Ok(())
+}
+
+/// Per-port receiver figures pair blast's port i with drop's port i: say
+/// so when the counts differ (the totals still compare).
+pub fn check_port_pairing(info: &PeerInfo, sender_ports: usize) {
+    if usize::from(info.ports) != sender_ports && sender_ports > 1 {
+        tracing::warn!(
+            "blast sends on {sender_ports} ports but drop receives on {} ({}): per-port rows are sender-side only; give drop as many --port to pair them",
+            info.ports,
+            info.port_name
+        );
+    }
+}
+
+/// Asks drop for the step's RX queues and frame size; a drop that
+/// restarted its port has the sender connect again (a memif client does
+/// not by itself).
+pub fn prepare_step(p: &mut Peer, sender: &mut Sender, rx_queues: u16, max_size: u32) -> Result<(), StepFailure> {
+    match p.call(Request::Prepare { rx_queues, max_size })? {
+        Response::Prepared(prepared) if prepared.restarted => {
+            sender.reconnect_next_step();
+            Ok(())
+        }
+        Response::Prepared(_) => Ok(()),
+        other => Err(StepFailure::Unexpected { answer: format!("{other:?}"), request: "prepare" }),
+    }
+}
