@@ -1,147 +1,19 @@
-//! What blast was asked to do, validated once: the flags (`Args`, as clap
-//! parsed them) checked against each other, then resolved into a `Mode`
-//! that `main` dispatches on. Nothing after this reaches back into the
-//! raw lists to decide what kind of run it is.
-
-use std::time::Duration;
+//! The checks clap cannot make alone: the flags against each other, for
+//! built frames and for a capture, and the output files, before anything starts.
 
 use blastdrop::fail::Failure;
 use blastdrop::session;
-use ladder::Ladder;
 use layout::StepLayout;
 
 use crate::args::Args;
 
-/// The length of a measured window when --duration is not given.
-const DEFAULT_DURATION: Duration = Duration::from_secs(10);
-
-/// One kind of run, with the values it runs with already resolved.
-pub enum Mode {
-    /// One step, no receiver: a line a second and a sender-side summary.
-    Single(Single),
-    /// Several steps, or any run against a --peer: one measured step each.
-    Ladder(LadderRun),
-    /// --find-knee: the NDR/PDR search at one traffic.
-    Knee(Knee),
-    /// --pcap: a capture replayed at its timing.
-    Replay(ReplayRun),
-}
-
-/// A capture, read and scheduled over the queues (its addresses are
-/// rewritten once the port's own MAC is known).
-pub struct ReplayRun {
-    pub queues: u16,
-    pub file: std::path::PathBuf,
-    pub capture: capture::Capture,
-    pub schedule: capture::Schedule,
-    /// Cut short after this long; None: until the capture is sent.
-    pub duration: Option<Duration>,
-}
-
-/// A single step.
-pub struct Single {
-    pub queues: u16,
-    pub size: u32,
-    pub flows: u32,
-    /// Ports, queues and streams, as the sender will run them.
-    pub layout: StepLayout,
-    /// None only when --count ends the run.
-    pub duration: Option<Duration>,
-    pub count: Option<u64>,
-    pub shape: pace::Shape,
-    pub mix: Option<wire::SizeMix>,
-}
-
-/// A ladder of steps (each with its own rate and shape).
-pub struct LadderRun {
-    pub ladder: Ladder,
-    /// Each step's measured window.
-    pub duration: Duration,
-    /// Every step's frames are this mix (its largest size is the step's size).
-    pub mix: Option<wire::SizeMix>,
-}
-
-/// A knee search at fixed queues, size and shape.
-pub struct Knee {
-    pub queues: u16,
-    pub size: u32,
-    pub flows: u32,
-    pub shape: pace::Shape,
-    /// Each confirmation's length (search trials use --search-duration).
-    pub duration: Duration,
-    /// drop's RX queues.
-    pub rx_queues: u16,
-    pub mix: Option<wire::SizeMix>,
-}
-
-impl Mode {
-    /// The record's `mode`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Mode::Single(_) => "single",
-            Mode::Ladder(_) => "ladder",
-            Mode::Knee(_) => "knee",
-            Mode::Replay(_) => "replay",
-        }
-    }
-
-    /// Checks the flags against each other (in the order the errors have
-    /// always been reported) and the output files, then resolves the mode.
-    pub fn from_args(args: &Args) -> Result<Mode, Failure> {
-        if args.pcap.is_some() {
-            check_replay(args)?;
-            return Ok(Mode::Replay(replay(args)?));
-        }
-        check(args)?;
-        Ok(if args.find_knee {
-            Mode::Knee(knee(args))
-        } else if is_ladder(args) {
-            Mode::Ladder(LadderRun {
-                ladder: Ladder::new(args.queues.0.clone(), args.sizes(), args.order).with_traffic(args.rates(), args.shapes()),
-                duration: args.duration.unwrap_or(DEFAULT_DURATION),
-                mix: args.size_mix.clone(),
-            })
-        } else {
-            Mode::Single(single(args)?)
-        })
-    }
-}
-
 /// A ladder: several steps, or a receiver to measure against.
-fn is_ladder(args: &Args) -> bool {
+pub fn is_ladder(args: &Args) -> bool {
     !args.find_knee && (args.queues.len() > 1 || args.size.len() > 1 || args.varies_traffic() || args.repeat > 1 || args.peer.is_some())
 }
 
-fn single(args: &Args) -> Result<Single, Failure> {
-    let queues = args.queues[0];
-    let flows = args.flows.unwrap_or(u32::from(queues));
-    Ok(Single {
-        queues,
-        size: args.sizes()[0],
-        flows,
-        layout: StepLayout::new(queues, args.port.len() as u16, flows, args.src_port).map_err(session::layout_failure)?,
-        duration: args.duration.or(if args.count.is_none() { Some(DEFAULT_DURATION) } else { None }),
-        count: args.count,
-        shape: args.arrival_shape(),
-        mix: args.size_mix.clone(),
-    })
-}
-
-fn knee(args: &Args) -> Knee {
-    let queues = args.queues[0];
-    Knee {
-        queues,
-        size: args.sizes()[0],
-        flows: args.flows.unwrap_or(u32::from(queues)),
-        shape: args.shape.as_ref().map_or(pace::Shape::Burst(args.burst as u32), |s| s[0]),
-        duration: args.duration.unwrap_or(DEFAULT_DURATION),
-        rx_queues: args.rx_queues.unwrap_or(queues),
-        mix: args.size_mix.clone(),
-    }
-}
-
 /// Every check clap cannot make alone, before anything starts.
-fn check(args: &Args) -> Result<(), Failure> {
+pub fn check(args: &Args) -> Result<(), Failure> {
     if args.src_mac.iter().any(|m| m.is_multicast()) {
         return Err(Failure::usage("--src-mac must be a unicast address (its first byte even)"));
     }
@@ -235,7 +107,7 @@ fn check_knee(args: &Args) -> Result<(), Failure> {
 
 /// What --pcap allows of the other flags: the capture sets the sizes, the
 /// flows and the timing.
-fn check_replay(args: &Args) -> Result<(), Failure> {
+pub fn check_replay(args: &Args) -> Result<(), Failure> {
     let given = |on: bool, flag: &'static str| on.then_some(flag);
     let conflicts: Vec<&str> = [
         given(args.size.as_slice() != [64] || args.size_mix.is_some(), "--size/--size-mix"),
@@ -274,35 +146,4 @@ fn check_replay(args: &Args) -> Result<(), Failure> {
     }
     // Output files are checked now, whatever the timing, not after the replay.
     session::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref())])
-}
-
-fn replay(args: &Args) -> Result<ReplayRun, Failure> {
-    let file = args.pcap.clone().expect("--pcap given");
-    let capture = capture::Capture::read(&file, args.pcap_memory).map_err(|e| capture_failure(&file, e))?;
-    let queues = args.queues[0];
-    let schedule = capture::Schedule::new(&capture, args.pcap_timing, args.paced_rate(), queues, args.pcap_loop);
-    Ok(ReplayRun { queues, file, capture, schedule, duration: args.duration })
-}
-
-/// A capture blast cannot replay: what is wrong, and what to do.
-fn capture_failure(file: &std::path::Path, e: capture::CaptureError) -> Failure {
-    use capture::CaptureError as E;
-    let fix = match &e {
-        E::Io(_) => "check the path and its permissions",
-        E::Empty | E::NoFrames => "capture some traffic into it first (tcpdump -w FILE)",
-        E::NotACapture(_) => "give a pcap or pcapng file (tcpdump -w, dumpcap, Wireshark)",
-        E::Truncated { .. } => "copy the file again, or keep its whole frames (editcap -r FILE OUT 1-N)",
-        E::Malformed { .. } => "check it with capinfos; rewrite it with editcap -F pcap",
-        E::LinkType(_) => "capture on an Ethernet interface (tcpdump -i any writes Linux cooked frames)",
-        E::Snapped { .. } => "capture whole frames (tcpdump -s 0)",
-        E::Runt { .. } => "leave that frame out (editcap FILE OUT N)",
-        E::Untimed { .. } => "save it with timestamps (editcap -F pcap)",
-        E::TooBig { .. } => "raise --pcap-memory, or replay a part of it (editcap -c N)",
-    };
-    let msg = format!("--pcap {}: {e}: {fix}", file.display());
-    if matches!(e, E::Io(_)) {
-        Failure::runtime(msg)
-    } else {
-        Failure::usage(msg)
-    }
 }

@@ -1,3 +1,11 @@
+//! blast's flags as clap parses them (`Args`); values.rs says what they come
+//! to, serialize.rs how they are written into a record, shorthand.rs reads
+//! `--size imix` before clap does.
+
+mod serialize;
+mod shorthand;
+mod values;
+
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,6 +15,9 @@ use serde::Serialize;
 
 use blastdrop::session::parse::{self, List};
 use wire::MacAddr;
+
+use serialize::{ser_display, ser_mix, ser_one_or_list, ser_sla, OneOrList};
+pub use shorthand::size_mix_shorthand;
 
 /// Send UDP-over-IPv4 frames from N TX queues (one worker lcore each) and
 /// report what the port accepted (sender-side figures). With --peer, drive
@@ -254,137 +265,6 @@ pub struct Args {
     pub eal: Vec<String>,
 }
 
-impl Args {
-    pub fn max_queues(&self) -> u16 {
-        self.queues.iter().copied().max().unwrap_or(1)
-    }
-
-    /// The largest frame any step sends (with a mix, its largest size).
-    pub fn max_size(&self) -> u32 {
-        match &self.size_mix {
-            Some(m) => m.max_size(),
-            None => self.size.iter().copied().max().unwrap_or(64),
-        }
-    }
-
-    /// Each step's frame size: the list given, or with a mix its largest
-    /// (the mix says what each frame really is).
-    pub fn sizes(&self) -> Vec<u32> {
-        match &self.size_mix {
-            Some(m) => vec![m.max_size()],
-            None => self.size.0.clone(),
-        }
-    }
-}
-
 fn parse_sla(s: &str) -> Result<latency::Sla, latency::NotAnSla> {
     s.parse()
-}
-
-/// How `ser_one_or_list` writes: one value as itself, several as a list.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)] // describes the JSON only
-enum OneOrList<T> {
-    One(T),
-    List(Vec<T>),
-}
-
-/// One value as itself (as it has always been written), several as a list.
-fn ser_one_or_list<T: serde::Serialize, S: serde::Serializer>(v: &Option<List<T>>, s: S) -> Result<S::Ok, S::Error> {
-    match v.as_ref().map(|l| l.as_slice()) {
-        Some([one]) => one.serialize(s),
-        Some(many) => many.serialize(s),
-        None => s.serialize_none(),
-    }
-}
-
-fn ser_mix<S: serde::Serializer>(v: &Option<wire::SizeMix>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(m) => s.serialize_str(&m.label()),
-        None => s.serialize_none(),
-    }
-}
-
-/// `--size imix` (and `--size=imix`) before any `--` is `--size-mix imix`:
-/// a mix is not a list of sizes, but it is asked for where sizes are.
-pub fn size_mix_shorthand(argv: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
-    let mut out: Vec<std::ffi::OsString> = Vec::new();
-    let mut eal = false;
-    for a in argv {
-        if !eal && a == "imix" && out.last().is_some_and(|p| p == "--size") {
-            *out.last_mut().expect("checked") = "--size-mix".into();
-        } else if !eal && a == "--size=imix" {
-            out.extend(["--size-mix".into(), "imix".into()]);
-            continue;
-        }
-        eal |= a == "--";
-        out.push(a);
-    }
-    out
-}
-
-fn ser_display<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&v.to_string())
-}
-
-fn ser_sla<S: serde::Serializer>(v: &Option<latency::Sla>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(x) => s.serialize_str(&x.label()),
-        None => s.serialize_none(),
-    }
-}
-
-impl Args {
-    /// The paced rate of a run with one traffic (single step, knee): the
-    /// rate given (Mode's checks allow one there), None when unpaced.
-    pub fn paced_rate(&self) -> Option<f64> {
-        self.rate.as_ref().map(|r| r[0])
-    }
-
-    /// Every rate given (empty: unpaced).
-    pub fn rates(&self) -> Vec<f64> {
-        self.rate.as_ref().map_or_else(Vec::new, |r| r.0.clone())
-    }
-
-    /// Every shape in force: as given, or burst:<--burst> when paced, open when not.
-    pub fn shapes(&self) -> Vec<pace::Shape> {
-        match (&self.shape, &self.rate) {
-            (Some(s), _) => s.0.clone(),
-            (None, Some(_)) => vec![pace::Shape::Burst(self.burst as u32)],
-            (None, None) => vec![pace::Shape::Open],
-        }
-    }
-
-    /// The arrival shape of a run with one traffic.
-    pub fn arrival_shape(&self) -> pace::Shape {
-        self.shapes()[0]
-    }
-
-    /// Several rates or shapes: a ladder whatever the queues and sizes.
-    pub fn varies_traffic(&self) -> bool {
-        self.rate.as_ref().is_some_and(|r| r.len() > 1) || self.shape.as_ref().is_some_and(|s| s.len() > 1)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn os(v: &[&str]) -> Vec<std::ffi::OsString> {
-        v.iter().map(|s| s.into()).collect()
-    }
-
-    #[test]
-    fn size_imix_is_the_size_mix_before_the_eal_arguments_only() {
-        assert_eq!(
-            size_mix_shorthand(os(&["blast", "--size", "imix", "--count", "12"])),
-            os(&["blast", "--size-mix", "imix", "--count", "12"])
-        );
-        assert_eq!(size_mix_shorthand(os(&["blast", "--size=imix"])), os(&["blast", "--size-mix", "imix"]));
-        assert_eq!(
-            size_mix_shorthand(os(&["blast", "--size", "64", "--", "--size", "imix"])),
-            os(&["blast", "--size", "64", "--", "--size", "imix"])
-        );
-    }
 }

@@ -1,0 +1,140 @@
+//! What blast was asked to do, validated once: the flags (`Args`, as clap
+//! parsed them) checked against each other, then resolved into a `Mode`
+//! that `main` dispatches on. Nothing after this reaches back into the
+//! raw lists to decide what kind of run it is.
+
+mod checks;
+mod pcap;
+
+use std::time::Duration;
+
+use blastdrop::fail::Failure;
+use blastdrop::session;
+use ladder::Ladder;
+use layout::StepLayout;
+
+use crate::args::Args;
+use checks::{check, check_replay, is_ladder};
+
+/// The length of a measured window when --duration is not given.
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+/// One kind of run, with the values it runs with already resolved.
+pub enum Mode {
+    /// One step, no receiver: a line a second and a sender-side summary.
+    Single(Single),
+    /// Several steps, or any run against a --peer: one measured step each.
+    Ladder(LadderRun),
+    /// --find-knee: the NDR/PDR search at one traffic.
+    Knee(Knee),
+    /// --pcap: a capture replayed at its timing.
+    Replay(ReplayRun),
+}
+
+/// A capture, read and scheduled over the queues (its addresses are
+/// rewritten once the port's own MAC is known).
+pub struct ReplayRun {
+    pub queues: u16,
+    pub file: std::path::PathBuf,
+    pub capture: capture::Capture,
+    pub schedule: capture::Schedule,
+    /// Cut short after this long; None: until the capture is sent.
+    pub duration: Option<Duration>,
+}
+
+/// A single step.
+pub struct Single {
+    pub queues: u16,
+    pub size: u32,
+    pub flows: u32,
+    /// Ports, queues and streams, as the sender will run them.
+    pub layout: StepLayout,
+    /// None only when --count ends the run.
+    pub duration: Option<Duration>,
+    pub count: Option<u64>,
+    pub shape: pace::Shape,
+    pub mix: Option<wire::SizeMix>,
+}
+
+/// A ladder of steps (each with its own rate and shape).
+pub struct LadderRun {
+    pub ladder: Ladder,
+    /// Each step's measured window.
+    pub duration: Duration,
+    /// Every step's frames are this mix (its largest size is the step's size).
+    pub mix: Option<wire::SizeMix>,
+}
+
+/// A knee search at fixed queues, size and shape.
+pub struct Knee {
+    pub queues: u16,
+    pub size: u32,
+    pub flows: u32,
+    pub shape: pace::Shape,
+    /// Each confirmation's length (search trials use --search-duration).
+    pub duration: Duration,
+    /// drop's RX queues.
+    pub rx_queues: u16,
+    pub mix: Option<wire::SizeMix>,
+}
+
+impl Mode {
+    /// The record's `mode`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::Single(_) => "single",
+            Mode::Ladder(_) => "ladder",
+            Mode::Knee(_) => "knee",
+            Mode::Replay(_) => "replay",
+        }
+    }
+
+    /// Checks the flags against each other (in the order the errors have
+    /// always been reported) and the output files, then resolves the mode.
+    pub fn from_args(args: &Args) -> Result<Mode, Failure> {
+        if args.pcap.is_some() {
+            check_replay(args)?;
+            return Ok(Mode::Replay(pcap::replay(args)?));
+        }
+        check(args)?;
+        Ok(if args.find_knee {
+            Mode::Knee(knee(args))
+        } else if is_ladder(args) {
+            Mode::Ladder(LadderRun {
+                ladder: Ladder::new(args.queues.0.clone(), args.sizes(), args.order).with_traffic(args.rates(), args.shapes()),
+                duration: args.duration.unwrap_or(DEFAULT_DURATION),
+                mix: args.size_mix.clone(),
+            })
+        } else {
+            Mode::Single(single(args)?)
+        })
+    }
+}
+
+fn single(args: &Args) -> Result<Single, Failure> {
+    let queues = args.queues[0];
+    let flows = args.flows.unwrap_or(u32::from(queues));
+    Ok(Single {
+        queues,
+        size: args.sizes()[0],
+        flows,
+        layout: StepLayout::new(queues, args.port.len() as u16, flows, args.src_port).map_err(session::layout_failure)?,
+        duration: args.duration.or(if args.count.is_none() { Some(DEFAULT_DURATION) } else { None }),
+        count: args.count,
+        shape: args.arrival_shape(),
+        mix: args.size_mix.clone(),
+    })
+}
+
+fn knee(args: &Args) -> Knee {
+    let queues = args.queues[0];
+    Knee {
+        queues,
+        size: args.sizes()[0],
+        flows: args.flows.unwrap_or(u32::from(queues)),
+        shape: args.shape.as_ref().map_or(pace::Shape::Burst(args.burst as u32), |s| s[0]),
+        duration: args.duration.unwrap_or(DEFAULT_DURATION),
+        rx_queues: args.rx_queues.unwrap_or(queues),
+        mix: args.size_mix.clone(),
+    }
+}
