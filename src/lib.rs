@@ -12,7 +12,7 @@ pub mod fail;
 pub mod host;
 pub mod live;
 pub mod out;
-pub mod port_set;
+pub mod plane;
 pub mod receiver;
 pub mod report;
 pub mod rx;

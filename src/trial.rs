@@ -20,7 +20,7 @@
 use std::sync::atomic::{AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 use std::time::{Duration, Instant};
 
-use seqtrack::{StreamEdge, StreamTable, TrialAccount, TrialCounts};
+use seqtrack::{NoExactAccount, StreamEdge, StreamTable, TrialAccount, TrialCounts};
 
 /// The longest a closing window waits for a lane's counts.
 pub const ANSWER_WAIT: Duration = Duration::from_secs(2);
@@ -61,15 +61,12 @@ impl TrialBoard {
     }
 
     /// Why these edges cannot be counted here, if they cannot.
-    pub fn check(&self, edges: &[StreamEdge]) -> Option<String> {
-        let cap = self.bounds.len();
-        edges.iter().find(|e| usize::from(e.first) + e.seqs.len() > cap).map(|e| {
-            format!(
-                "the sender's stream ids reach {}, drop tracks ids below {cap} one by one: restart drop with --streams {}",
-                usize::from(e.first) + e.seqs.len() - 1,
-                usize::from(e.first) + e.seqs.len()
-            )
-        })
+    pub fn check(&self, edges: &[StreamEdge]) -> Option<NoExactAccount> {
+        let tracked = self.bounds.len();
+        edges
+            .iter()
+            .find(|e| usize::from(e.first) + e.seqs.len() > tracked)
+            .map(|e| NoExactAccount::StreamsBeyond { highest: usize::from(e.first) + e.seqs.len() - 1, tracked })
     }
 
     /// A window opens with these senders' streams at these numbers (none:
@@ -133,14 +130,14 @@ impl TrialBoard {
     /// The control thread's side at a window's close: every lane in
     /// `lanes` (queue ids) answers with its counts, summed per stream.
     /// Err when a lane did not answer within [`ANSWER_WAIT`].
-    pub fn collect(&self, lanes: &[u16]) -> Result<Counts<'_>, String> {
+    pub fn collect(&self, lanes: &[u16]) -> Result<Counts<'_>, NoExactAccount> {
         let ask = self.ask.fetch_add(1, Release) + 1;
         let until = Instant::now() + ANSWER_WAIT;
         for &q in lanes {
-            let slate = self.slates.get(usize::from(q)).ok_or_else(|| format!("queue {q} has no slate"))?;
+            let slate = self.slates.get(usize::from(q)).ok_or(NoExactAccount::NoSlate { queue: q })?;
             while slate.answered.load(Acquire) != ask {
                 if Instant::now() >= until {
-                    return Err(format!("the lane of RX queue {q} did not give its counts within {ANSWER_WAIT:?} (stopped by the host?)"));
+                    return Err(NoExactAccount::LaneSilent { queue: q, waited: ANSWER_WAIT });
                 }
                 std::thread::sleep(Duration::from_micros(200));
             }
@@ -180,9 +177,9 @@ impl Counts<'_> {
     }
 
     /// The account of each sender's streams between their edges.
-    pub fn accounts(&self, starts: &[StreamEdge], ends: &[StreamEdge]) -> Result<Vec<TrialAccount>, String> {
+    pub fn accounts(&self, starts: &[StreamEdge], ends: &[StreamEdge]) -> Result<Vec<TrialAccount>, NoExactAccount> {
         if starts.len() != ends.len() {
-            return Err(format!("{} sender(s) opened the window, {} closed it", starts.len(), ends.len()));
+            return Err(NoExactAccount::SendersDiffer { opened: starts.len(), closed: ends.len() });
         }
         starts.iter().zip(ends).map(|(a, b)| TrialAccount::of(a, b, |id| self.of(id))).collect()
     }
@@ -232,14 +229,14 @@ mod tests {
         let board = TrialBoard::new(4, 1);
         let t0 = Instant::now();
         let e = board.collect(&[0]).err().expect("no answer");
-        assert!(e.contains("RX queue 0") && t0.elapsed() >= ANSWER_WAIT, "{e}");
+        assert!(e.to_string().contains("RX queue 0") && t0.elapsed() >= ANSWER_WAIT, "{e}");
     }
 
     #[test]
     fn streams_beyond_the_table_are_refused_with_the_fix() {
         let board = TrialBoard::new(16, 1);
         let e = board.check(&[StreamEdge { run: 1, first: 10, seqs: vec![0; 8] }]).unwrap();
-        assert!(e.contains("--streams 18"), "{e}");
+        assert!(e.to_string().contains("--streams 18"), "{e}");
         assert!(board.check(&[StreamEdge { run: 1, first: 8, seqs: vec![0; 8] }]).is_none());
     }
 }

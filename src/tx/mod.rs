@@ -235,7 +235,8 @@ impl Pace {
 
 impl TxLane {
     /// Runs until the quota is sent or `stop` is set; hands the queue back
-    /// with the outcome.
+    /// with the outcome. Kept whole (over 60 lines): the hot loop, read in
+    /// one screen like DPDK's skeleton; its waits and its end are apart.
     pub fn run(mut self, stop: &AtomicBool) -> (TxQueue, TxOutcome) {
         let start_tsc = dpdk::rdtsc();
         let burst = self.burst.clamp(1, MAX_BURST);

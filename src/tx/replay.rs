@@ -66,6 +66,10 @@ impl Cursor {
 }
 
 impl ReplayLane {
+    /// Sends the queue's share of the capture on its schedule until every
+    /// pass is out or `stop` is set. Kept whole (over 60 lines): the send
+    /// loop and its per-frame closure share the cursor, the sequence and
+    /// the timing figures, and read as one screen like `TxLane::run`.
     pub fn run(self, stop: &AtomicBool) -> (TxQueue, TxOutcome) {
         let r = self.replay.clone();
         let plan = &r.schedule.queues[self.plan];
@@ -145,31 +149,41 @@ impl ReplayLane {
             }
             self.counters.publish(&tally);
         }
+        let stopped = Stopped { cur, prev_sent, seq, timing, tally, start_tsc: self.start_tsc, first_seq: self.first_seq };
+        (queue, stopped.finish(&self.counters, &pkts, &offs, period, loops, r.stamp))
+    }
+}
+
+impl Stopped {
+
+    /// The lane's end: the schedule's end when every pass went out,
+    /// otherwise now (stopped, or behind); frames built and never taken
+    /// (`pkts`) hand back their sequence numbers.
+    fn finish(self, counters: &LaneCounters, pkts: &Burst, offs: &[u64], period: u64, loops: u64, stamp: bool) -> TxOutcome {
+        let Stopped { cur, prev_sent, seq, mut timing, tally, start_tsc, first_seq } = self;
         let now = dpdk::rdtsc();
-        // The lane's end: the schedule's end when every pass went out,
-        // otherwise now (stopped, or behind).
-        let end_tsc = if n == 0 {
-            self.start_tsc
+        let end_tsc = if offs.is_empty() {
+            start_tsc
         } else if cur.pass == loops {
-            now.min(self.start_tsc + loops * period).max(prev_sent)
+            now.min(start_tsc + loops * period).max(prev_sent)
         } else {
             now
         };
-        timing.due = due_by(&offs, period, loops, end_tsc.saturating_sub(self.start_tsc));
+        timing.due = due_by(offs, period, loops, end_tsc.saturating_sub(start_tsc));
         // Frames built and never taken used up sequence numbers the receiver will not see.
-        let unsent_stamped = if r.stamp { pkts.frames().filter(|f| wire::parse_probe(f).is_some()).count() as u32 } else { 0 };
+        let unsent_stamped = if stamp { pkts.frames().filter(|f| wire::parse_probe(f).is_some()).count() as u32 } else { 0 };
         let next_seq = seq.wrapping_sub(unsent_stamped);
         timing.stamped -= u64::from(unsent_stamped);
         let unsent = pkts.len() as u64;
         timing.unstamped -= unsent - u64::from(unsent_stamped);
-        self.counters.publish(&tally);
-        self.counters.mark_done();
-        let outcome = TxOutcome {
+        counters.publish(&tally);
+        counters.mark_done();
+        TxOutcome {
             tally,
             unsent,
-            per_stream: vec![u64::from(next_seq.wrapping_sub(self.first_seq))],
+            per_stream: vec![u64::from(next_seq.wrapping_sub(first_seq))],
             next_seqs: vec![next_seq],
-            start_tsc: self.start_tsc,
+            start_tsc,
             end_tsc,
             shape: pace::ShapeStats::default(),
             rx_queue: None,
@@ -179,9 +193,19 @@ impl ReplayLane {
             reflected_stale: 0,
             longest_stall: 0,
             replay: Some(timing),
-        };
-        (queue, outcome)
+        }
     }
+}
+
+/// Where a replay lane stood when it stopped sending.
+struct Stopped {
+    cur: Cursor,
+    prev_sent: u64,
+    seq: u32,
+    timing: ReplayTiming,
+    tally: Tally,
+    start_tsc: u64,
+    first_seq: u32,
 }
 
 /// Frames of all passes whose time is at most `t` cycles after the start.

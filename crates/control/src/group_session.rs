@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use crate::group::{stream_range, Arrival, Group, Stage, StepPlan};
+use crate::group::{stream_range, Arrival, Group, GroupError, Stage, StepPlan};
 use crate::group_run::{GroupRun, MemberSending};
 use crate::lines::TICK;
 use crate::message::{error, GroupFigures, MemberFigures, Response};
@@ -15,18 +15,18 @@ use crate::window::Windows;
 
 /// Creates group `name` or joins it (drop admitted this client for this
 /// group at its handshake). Returns the member index and the answer.
-pub(crate) fn join(shared: &Shared, client: &str, name: &str, senders: u16, plan: StepPlan) -> Result<(u16, Response), String> {
+pub(crate) fn join(shared: &Shared, client: &str, name: &str, senders: u16, plan: StepPlan) -> Result<(u16, Response), GroupError> {
     let mut g = shared.group();
     let member = match g.as_mut() {
         Some(run) => {
-            let m = run.group.join(name, senders, &plan, client).map_err(|e| e.to_string())?;
+            let m = run.group.join(name, senders, &plan, client)?;
             run.sessions += 1;
             run.sent.push(MemberSending::default());
             run.starts.push(None);
             m
         }
         None => {
-            let group = Group::new(name, senders, plan, client).map_err(|e| e.to_string())?;
+            let group = Group::new(name, senders, plan, client)?;
             *g = Some(GroupRun {
                 group,
                 sessions: 1,

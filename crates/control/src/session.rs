@@ -112,7 +112,7 @@ fn join(shared: &Shared, peer: &str, st: &mut SessionState, group: &str, senders
             }
             answer
         }
-        Err(e) => error(e),
+        Err(e) => error(e.to_string()),
     }
 }
 

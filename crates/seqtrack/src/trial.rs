@@ -16,6 +16,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::unaccounted::{EdgeNames, NoExactAccount};
+
 /// The most streams one edge may list (the control line's length bounds it;
 /// drop tracks 4096 stream ids one by one by default). A sender with more
 /// streams gives no edge: its loss is then the gap estimate, labelled so.
@@ -37,19 +39,13 @@ impl StreamEdge {
     }
 
     /// Why `end` cannot close a window `self` opened, if it cannot.
-    pub fn mismatch(&self, end: &StreamEdge) -> Option<String> {
-        if (self.run, self.first, self.seqs.len()) != (end.run, end.first, end.seqs.len()) {
-            return Some(format!(
-                "the window's end names {} stream(s) from {} of run {:#06x}, its start {} from {} of run {:#06x}",
-                end.seqs.len(),
-                end.first,
-                end.run,
-                self.seqs.len(),
-                self.first,
-                self.run
-            ));
-        }
-        None
+    pub fn mismatch(&self, end: &StreamEdge) -> Option<NoExactAccount> {
+        let (start, end) = (self.names(), end.names());
+        (start != end).then_some(NoExactAccount::EdgesDiffer { start, end })
+    }
+
+    fn names(&self) -> EdgeNames {
+        EdgeNames { run: self.run, first: self.first, streams: self.seqs.len() }
     }
 }
 
@@ -120,7 +116,7 @@ pub struct TrialAccount {
 impl TrialAccount {
     /// The account of the streams between two edges, with the receiver's
     /// counts of stream `id` from `counts`.
-    pub fn of(start: &StreamEdge, end: &StreamEdge, mut counts: impl FnMut(u16) -> TrialCounts) -> Result<TrialAccount, String> {
+    pub fn of(start: &StreamEdge, end: &StreamEdge, mut counts: impl FnMut(u16) -> TrialCounts) -> Result<TrialAccount, NoExactAccount> {
         if let Some(why) = start.mismatch(end) {
             return Err(why);
         }
@@ -242,7 +238,7 @@ mod tests {
     #[test]
     fn edges_must_name_the_same_streams() {
         let e = TrialAccount::of(&edge(0, &[0, 0]), &edge(1, &[0, 0]), |_| TrialCounts::default()).unwrap_err();
-        assert!(e.contains("from 1"), "{e}");
+        assert!(e.to_string().contains("from 1"), "{e}");
     }
 
     #[test]

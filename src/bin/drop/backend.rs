@@ -24,7 +24,7 @@ pub(crate) struct DropBackend {
     pub(crate) baseline: Option<Snapshot>,
     /// Where the senders' streams stood when the open window started (its
     /// trial frames are theirs from there), or why they are not counted.
-    pub(crate) trial_starts: Result<Vec<seqtrack::StreamEdge>, String>,
+    pub(crate) trial_starts: Result<Vec<seqtrack::StreamEdge>, seqtrack::NoExactAccount>,
     /// The sessions and windows served, for the JSON record.
     pub(crate) history: Arc<Mutex<History>>,
 }
@@ -110,9 +110,7 @@ impl Backend for DropBackend {
                 }
                 if rx.receiving() {
                     self.trial_starts = match rx.trial_refusal(streams) {
-                        _ if streams.is_empty() => {
-                            Err("the sender gave no sequence numbers for the window (loss is the gap estimate)".into())
-                        }
+                        _ if streams.is_empty() => Err(seqtrack::NoExactAccount::NoSequenceNumbers),
                         Some(why) => Err(why),
                         None => Ok(streams.to_vec()),
                     };
@@ -133,7 +131,7 @@ impl Backend for DropBackend {
         let b = rx.snapshot();
         let mut f = rx.window(&a, &b)?;
         f.window = window;
-        let starts = std::mem::replace(&mut self.trial_starts, Err("no window open".into()));
+        let starts = std::mem::replace(&mut self.trial_starts, Err(seqtrack::NoExactAccount::NoWindow));
         match starts.and_then(|s| rx.trial_accounts(&s, streams)) {
             Ok(blastdrop::receiver::TrialFigures { accounts: parts, per_port }) => {
                 let mut sum = seqtrack::TrialAccount::default();
@@ -144,7 +142,7 @@ impl Backend for DropBackend {
                 f.other_frames = Some(f.packets.saturating_sub(sum.received));
                 (f.trial, f.trial_parts) = (Some(sum), parts);
             }
-            Err(why) => f.trial_unavailable = Some(why),
+            Err(why) => f.trial_unavailable = Some(why.to_string()),
         }
         let lost = match &f.trial {
             Some(t) => format!("lost {} of {} sent (exact), {} other frame(s)", t.lost, t.sent, f.other_frames.unwrap_or(0)),

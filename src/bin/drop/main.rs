@@ -138,7 +138,7 @@ fn serve(served: Served, rx: &Arc<Mutex<Receiver>>, info: PeerInfo, history: &Ar
         rx: rx.clone(),
         info,
         baseline: None,
-        trial_starts: Err("no window open".into()),
+        trial_starts: Err(seqtrack::NoExactAccount::NoWindow),
         history: history.clone(),
     }));
     let cfg = ServerConfig { secret: served.secret, ..Default::default() };

@@ -1,0 +1,351 @@
+//! blast's machinery: the port, one mempool per TX queue with its frames
+//! prebuilt, the sequence numbers of every stream, and the running of one
+//! step (a queue count and a frame size) with an optional measured window.
+//! Ports, pools and lanes are the data plane's (`crate::plane`); here is
+//! what they are for: `step` (a step through warm-up, drain and trial),
+//! `phase` (the lanes of one run and the watch over them), `window` (the
+//! measured window's figures and hooks), `outcome` (what the lanes handed back).
+
+mod outcome;
+mod phase;
+mod step;
+mod window;
+
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+use std::time::Duration;
+
+use dpdk::{DeviceInfo, Eal, Link, Mempool, PoolSizing, Port, PortConfig};
+pub use ladder::StepFailure;
+use layout::Spread;
+use wire::MacAddr;
+
+pub use self::outcome::{LaneResult, StepOutcome};
+pub use self::window::{NoPeer, Reading, SenderWindow, WindowHooks};
+use crate::fail::Failure;
+use crate::plane::{self, PlanePort, QueueHome};
+use crate::report::MempoolRecord;
+use crate::session;
+use crate::signals;
+use crate::tx;
+use crate::xstats::Watch;
+
+/// What the frames look like, apart from size and flows.
+#[derive(Debug, Clone)]
+pub struct Addressing {
+    pub src_mac: Option<MacAddr>,
+    pub dst_mac: MacAddr,
+    pub src_ip: std::net::Ipv4Addr,
+    pub dst_ip: std::net::Ipv4Addr,
+    pub src_port: u16,
+    pub dst_port: u16,
+}
+
+/// Fixed for the whole run.
+#[derive(Debug, Clone)]
+pub struct SenderConfig {
+    /// Every port to send on; queues are spread over them round robin.
+    pub ports: Vec<String>,
+    /// The most queues any step uses.
+    pub max_queues: u16,
+    /// The largest frame any step sends (FCS included).
+    pub max_size: u32,
+    pub burst: usize,
+    pub tx_ring: u16,
+    pub link_timeout: Duration,
+    pub drain: Duration,
+    /// One per port: each port's frames carry its own addresses.
+    pub addressing: Vec<Addressing>,
+    /// Extended stats to watch beyond the driver's allowance counters.
+    pub watch_xstats: Vec<String>,
+    /// How often the counters are polled for the live view.
+    pub xstats_interval: Duration,
+    /// The flag that sets the largest frame, named when a port cannot take it.
+    pub size_flag: &'static str,
+}
+
+/// One step.
+#[derive(Debug, Clone)]
+pub struct StepParams {
+    pub queues: u16,
+    /// The frame size, FCS included (with a mix, its largest).
+    pub size: u32,
+    /// Frames of several sizes in a repeating cycle (--size-mix), or None.
+    pub mix: Option<wire::SizeMix>,
+    pub flows: u32,
+    /// Total frames per second over all queues; None: unpaced.
+    pub rate: Option<f64>,
+    /// Frames in all; None: until the duration (or the window) ends.
+    pub count: Option<u64>,
+    /// How long to send; with a window, how long the measured trial lasts.
+    pub duration: Option<Duration>,
+    /// With a window: how long to send before the trial (then a pause to drain).
+    pub warmup: Duration,
+    pub window: bool,
+    /// Print a line a second.
+    pub live: bool,
+    /// How frames are spread in time when paced.
+    pub shape: pace::Shape,
+    /// Time the probes drop --reflect sends back (round trip).
+    pub reflect: bool,
+    /// Replay this capture instead of building frames (size, mix, rate
+    /// and shape are then the capture's and its schedule's).
+    pub replay: Option<Arc<crate::tx::replay::Replay>>,
+}
+
+/// One port blast sends on, and what belongs to it alone.
+pub struct TxSide {
+    /// The port, its device, its watched counters and ENA state.
+    pub plane: PlanePort,
+    pub own_mac: MacAddr,
+    pub src_mac: MacAddr,
+    /// What this port's frames carry.
+    pub addressing: Addressing,
+    /// The link as it came up for the step.
+    pub link: Link,
+}
+
+impl Deref for TxSide {
+    type Target = PlanePort;
+    fn deref(&self) -> &PlanePort {
+        &self.plane
+    }
+}
+
+impl DerefMut for TxSide {
+    fn deref_mut(&mut self) -> &mut PlanePort {
+        &mut self.plane
+    }
+}
+
+
+pub struct Sender {
+    sides: Vec<TxSide>,
+    cfg: SenderConfig,
+    /// By global queue id.
+    lcores: Vec<u32>,
+    /// One per global queue, on its port's NUMA node.
+    pools: Vec<Arc<Mempool>>,
+    /// One per port: blast never reads its RX queues, but paired devices
+    /// (memif) need them, and reflect mode reads them.
+    rx_pools: Vec<Mempool>,
+    /// Queue handles of the current configuration while no lane holds them.
+    home: QueueHome,
+    configured_queues: Option<u16>,
+    /// Next sequence number by stream id: streams keep counting across steps.
+    seqs: Vec<u32>,
+    /// Frame size, flow count and queues the pools' templates hold now,
+    /// and the size mix they were written for.
+    templates: Option<(u32, u32, u16, Option<String>)>,
+    /// With a size mix: each queue's frames of every size of the mix.
+    mixes: Vec<Option<Arc<tx::MixFrames>>>,
+    /// This process's run id, in every frame (wire::run_id): a receiver
+    /// that outlives this run starts each stream afresh for the next.
+    run_id: u16,
+    pub mempools: Vec<MempoolRecord>,
+    hz: u64,
+    clock: crate::clock::WallClock,
+    /// A group member's share of the stream ids: (first, how many).
+    own_streams: Option<(u16, u32)>,
+}
+
+impl Sender {
+    /// Opens the ports and makes the pools for the largest step.
+    pub fn new(eal: &Eal, cfg: SenderConfig) -> Result<Sender, Failure> {
+        let nports = cfg.ports.len() as u16;
+        if cfg.max_queues < nports {
+            return Err(Failure::usage(format!(
+                "{} ports but at most {} queue(s): give every --port a queue (--queues {nports} or more)",
+                nports, cfg.max_queues
+            )));
+        }
+        let mbuf = dpdk::MbufLayout::get();
+        let spread = Spread::new(cfg.max_queues, nports);
+        // One pool per TX queue: each holds its queue's frame template, and
+        // MBUF_FAST_FREE needs one pool per queue.
+        let tx_sizing = PoolSizing {
+            ring: u32::from(cfg.tx_ring),
+            burst: cfg.burst as u32,
+            cache: 256,
+            data_room: (u32::from(mbuf.headroom) + cfg.max_size - wire::FCS_LEN as u32).next_multiple_of(dpdk::ffi::RTE_CACHE_LINE_SIZE),
+        };
+        // Every port's RX pool is sized for the port with the most queues.
+        let rx_sizing = PoolSizing {
+            ring: u32::from(cfg.tx_ring) * u32::from(spread.queues_on(0)),
+            burst: cfg.burst as u32,
+            cache: 0,
+            data_room: dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE,
+        };
+        let (mut sides, mut rx_pools) = (Vec::new(), Vec::new());
+        let opened = plane::open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n), cfg.size_flag)?;
+        for (p, plane) in opened.into_iter().enumerate() {
+            let own_mac = MacAddr(plane.port.mac()?);
+            let addressing = cfg.addressing[p].clone();
+            let src_mac = addressing.src_mac.unwrap_or(own_mac);
+            rx_pools.push(Mempool::create(&format!("bd_txrx_{}", plane.port.id()), &rx_sizing, plane.port.socket())?);
+            sides.push(TxSide { plane, own_mac, src_mac, addressing, link: Link::default() });
+        }
+        // The device's limits first: they name the flag to change.
+        let lcores = session::worker_lcores(eal, cfg.max_queues)?;
+        let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &tx_sizing), MempoolRecord::new(u32::from(nports), &rx_sizing)];
+        let pools = plane::queue_pools("tx", spread, &tx_sizing, |p| &sides[usize::from(p)].port)?.into_iter().map(Arc::new).collect();
+        Ok(Sender {
+            sides,
+            cfg,
+            lcores,
+            pools,
+            rx_pools,
+            home: QueueHome::default(),
+            configured_queues: None,
+            seqs: vec![0; 65536],
+            templates: None,
+            mixes: Vec::new(),
+            run_id: new_run_id(),
+            mempools,
+            hz: dpdk::tsc_hz(),
+            clock: crate::clock::WallClock::new(dpdk::tsc_hz()),
+            own_streams: None,
+        })
+    }
+
+    fn port_config(cfg: &SenderConfig, queues: u16) -> PortConfig {
+        PortConfig::paired(queues, cfg.tx_ring, cfg.max_size, true)
+    }
+
+    /// This process's run id (in every frame's IPv4 identification).
+    pub fn run_id(&self) -> u16 {
+        self.run_id
+    }
+
+    /// The first port (the only one, usually).
+    pub fn port(&self) -> &Port {
+        &self.sides[0].port
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.sides[0].info
+    }
+
+    pub fn own_mac(&self) -> MacAddr {
+        self.sides[0].own_mac
+    }
+
+    pub fn src_mac(&self) -> MacAddr {
+        self.sides[0].src_mac
+    }
+
+    /// Every port, in --port order.
+    pub fn sides(&self) -> &[TxSide] {
+        &self.sides
+    }
+
+    /// Every port's device name, in --port order.
+    pub fn port_names(&self) -> Vec<String> {
+        self.sides.iter().map(|s| s.info.name.clone()).collect()
+    }
+
+    pub fn lcores(&self) -> &[u32] {
+        &self.lcores
+    }
+
+    pub fn link(&self) -> Link {
+        self.sides[0].link
+    }
+
+    pub fn tsc_hz(&self) -> u64 {
+        self.hz
+    }
+
+    /// The allowance counters that moved lately on any port, for a live line.
+    pub fn live_watch_text(&self) -> Option<String> {
+        plane::watch_text(&self.sides)
+    }
+
+    /// The first port's watched counters (allowances on ENA, --watch-xstat names).
+    pub fn watch(&self) -> &Watch {
+        &self.sides[0].watch
+    }
+
+    /// (Re)configures every port for its share of `queues`, starts them and
+    /// waits for their links. A port whose share is 0 still gets a queue
+    /// (a port cannot have none) that no lane uses.
+    pub fn set_queues(&mut self, queues: u16) -> Result<(), Failure> {
+        if self.configured_queues == Some(queues) {
+            return Ok(());
+        }
+        let first = self.configured_queues.is_none().then_some(self.cfg.xstats_interval);
+        // No lane holds a handle now: the old ones die with the old configuration.
+        self.home = QueueHome::default();
+        let rx_pools = &self.rx_pools;
+        self.home = plane::configure(&mut self.sides, queues, |n| Self::port_config(&self.cfg, n), |p, _| &rx_pools[usize::from(p)], self.cfg.size_flag, first)?;
+        self.configured_queues = Some(queues);
+        self.templates = None;
+        for side in &mut self.sides {
+            side.link = side.port.wait_link_up(self.cfg.link_timeout, signals::stopping).ok_or_else(|| {
+                if signals::interrupted() {
+                    Failure::runtime("interrupted while waiting for the link")
+                } else {
+                    Failure::runtime(format!(
+                        "link of port {} ({}) still down after {:.0?}: is the peer running (drop, or the memif server)? raise --link-timeout to wait longer",
+                        side.port.id(),
+                        side.info.name,
+                        self.cfg.link_timeout
+                    ))
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    pub fn mtu(&self) -> u32 {
+        self.sides[0].port.configured().map_or(0, |c| c.mtu)
+    }
+
+    pub fn configured(&self) -> dpdk::Configured {
+        self.sides[0].port.configured().cloned().unwrap_or_default()
+    }
+
+    /// Configures the ports again before the next step, even for the same
+    /// queue count: the peer restarted its end (a memif client does not
+    /// reconnect by itself).
+    pub fn reconnect_next_step(&mut self) {
+        if self.sides.iter().any(|s| s.port.peer_managed()) {
+            self.configured_queues = None;
+        }
+    }
+}
+
+/// A run id unlikely to repeat between two runs against the same receiver:
+/// the clock's nanoseconds and the process id, folded, never 0 (what a
+/// sender that sets none writes).
+fn new_run_id() -> u16 {
+    let ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let mixed = (u64::from(ns) ^ (u64::from(std::process::id()) << 16) ^ dpdk::rdtsc()).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    match (mixed >> 48) as u16 {
+        0 => 1,
+        r => r,
+    }
+}
+
+
+impl Drop for Sender {
+    fn drop(&mut self) {
+        // No counter read may outlive the port.
+        for side in &self.sides {
+            side.watch.stop();
+        }
+        // A memif peer unmaps the rings on its interrupt thread when this
+        // side leaves, under its lanes if they still poll (DPDK's memif has
+        // no guard): give a receiver that stops on its own (drop --count,
+        // or parked after bye) a moment to stop first.
+        let until = std::time::Instant::now() + MEMIF_PEER_GRACE;
+        for side in self.sides.iter().filter(|s| s.info.driver == "net_memif") {
+            while side.port.link().up && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+}
+
+/// How long blast waits at exit for a memif peer to stop polling.
+const MEMIF_PEER_GRACE: Duration = Duration::from_secs(1);

@@ -1,0 +1,159 @@
+//! The sender's side of a measured window: its figures (`SenderWindow`),
+//! the hooks that tell the receiver where the window starts and ends, and
+//! the port counters read around it.
+
+use dpdk::PortStats;
+use ladder::StepFailure;
+use layout::Spread;
+
+use super::outcome::{merged_latency, merged_shape, LaneResult, Phase};
+use super::Sender;
+use crate::counters::Tally;
+use crate::report::Rates;
+use crate::xstats::WindowXstats;
+
+/// The sender's figures over a measured window.
+#[derive(Debug, Clone, Default)]
+pub struct SenderWindow {
+    pub seconds: f64,
+    pub total: Tally,
+    pub per_queue: Vec<Tally>,
+    pub port: PortStats,
+    pub xstats: WindowXstats,
+    /// With several ports: each port's own window (its queues, its
+    /// counters); empty with one.
+    pub ports: Vec<SenderWindow>,
+    /// The shape achieved in the trial.
+    pub shape: pace::ShapeStats,
+    /// Reflect mode: round trips of the trial's probes, merged over queues.
+    pub latency: Option<latency::LatencyHistogram>,
+    pub reflected: u64,
+    /// Reflect mode: probes that came back in the trial but were sent
+    /// before it (the warm-up's, left in the ring through the drain): not timed.
+    pub reflected_stale: u64,
+    /// Where this sender's streams stood when the window opened and when
+    /// it closed: the trial's frames are those between (None: too many
+    /// streams to list, see seqtrack::MAX_EDGE_STREAMS).
+    pub streams_at_start: Option<seqtrack::StreamEdge>,
+    pub streams_at_end: Option<seqtrack::StreamEdge>,
+    /// Every frame sent carried a probe numbered in its stream (false for a
+    /// replay, whose frames without room for one are sent bare).
+    pub all_probed: bool,
+    /// The sending lanes' loops that stood still in the trial, and the
+    /// share of this host's CPU time the hypervisor took over it.
+    pub stalls: control::LaneStalls,
+    pub host_steal_pct: Option<f64>,
+}
+
+impl SenderWindow {
+    pub fn sent(&self) -> Rates {
+        Rates::over(self.total.packets, self.total.bytes, self.seconds)
+    }
+}
+
+/// Called at the window's edges; an error ends the step.
+pub trait WindowHooks {
+    /// The window opens; `streams`: where this sender's streams stand.
+    fn start(&mut self, streams: Option<&seqtrack::StreamEdge>) -> Result<(), StepFailure>;
+    /// The window ends; `sent` is what this sender's lanes sent in it.
+    fn end(&mut self, sent: &SenderWindow) -> Result<(), StepFailure>;
+    /// Whether the receiver is still there (asked about once a second
+    /// while sending): an error names how it went, and ends the step.
+    fn peer_alive(&mut self) -> Result<(), StepFailure> {
+        Ok(())
+    }
+}
+
+/// No receiver to tell.
+pub struct NoPeer;
+
+impl WindowHooks for NoPeer {
+    fn start(&mut self, _streams: Option<&seqtrack::StreamEdge>) -> Result<(), StepFailure> {
+        Ok(())
+    }
+    fn end(&mut self, _sent: &SenderWindow) -> Result<(), StepFailure> {
+        Ok(())
+    }
+}
+
+/// Port counters (None where the read failed) and watched counters of
+/// every port at one instant.
+pub type Reading = Vec<(Option<PortStats>, crate::xstats::Sample)>;
+
+impl Sender {
+    /// The trial's window from its lanes and the counters read around it
+    /// (`before` as it opened, `after` once drained).
+    pub(super) fn trial_window(&self, trial: &Phase, before: &Reading, after: &Reading) -> SenderWindow {
+        let (port, xstats, per_port) = self.counters_between(before, after);
+        let latency = merged_latency(&trial.lanes);
+        let ports = self.port_windows(per_port, &trial.lanes, trial.seconds);
+        let mut window = SenderWindow {
+            seconds: trial.seconds,
+            port,
+            xstats,
+            ports,
+            shape: merged_shape(&trial.lanes),
+            reflected: latency.as_ref().map_or(0, |l| l.1),
+            latency: latency.map(|l| l.0),
+            ..Default::default()
+        };
+        for l in &trial.lanes {
+            let t = &l.outcome.tally;
+            window.total.add(t);
+            window.per_queue.push(*t);
+            window.stalls.add(l.queue, t.stalls, t.stalled_ticks, l.outcome.longest_stall, self.hz);
+            window.reflected_stale += l.outcome.reflected_stale;
+        }
+        window
+    }
+
+    /// Every port's counters now.
+    pub fn read_counters(&self) -> Reading {
+        self.sides.iter().map(|s| (s.port.stats().ok(), s.watch.sample())).collect()
+    }
+
+    /// Each port's counters between two readings, and their sum. A device
+    /// whose peer just left (memif) may refuse a read: its port figures
+    /// are then zero, and the lanes' own counts stand.
+    pub fn counters_between(&self, a: &Reading, b: &Reading) -> (PortStats, WindowXstats, Vec<(PortStats, WindowXstats)>) {
+        let mut per = Vec::new();
+        let (mut port, mut xs) = (PortStats::default(), WindowXstats::default());
+        for (side, ((pa, xa), (pb, xb))) in self.sides.iter().zip(a.iter().zip(b)) {
+            let d = match (pa, pb) {
+                (Some(pa), Some(pb)) => pb.since(pa),
+                _ => {
+                    tracing::warn!("reading the counters of port {} failed: its port figures are zero", side.info.name);
+                    PortStats::default()
+                }
+            };
+            let w = side.watch.window(xa, xb);
+            port.add(&d);
+            xs.merge(&side.info.name, &w);
+            per.push((d, w));
+        }
+        (port, xs, per)
+    }
+
+    /// With several ports, each port's own window: its counters
+    /// (`counters_between`) and its lanes' tallies; empty with one port.
+    pub fn port_windows(&self, per_port: Vec<(PortStats, WindowXstats)>, lanes: &[LaneResult], seconds: f64) -> Vec<SenderWindow> {
+        let nports = self.sides.len() as u16;
+        let spread = Spread::new(lanes.len() as u16, nports);
+        if nports < 2 {
+            return Vec::new();
+        }
+        per_port
+            .into_iter()
+            .enumerate()
+            .map(|(i, (port, xstats))| {
+                let mut w = SenderWindow { seconds, port, xstats, ..Default::default() };
+                for l in lanes.iter().filter(|l| spread.port_of(l.queue).0 == i as u16) {
+                    w.total.add(&l.outcome.tally);
+                    w.per_queue.push(l.outcome.tally);
+                }
+                w
+            })
+            .collect()
+    }
+
+}
