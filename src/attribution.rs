@@ -23,7 +23,7 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
         let exact = exact_account(w, f);
         // The trial's own frames where drop counted them per stream; else every frame that arrived.
         c.received = Some(exact.map_or(f.trial_received.unwrap_or(f.packets), |t| t.received));
-        c.accounting_error = exact.and_then(|t| t.error(Some(w.total.packets)));
+        c.accounting_error = exact.and_then(|t| t.error(Some(w.total.packets))).map(|e| e.to_string());
         c.receiver_imissed = f.imissed;
         c.receiver_rx_nombuf = f.rx_nombuf;
         c.receiver_ierrors = f.ierrors;

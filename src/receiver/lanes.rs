@@ -10,6 +10,28 @@ use crate::counters::LaneCounters;
 use crate::fail::Failure;
 use crate::rx::{OneWayClock, RxLane};
 
+/// What [`Receiver::supervise`] did when a memif peer came or went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerChange {
+    /// The peer left: the lanes are parked until one connects.
+    /// `inside_a_burst`: a lane faulted in a burst (caught; that burst is lost).
+    Left { inside_a_burst: bool },
+    /// A peer connected: lanes receive on every queue.
+    Connected { queues: u16 },
+}
+
+impl std::fmt::Display for PeerChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeerChange::Left { inside_a_burst: true } => f.write_str(
+                "the memif peer left while a lane was inside a burst (the fault was caught; that burst is lost): lanes parked until a peer connects",
+            ),
+            PeerChange::Left { inside_a_burst: false } => f.write_str("the memif peer left: lanes parked until a peer connects"),
+            PeerChange::Connected { queues } => write!(f, "a memif peer connected: receiving on {queues} queue(s)"),
+        }
+    }
+}
+
 impl Receiver {
     /// A lane on every queue at home (all of the configured ports').
     pub(super) fn launch(&mut self) -> Result<(), Failure> {
@@ -77,7 +99,7 @@ impl Receiver {
     /// lanes when a link goes down or a lane faulted, and starts them again
     /// once every link is up. Call it often (every few ms). Returns what it
     /// did, for the log.
-    pub fn supervise(&mut self) -> Result<Option<String>, Failure> {
+    pub fn supervise(&mut self) -> Result<Option<PeerChange>, Failure> {
         if !self.peer_managed || self.queues == 0 {
             return Ok(None);
         }
@@ -94,15 +116,11 @@ impl Receiver {
                 return Ok(None);
             }
             self.park()?;
-            return Ok(Some(if faulted {
-                "the memif peer left while a lane was inside a burst (the fault was caught; that burst is lost): lanes parked until a peer connects".into()
-            } else {
-                "the memif peer left: lanes parked until a peer connects".into()
-            }));
+            return Ok(Some(PeerChange::Left { inside_a_burst: faulted }));
         }
         if up && self.home.rx_count() == usize::from(self.queues) {
             self.launch()?;
-            return Ok(Some(format!("a memif peer connected: receiving on {} queue(s)", self.queues)));
+            return Ok(Some(PeerChange::Connected { queues: self.queues }));
         }
         Ok(None)
     }

@@ -34,6 +34,24 @@ impl fmt::Display for ClientError {
 
 impl std::error::Error for ClientError {}
 
+/// How drop's end of the control connection went, seen between requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConnectionEnd {
+    /// drop closed it: it exited or was killed.
+    Closed,
+    /// Reading it failed (the error's text: io::Error is not Clone).
+    Failed(String),
+}
+
+impl fmt::Display for ConnectionEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectionEnd::Closed => f.write_str("drop closed the control connection"),
+            ConnectionEnd::Failed(e) => write!(f, "the control connection failed: {e}"),
+        }
+    }
+}
+
 /// An I/O error on the control connection: a closed or reset connection
 /// means drop is gone, anything else is a failure of the connection.
 fn io_error(e: std::io::Error) -> ClientError {
@@ -101,17 +119,17 @@ impl Client {
     /// Whether the server closed the connection (or it broke), without
     /// waiting: between requests the server sends nothing, so anything
     /// readable now is its end of the stream.
-    pub fn peer_gone(&self) -> Option<String> {
+    pub fn peer_gone(&self) -> Option<ConnectionEnd> {
         let s = self.reader.get_ref();
         if s.set_nonblocking(true).is_err() {
             return None;
         }
         let mut byte = [0u8; 1];
         let gone = match s.peek(&mut byte) {
-            Ok(0) => Some("drop closed the control connection".to_string()),
+            Ok(0) => Some(ConnectionEnd::Closed),
             Ok(_) => None,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => None,
-            Err(e) => Some(format!("the control connection failed: {e}")),
+            Err(e) => Some(ConnectionEnd::Failed(e.to_string())),
         };
         let _ = s.set_nonblocking(false);
         gone

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use control::ClientError;
+use control::{ClientError, ConnectionEnd};
 
 /// Why a step ended without figures (or a ladder, a knee search or a
 /// replay stopped).
@@ -22,7 +22,7 @@ pub enum StepFailure {
     NoWindow,
     /// drop's end of the control connection went away while sending (how).
     #[error("the receiver is gone: {0}")]
-    PeerGone(String),
+    PeerGone(ConnectionEnd),
     /// A port whose link was up went down while sending.
     #[error(
         "the receiver is gone (drop exited or was killed?): the link of port {port} ({name}) went down {:.1} s into the phase{}; stopped sending",
@@ -90,7 +90,7 @@ mod tests {
         let cases = [
             (StepFailure::Peer(ClientError::Remote("window 3 is not open".into())), "drop refused: window 3 is not open"),
             (StepFailure::Unexpected { answer: "Bye".into(), request: "start_window" }, "drop answered Bye to start_window"),
-            (StepFailure::PeerGone("drop closed the control connection".into()), "the receiver is gone: drop closed the control connection"),
+            (StepFailure::PeerGone(ConnectionEnd::Closed), "the receiver is gone: drop closed the control connection"),
             (
                 StepFailure::LinkDown { port: 0, name: "net_memif0".into(), after: Duration::from_millis(1234), memif: true },
                 "the receiver is gone (drop exited or was killed?): the link of port 0 (net_memif0) went down 1.2 s into the phase (its memif peer left); stopped sending",

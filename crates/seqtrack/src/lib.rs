@@ -28,7 +28,7 @@ pub mod blocks;
 pub mod trial;
 pub mod unaccounted;
 pub use blocks::{block_of, BlockCounts, GROUP_STREAM_SPACE, STREAM_BLOCK, STREAM_BLOCKS};
-pub use trial::{StreamAccount, StreamEdge, TrialAccount, TrialCounts, MAX_EDGE_STREAMS};
+pub use trial::{AccountingError, StreamAccount, StreamEdge, TrialAccount, TrialCounts, MAX_EDGE_STREAMS};
 pub use unaccounted::{EdgeNames, NoExactAccount};
 
 /// Sequence numbers remembered per stream.

@@ -181,23 +181,45 @@ impl TrialAccount {
         }
     }
 
-    /// The accounting error in words, if there is one: `received + lost =
-    /// sent` fails for a stream, or the sender's own count of what it sent
+    /// The accounting error, if there is one: `received + lost = sent`
+    /// fails for a stream, or the sender's own count of what it sent
     /// (`sender_sent`, when given) differs from its sequence numbers'.
-    pub fn error(&self, sender_sent: Option<u64>) -> Option<String> {
-        let mut parts = Vec::new();
-        if let Some(e) = self.errors.first() {
-            parts.push(format!(
-                "{} stream(s) received more trial frames than were sent (stream {}: sent {}, received {})",
-                self.error_streams, e.stream, e.sent, e.received
-            ));
-        }
-        if let Some(s) = sender_sent.filter(|&s| s != self.sent) {
-            parts.push(format!("the sender counted {s} frames sent, its sequence numbers {}", self.sent));
-        }
-        (!parts.is_empty()).then(|| format!("accounting error: {}", parts.join("; ")))
+    pub fn error(&self, sender_sent: Option<u64>) -> Option<AccountingError> {
+        let e = AccountingError {
+            over_received: self.errors.first().map(|e| (self.error_streams, *e)),
+            sender_counted: sender_sent.filter(|&s| s != self.sent).map(|s| (s, self.sent)),
+        };
+        (e.over_received.is_some() || e.sender_counted.is_some()).then_some(e)
     }
 }
+
+/// An account that does not add up. Kept as counted and reported (its
+/// sentence is the record's `accounting_error`), never corrected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountingError {
+    /// How many streams received more trial frames than were sent, and the first.
+    pub over_received: Option<(u32, StreamAccount)>,
+    /// The sender's own count of frames sent, and its sequence numbers'.
+    pub sender_counted: Option<(u64, u64)>,
+}
+
+impl std::fmt::Display for AccountingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("accounting error: ")?;
+        if let Some((n, e)) = &self.over_received {
+            write!(f, "{n} stream(s) received more trial frames than were sent (stream {}: sent {}, received {})", e.stream, e.sent, e.received)?;
+            if self.sender_counted.is_some() {
+                f.write_str("; ")?;
+            }
+        }
+        if let Some((counted, numbered)) = self.sender_counted {
+            write!(f, "the sender counted {counted} frames sent, its sequence numbers {numbered}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for AccountingError {}
 
 #[cfg(test)]
 mod tests {
@@ -230,9 +252,12 @@ mod tests {
         let (a, b) = (edge(0, &[0, 0]), edge(0, &[10, 10]));
         let got = TrialAccount::of(&a, &b, |id| TrialCounts { received: if id == 0 { 12 } else { 10 }, ..Default::default() }).unwrap();
         assert_eq!((got.received, got.lost, got.error_streams), (22, 0, 1));
-        let e = got.error(None).unwrap();
+        let e = got.error(None).unwrap().to_string();
         assert!(e.contains("stream 0: sent 10, received 12"), "{e}");
-        assert!(got.error(Some(19)).unwrap().contains("the sender counted 19 frames sent, its sequence numbers 20"));
+        assert_eq!(
+            got.error(Some(19)).unwrap().to_string(),
+            "accounting error: 1 stream(s) received more trial frames than were sent (stream 0: sent 10, received 12); the sender counted 19 frames sent, its sequence numbers 20"
+        );
     }
 
     #[test]

@@ -119,7 +119,7 @@ fn receiver_figures(rec: &mut StepRecord, w: &SenderWindow, f: WindowFigures, st
         rec.received = Some(Rates::over(t.received, t.received_bytes, w.seconds));
         rec.loss_pct = Some(StepRecord::loss_from(t.sent, t.received));
         rec.lost = Some(t.lost);
-        rec.accounting_error = t.error(Some(sent));
+        rec.accounting_error = t.error(Some(sent)).map(|e| e.to_string());
         if let Some(e) = &rec.accounting_error {
             blastdrop::say!("blast: step {step}: {e} (the figures are kept as counted)");
         }
@@ -153,7 +153,7 @@ fn group_step(rec: &mut StepRecord, m: Membership, figures: Option<&WindowFigure
     let (packets, bytes) = g.members.iter().fold((0, 0), |(p, b), x| (p + x.sent_packets, b + x.sent_bytes));
     rec.loss_pct = Some(StepRecord::loss_from(packets, f.packets));
     let busy_pct = (f.seconds > 0.0).then(|| 100.0 * f.busy_seconds / f.seconds);
-    let accounting_error = f.trial.as_ref().and_then(|t| t.error(Some(packets)));
+    let accounting_error = f.trial.as_ref().and_then(|t| t.error(Some(packets))).map(|e| e.to_string());
     let mut verdict = limits::receiver_verdict(&limits::ReceiverCounters {
         received: f.trial.as_ref().map_or(f.packets, |t| t.received),
         imissed: f.imissed,

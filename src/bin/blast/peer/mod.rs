@@ -47,7 +47,7 @@ impl Peer {
     }
 
     /// Whether drop is still there (its end of the control connection).
-    pub fn gone(&self) -> Option<String> {
+    pub fn gone(&self) -> Option<control::ConnectionEnd> {
         self.client.peer_gone()
     }
 }
