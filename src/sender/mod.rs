@@ -20,8 +20,8 @@ pub use ladder::StepFailure;
 use layout::Spread;
 use wire::MacAddr;
 
-pub use self::outcome::{LaneResult, StepOutcome};
-pub use self::window::{NoPeer, Reading, SenderWindow, WindowHooks};
+pub use self::outcome::{LaneResult, SenderWindow, StepOutcome};
+pub use self::window::{NoPeer, Reading, WindowHooks};
 use crate::fail::Failure;
 use crate::plane::{self, PlanePort, QueueHome};
 use crate::report::MempoolRecord;
@@ -117,7 +117,6 @@ impl DerefMut for TxSide {
         &mut self.plane
     }
 }
-
 
 pub struct Sender {
     sides: Vec<TxSide>,
@@ -277,7 +276,14 @@ impl Sender {
         // No lane holds a handle now: the old ones die with the old configuration.
         self.home = QueueHome::default();
         let rx_pools = &self.rx_pools;
-        self.home = plane::configure(&mut self.sides, queues, |n| Self::port_config(&self.cfg, n), |p, _| &rx_pools[usize::from(p)], self.cfg.size_flag, first)?;
+        self.home = plane::configure(
+            &mut self.sides,
+            queues,
+            |n| Self::port_config(&self.cfg, n),
+            |p, _| &rx_pools[usize::from(p)],
+            self.cfg.size_flag,
+            first,
+        )?;
         self.configured_queues = Some(queues);
         self.templates = None;
         for side in &mut self.sides {
@@ -326,7 +332,6 @@ fn new_run_id() -> u16 {
         r => r,
     }
 }
-
 
 impl Drop for Sender {
     fn drop(&mut self) {

@@ -1,12 +1,53 @@
-//! What a step's lanes handed back: each lane's outcome, the step's, and
-//! one uninterrupted run of the lanes (a phase: the warm-up, or the trial).
+//! What a step's lanes handed back: each lane's outcome, the step's, one
+//! uninterrupted run of the lanes (a phase: the warm-up, or the trial), and
+//! the sender's figures over a measured window.
 
+use dpdk::PortStats;
 use ladder::StepFailure;
 
-use super::window::SenderWindow;
 use crate::counters::Tally;
+use crate::report::Rates;
 use crate::tx::TxOutcome;
+use crate::xstats::WindowXstats;
 
+/// The sender's figures over a measured window.
+#[derive(Debug, Clone, Default)]
+pub struct SenderWindow {
+    pub seconds: f64,
+    pub total: Tally,
+    pub per_queue: Vec<Tally>,
+    pub port: PortStats,
+    pub xstats: WindowXstats,
+    /// With several ports: each port's own window (its queues, its
+    /// counters); empty with one.
+    pub ports: Vec<SenderWindow>,
+    /// The shape achieved in the trial.
+    pub shape: pace::ShapeStats,
+    /// Reflect mode: round trips of the trial's probes, merged over queues.
+    pub latency: Option<latency::LatencyHistogram>,
+    pub reflected: u64,
+    /// Reflect mode: probes that came back in the trial but were sent
+    /// before it (the warm-up's, left in the ring through the drain): not timed.
+    pub reflected_stale: u64,
+    /// Where this sender's streams stood when the window opened and when
+    /// it closed: the trial's frames are those between (None: too many
+    /// streams to list, see seqtrack::MAX_EDGE_STREAMS).
+    pub streams_at_start: Option<seqtrack::StreamEdge>,
+    pub streams_at_end: Option<seqtrack::StreamEdge>,
+    /// Every frame sent carried a probe numbered in its stream (false for a
+    /// replay, whose frames without room for one are sent bare).
+    pub all_probed: bool,
+    /// The sending lanes' loops that stood still in the trial, and the
+    /// share of this host's CPU time the hypervisor took over it.
+    pub stalls: control::LaneStalls,
+    pub host_steal_pct: Option<f64>,
+}
+
+impl SenderWindow {
+    pub fn sent(&self) -> Rates {
+        Rates::over(self.total.packets, self.total.bytes, self.seconds)
+    }
+}
 
 pub struct LaneResult {
     pub queue: u16,
@@ -77,4 +118,3 @@ impl Phase {
         StepOutcome { lanes: self.lanes, window, failure: self.failure.or(failure), interrupted: self.interrupted, seconds: self.seconds }
     }
 }
-

@@ -63,7 +63,12 @@ impl Sender {
         let (results, failure) = self.join_phase(&mut lanes, &plan, failure)?;
         let start = results.iter().map(|l| l.outcome.start_tsc).min().unwrap_or(0);
         let end = results.iter().map(|l| l.outcome.end_tsc).max().unwrap_or(0);
-        Ok(Phase { lanes: results, failure, interrupted: signals::interrupted(), seconds: end.saturating_sub(start) as f64 / self.hz as f64 })
+        Ok(Phase {
+            lanes: results,
+            failure,
+            interrupted: signals::interrupted(),
+            seconds: end.saturating_sub(start) as f64 / self.hz as f64,
+        })
     }
 
     /// Stops the lanes and takes back their queues and where their streams

@@ -115,5 +115,4 @@ impl Sender {
     pub fn own_streams(&mut self, first: u16, room: u32) {
         self.own_streams = Some((first, room));
     }
-
 }

@@ -1,4 +1,4 @@
-//! The sender's side of a measured window: its figures (`SenderWindow`),
+//! The sender's side of a measured window: its figures put together,
 //! the hooks that tell the receiver where the window starts and ends, and
 //! the port counters read around it.
 
@@ -6,50 +6,9 @@ use dpdk::PortStats;
 use ladder::StepFailure;
 use layout::Spread;
 
-use super::outcome::{merged_latency, merged_shape, LaneResult, Phase};
+use super::outcome::{merged_latency, merged_shape, LaneResult, Phase, SenderWindow};
 use super::Sender;
-use crate::counters::Tally;
-use crate::report::Rates;
 use crate::xstats::WindowXstats;
-
-/// The sender's figures over a measured window.
-#[derive(Debug, Clone, Default)]
-pub struct SenderWindow {
-    pub seconds: f64,
-    pub total: Tally,
-    pub per_queue: Vec<Tally>,
-    pub port: PortStats,
-    pub xstats: WindowXstats,
-    /// With several ports: each port's own window (its queues, its
-    /// counters); empty with one.
-    pub ports: Vec<SenderWindow>,
-    /// The shape achieved in the trial.
-    pub shape: pace::ShapeStats,
-    /// Reflect mode: round trips of the trial's probes, merged over queues.
-    pub latency: Option<latency::LatencyHistogram>,
-    pub reflected: u64,
-    /// Reflect mode: probes that came back in the trial but were sent
-    /// before it (the warm-up's, left in the ring through the drain): not timed.
-    pub reflected_stale: u64,
-    /// Where this sender's streams stood when the window opened and when
-    /// it closed: the trial's frames are those between (None: too many
-    /// streams to list, see seqtrack::MAX_EDGE_STREAMS).
-    pub streams_at_start: Option<seqtrack::StreamEdge>,
-    pub streams_at_end: Option<seqtrack::StreamEdge>,
-    /// Every frame sent carried a probe numbered in its stream (false for a
-    /// replay, whose frames without room for one are sent bare).
-    pub all_probed: bool,
-    /// The sending lanes' loops that stood still in the trial, and the
-    /// share of this host's CPU time the hypervisor took over it.
-    pub stalls: control::LaneStalls,
-    pub host_steal_pct: Option<f64>,
-}
-
-impl SenderWindow {
-    pub fn sent(&self) -> Rates {
-        Rates::over(self.total.packets, self.total.bytes, self.seconds)
-    }
-}
 
 /// Called at the window's edges; an error ends the step.
 pub trait WindowHooks {
@@ -155,5 +114,4 @@ impl Sender {
             })
             .collect()
     }
-
 }

@@ -207,7 +207,11 @@ impl std::fmt::Display for AccountingError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("accounting error: ")?;
         if let Some((n, e)) = &self.over_received {
-            write!(f, "{n} stream(s) received more trial frames than were sent (stream {}: sent {}, received {})", e.stream, e.sent, e.received)?;
+            write!(
+                f,
+                "{n} stream(s) received more trial frames than were sent (stream {}: sent {}, received {})",
+                e.stream, e.sent, e.received
+            )?;
             if self.sender_counted.is_some() {
                 f.write_str("; ")?;
             }

@@ -70,7 +70,10 @@ mod tests {
     #[test]
     fn sentences_name_the_fix() {
         let e = NoExactAccount::StreamsBeyond { highest: 4096, tracked: 4096 };
-        assert_eq!(e.to_string(), "the sender's stream ids reach 4096, drop tracks ids below 4096 one by one: restart drop with --streams 4097");
+        assert_eq!(
+            e.to_string(),
+            "the sender's stream ids reach 4096, drop tracks ids below 4096 one by one: restart drop with --streams 4097"
+        );
         let e = NoExactAccount::EdgesDiffer {
             start: EdgeNames { run: 7, first: 0, streams: 2 },
             end: EdgeNames { run: 8, first: 0, streams: 2 },
