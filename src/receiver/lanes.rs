@@ -141,5 +141,4 @@ impl Receiver {
     pub fn receiving(&self) -> bool {
         !self.lanes.is_empty()
     }
-
 }

@@ -70,7 +70,6 @@ pub struct ReceiverConfig {
     pub xstats_interval: std::time::Duration,
 }
 
-
 /// One port drop receives on, and what belongs to it alone.
 pub struct RxSide {
     /// The port, its device, its watched counters and ENA state.
@@ -138,7 +137,8 @@ impl Receiver {
         let spread = layout::Spread::new(cfg.max_queues, nports);
         let opened = plane::open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n, false), "--max-size")?;
         let sides: Vec<RxSide> = opened.into_iter().map(|plane| RxSide { plane, promiscuous: false }).collect();
-        let totals = Totals { arrival: if cfg.one_way { Some(arrival_clock(&sides, cfg.arrival_clock)?) } else { None }, ..Default::default() };
+        let totals =
+            Totals { arrival: if cfg.one_way { Some(arrival_clock(&sides, cfg.arrival_clock)?) } else { None }, ..Default::default() };
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
         let sizing = pool_sizing(&cfg);
         let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &sizing)];
@@ -302,7 +302,6 @@ impl Receiver {
         Ok(std::mem::take(&mut self.totals))
     }
 }
-
 
 /// --rx-cost in ticks of the lanes' counter. The lanes spin on their
 /// counter, whose ticks are core cycles on x86 only: on arm64 it is a

@@ -209,7 +209,6 @@ impl Receiver {
     pub fn watch_text(&self) -> Option<String> {
         plane::watch_text(&self.sides)
     }
-
 }
 
 /// Several ports' figures summed, each port's kept under `ports`.

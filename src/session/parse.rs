@@ -147,8 +147,7 @@ pub fn rate_list(s: &str) -> Result<List<f64>, BadValue> {
 
 /// An arrival shape or a list of them ("even,burst:8"), each its own ladder step.
 pub fn shape_list(s: &str) -> Result<List<pace::Shape>, BadValue> {
-    let v =
-        s.split(',').map(|x| x.trim().parse::<pace::Shape>()).collect::<Result<Vec<_>, _>>().map_err(|e| BadValue(e.to_string()))?;
+    let v = s.split(',').map(|x| x.trim().parse::<pace::Shape>()).collect::<Result<Vec<_>, _>>().map_err(|e| BadValue(e.to_string()))?;
     if (1..v.len()).any(|i| v[..i].contains(&v[i])) {
         return Err(BadValue(format!("shape list {s:?} repeats a shape: give each once")));
     }

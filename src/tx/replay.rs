@@ -155,7 +155,6 @@ impl ReplayLane {
 }
 
 impl Stopped {
-
     /// The lane's end: the schedule's end when every pass went out,
     /// otherwise now (stopped, or behind); frames built and never taken
     /// (`pkts`) hand back their sequence numbers.
