@@ -34,72 +34,13 @@ pub fn receiver_verdict(c: &ReceiverCounters) -> Verdict {
     if let Some(why) = &c.invalid {
         return Verdict { limits: Vec::new(), invalid: Some(format!("invalid counter sample: {why}")) };
     }
-    let mut limits = Vec::new();
-    for (name, &delta) in c.xstats.allowances.iter().filter(|(_, &d)| d > 0) {
-        if let Some(kind) = LimitKind::of_allowance(name) {
-            limits.push(Limit {
-                kind,
-                side: Side::Receiver,
-                counters: vec![name.clone()],
-                delta,
-                frames: delta,
-                evidence: format!("{name} +{delta} on the receiver: the platform's shaper queued or dropped {delta} packets"),
-            });
-        }
-    }
-    let drops = c.imissed + c.rx_nombuf;
-    if drops > 0 {
-        let parts: Vec<String> =
-            [("imissed", c.imissed), ("rx_nombuf", c.rx_nombuf)].iter().filter(|(_, v)| *v > 0).map(|(n, v)| format!("{n} +{v}")).collect();
-        limits.push(Limit {
-            kind: LimitKind::Receiver,
-            side: Side::Receiver,
-            counters: [("imissed", c.imissed), ("rx_nombuf", c.rx_nombuf)]
-                .iter()
-                .filter(|(_, v)| *v > 0)
-                .map(|(n, _)| n.to_string())
-                .collect(),
-            delta: drops,
-            frames: drops,
-            evidence: format!("{} on the receiver: it could not take frames as fast as they came", parts.join(", ")),
-        });
-    }
-    for (name, &delta) in c.xstats.watched.iter().filter(|(_, &d)| d > 0) {
-        limits.push(Limit {
-            kind: LimitKind::Other,
-            side: Side::Receiver,
-            counters: vec![name.clone()],
-            delta,
-            frames: delta,
-            evidence: format!("watched counter {name} +{delta} on the receiver"),
-        });
-    }
+    let mut limits = allowance_limits(c);
+    limits.extend(port_drops(c));
+    limits.extend(watched_limits(c));
     let saturated = c.busy_pct.filter(|&b| b >= SATURATED_BUSY_PCT);
-    let explained = drops + c.ierrors;
+    let explained = c.imissed + c.rx_nombuf + c.ierrors;
     if c.probe_lost > explained {
-        let unexplained = c.probe_lost - explained;
-        limits.push(match saturated {
-            Some(busy) => Limit {
-                kind: LimitKind::Receiver,
-                side: Side::Receiver,
-                counters: vec!["busy_cycles".into(), "probe_lost".into()],
-                delta: unexplained,
-                frames: unexplained,
-                evidence: format!(
-                    "{unexplained} frames missing from the probes' sequence numbers while the busiest lane was busy {busy:.1}% of the time frames arrived: it was saturated (this device drops what the receiver misses without counting it)"
-                ),
-            },
-            None => Limit {
-                kind: LimitKind::Network,
-                side: Side::Both,
-                counters: vec!["probe_lost".into()],
-                delta: unexplained,
-                frames: unexplained,
-                evidence: format!(
-                    "{unexplained} frames missing from the probes' sequence numbers and no counter here explains them: lost before this port (the sender's counters may say why: blast --peer reads both ends)"
-                ),
-            },
-        });
+        limits.push(missing_probes(c.probe_lost - explained, saturated));
     } else if let Some(busy) = saturated.filter(|_| limits.is_empty()) {
         limits.push(Limit {
             kind: LimitKind::Receiver,
@@ -113,21 +54,107 @@ pub fn receiver_verdict(c: &ReceiverCounters) -> Verdict {
         });
     }
     if limits.is_empty() {
-        limits.push(Limit {
-            kind: LimitKind::None,
-            side: Side::Receiver,
-            counters: Vec::new(),
-            delta: 0,
-            frames: 0,
-            evidence: format!(
-                "nothing held the receiver back: no drop counter moved{}{}; the rate is what arrived from the sender",
-                if c.probes_read { ", no probe missing" } else { " (probes not read: --count-only)" },
-                c.busy_pct.map_or(String::new(), |b| format!(", the busiest lane busy {b:.1}% of the time frames arrived"))
-            ),
-        });
+        limits.push(nothing_held_back(c));
     }
     limits.sort_by_key(|l| std::cmp::Reverse(l.frames));
     Verdict { limits, invalid: None }
+}
+
+/// Every ENA allowance counter of the receiver's port that moved.
+fn allowance_limits(c: &ReceiverCounters) -> Vec<Limit> {
+    let mut limits = Vec::new();
+    for (name, &delta) in c.xstats.allowances.iter().filter(|(_, &d)| d > 0) {
+        if let Some(kind) = LimitKind::of_allowance(name) {
+            limits.push(Limit {
+                kind,
+                side: Side::Receiver,
+                counters: vec![name.clone()],
+                delta,
+                frames: delta,
+                evidence: format!("{name} +{delta} on the receiver: the platform's shaper queued or dropped {delta} packets"),
+            });
+        }
+    }
+    limits
+}
+
+/// Frames the port counted as missed (imissed) or without a buffer (rx_nombuf).
+fn port_drops(c: &ReceiverCounters) -> Option<Limit> {
+    let drops = c.imissed + c.rx_nombuf;
+    if drops == 0 {
+        return None;
+    }
+    let parts: Vec<String> =
+        [("imissed", c.imissed), ("rx_nombuf", c.rx_nombuf)].iter().filter(|(_, v)| *v > 0).map(|(n, v)| format!("{n} +{v}")).collect();
+    Some(Limit {
+        kind: LimitKind::Receiver,
+        side: Side::Receiver,
+        counters: [("imissed", c.imissed), ("rx_nombuf", c.rx_nombuf)].iter().filter(|(_, v)| *v > 0).map(|(n, _)| n.to_string()).collect(),
+        delta: drops,
+        frames: drops,
+        evidence: format!("{} on the receiver: it could not take frames as fast as they came", parts.join(", ")),
+    })
+}
+
+/// Every counter the user asked to watch that moved.
+fn watched_limits(c: &ReceiverCounters) -> Vec<Limit> {
+    c.xstats
+        .watched
+        .iter()
+        .filter(|(_, &d)| d > 0)
+        .map(|(name, &delta)| Limit {
+            kind: LimitKind::Other,
+            side: Side::Receiver,
+            counters: vec![name.clone()],
+            delta,
+            frames: delta,
+            evidence: format!("watched counter {name} +{delta} on the receiver"),
+        })
+        .collect()
+}
+
+/// Probes missing beyond what the counters explain (`unexplained`): a
+/// saturated receiver's when its busiest lane was `saturated`, else lost
+/// before this port.
+fn missing_probes(unexplained: u64, saturated: Option<f64>) -> Limit {
+    match saturated {
+        Some(busy) => Limit {
+            kind: LimitKind::Receiver,
+            side: Side::Receiver,
+            counters: vec!["busy_cycles".into(), "probe_lost".into()],
+            delta: unexplained,
+            frames: unexplained,
+            evidence: format!(
+                "{unexplained} frames missing from the probes' sequence numbers while the busiest lane was busy {busy:.1}% of the time frames arrived: it was saturated (this device drops what the receiver misses without counting it)"
+            ),
+        },
+        None => Limit {
+            kind: LimitKind::Network,
+            side: Side::Both,
+            counters: vec!["probe_lost".into()],
+            delta: unexplained,
+            frames: unexplained,
+            evidence: format!(
+                "{unexplained} frames missing from the probes' sequence numbers and no counter here explains them: lost before this port (the sender's counters may say why: blast --peer reads both ends)"
+            ),
+        },
+    }
+}
+
+/// Nothing moved: the rate is what the sender sent.
+fn nothing_held_back(c: &ReceiverCounters) -> Limit {
+    Limit {
+        kind: LimitKind::None,
+        side: Side::Receiver,
+        counters: Vec::new(),
+        delta: 0,
+        frames: 0,
+        evidence: format!(
+            "nothing held the receiver back: no drop counter moved{}{}; the rate is what arrived from the sender",
+            if c.probes_read { ", no probe missing" } else { " (probes not read: --count-only)" },
+            c.busy_pct.map_or(String::new(), |b| format!(", the busiest lane busy {b:.1}% of the time frames arrived"))
+        ),
+    }
 }
 
 #[cfg(test)]

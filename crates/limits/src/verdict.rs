@@ -255,7 +255,8 @@ fn side_str(s: Side) -> &'static str {
 /// A paced sender that delivered less than this share of its schedule fell behind.
 const SENDER_SHORTFALL: f64 = 0.01;
 
-/// The verdict for one window.
+/// The verdict for one window: every kind of evidence that moved, the one
+/// that accounts for most frames first.
 pub fn verdict(w: &WindowCounters) -> Verdict {
     if let Some(why) = &w.accounting_error {
         return Verdict { limits: Vec::new(), invalid: Some(why.clone()) };
@@ -263,6 +264,39 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
     if let Some(why) = &w.invalid {
         return Verdict { limits: Vec::new(), invalid: Some(format!("invalid counter sample: {why}")) };
     }
+    let mut limits = allowance_limits(w);
+    let allowance_moved = !limits.is_empty();
+    limits.extend(receiver_drops(w));
+    limits.extend(watched_limits(w));
+    let path = broken_path(w);
+    let path_broke = path.is_some();
+    if let Some(path) = path {
+        limits.push(path);
+    } else if !allowance_moved {
+        limits.extend(sender_limit(w));
+    }
+    // A shaper or a broken path explains a loss already.
+    if !path_broke && !allowance_moved {
+        limits.extend(unexplained_loss(w));
+    }
+    if limits.is_empty() {
+        limits.push(Limit {
+            kind: LimitKind::None,
+            side: Side::Both,
+            counters: Vec::new(),
+            delta: 0,
+            frames: 0,
+            evidence: "the offered rate was delivered and no counter moved".into(),
+        });
+    }
+    // The one that accounts for most frames first; ties keep the order above.
+    limits.sort_by_key(|l| std::cmp::Reverse(l.frames));
+    add_express(&mut limits, w);
+    Verdict { limits, invalid: None }
+}
+
+/// Every ENA allowance counter that moved, on either end.
+fn allowance_limits(w: &WindowCounters) -> Vec<Limit> {
     let mut limits = Vec::new();
     for (side, map) in [(Side::Sender, &w.sender_xstats.allowances), (Side::Receiver, &w.receiver_xstats.allowances)] {
         for (name, &delta) in map {
@@ -282,28 +316,42 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
             }
         }
     }
-    let allowance_moved = !limits.is_empty();
+    limits
+}
 
-    let rx_drops = w.receiver_imissed + w.receiver_rx_nombuf;
-    if rx_drops > 0 {
-        let mut counters = Vec::new();
-        let mut parts = Vec::new();
-        for (name, v) in [("imissed", w.receiver_imissed), ("rx_nombuf", w.receiver_rx_nombuf)] {
-            if v > 0 {
-                counters.push(name.to_string());
-                parts.push(format!("{name} +{v}"));
-            }
-        }
-        limits.push(Limit {
-            kind: LimitKind::Receiver,
-            side: Side::Receiver,
-            counters,
-            delta: rx_drops,
-            frames: rx_drops,
-            evidence: format!("{} on the receiver: it could not take frames as fast as they came", parts.join(", ")),
-        });
+/// Frames the receiver's port counted as missed or without a buffer.
+fn rx_drops(w: &WindowCounters) -> u64 {
+    w.receiver_imissed + w.receiver_rx_nombuf
+}
+
+/// The receiver could not take frames as fast as they came: its port
+/// counted them missed (imissed) or had no buffer for them (rx_nombuf).
+fn receiver_drops(w: &WindowCounters) -> Option<Limit> {
+    let drops = rx_drops(w);
+    if drops == 0 {
+        return None;
     }
+    let mut counters = Vec::new();
+    let mut parts = Vec::new();
+    for (name, v) in [("imissed", w.receiver_imissed), ("rx_nombuf", w.receiver_rx_nombuf)] {
+        if v > 0 {
+            counters.push(name.to_string());
+            parts.push(format!("{name} +{v}"));
+        }
+    }
+    Some(Limit {
+        kind: LimitKind::Receiver,
+        side: Side::Receiver,
+        counters,
+        delta: drops,
+        frames: drops,
+        evidence: format!("{} on the receiver: it could not take frames as fast as they came", parts.join(", ")),
+    })
+}
 
+/// Every counter the user asked to watch that moved, on either end.
+fn watched_limits(w: &WindowCounters) -> Vec<Limit> {
+    let mut limits = Vec::new();
     for (side, map) in [(Side::Sender, &w.sender_xstats.watched), (Side::Receiver, &w.receiver_xstats.watched)] {
         for (name, &delta) in map {
             if delta > 0 {
@@ -318,90 +366,80 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
             }
         }
     }
+    limits
+}
 
-    let path = broken_path(w);
-    let path_broke = path.is_some();
-    if let Some(path) = path {
-        limits.push(path);
-    } else if !allowance_moved {
-        match w.offered {
-            Some(offered) => {
-                let short = offered.saturating_sub(w.accepted);
-                if short as f64 > offered as f64 * SENDER_SHORTFALL {
-                    limits.push(Limit {
-                        kind: LimitKind::Sender,
-                        side: Side::Sender,
-                        counters: vec!["tx_burst".into()],
-                        delta: w.ring_full_retries,
-                        frames: short,
-                        evidence: sender_shortfall(w.accepted, offered, w.ring_full_retries) + &stalled(w),
-                    });
-                }
-            }
-            None => limits.push(Limit {
+/// The sender as the limit: paced, it fell short of its schedule; unpaced,
+/// it sent as fast as its queues took frames.
+fn sender_limit(w: &WindowCounters) -> Option<Limit> {
+    match w.offered {
+        Some(offered) => {
+            let short = offered.saturating_sub(w.accepted);
+            (short as f64 > offered as f64 * SENDER_SHORTFALL).then(|| Limit {
                 kind: LimitKind::Sender,
                 side: Side::Sender,
                 counters: vec!["tx_burst".into()],
                 delta: w.ring_full_retries,
-                frames: 0,
-                evidence: format!(
-                    "unpaced: the sender sent as fast as its cores and queues took frames ({} accepted, {} tx_burst calls came back short)",
-                    w.accepted, w.ring_full_retries
-                ),
-            }),
+                frames: short,
+                evidence: sender_shortfall(w.accepted, offered, w.ring_full_retries) + &stalled(w),
+            })
         }
+        None => Some(Limit {
+            kind: LimitKind::Sender,
+            side: Side::Sender,
+            counters: vec!["tx_burst".into()],
+            delta: w.ring_full_retries,
+            frames: 0,
+            evidence: format!(
+                "unpaced: the sender sent as fast as its cores and queues took frames ({} accepted, {} tx_burst calls came back short)",
+                w.accepted, w.ring_full_retries
+            ),
+        }),
     }
+}
 
-    if let Some(received) = w.received.filter(|_| !path_broke) {
-        // What the sender's port says it sent; memif-like devices that zero
-        // their counters are covered by what tx_burst accepted.
-        let sent = if w.sender_opackets > 0 { w.sender_opackets } else { w.accepted };
-        let lost = sent.saturating_sub(received);
-        let explained = rx_drops + w.receiver_ierrors + w.sender_oerrors;
-        let saturated = w.receiver_busy_pct.filter(|&busy| busy >= SATURATED_BUSY_PCT);
-        if lost > explained && !allowance_moved && saturated.is_some() {
-            let unexplained = lost - explained;
-            limits.push(Limit {
-                kind: LimitKind::Receiver,
-                side: Side::Receiver,
-                counters: vec!["busy_cycles".into()],
-                delta: unexplained,
-                frames: unexplained,
-                evidence: format!(
-                    "{unexplained} frames lost while the busiest receiving lcore was busy {:.1}% of the trial: it was saturated \
-                     (this device drops what the receiver misses without counting it)",
-                    saturated.unwrap_or(0.0)
-                ),
-            });
-        } else if lost > explained && !allowance_moved {
-            let unexplained = lost - explained;
-            limits.push(Limit {
-                kind: LimitKind::Network,
-                side: Side::Both,
-                counters: Vec::new(),
-                delta: unexplained,
-                frames: unexplained,
-                evidence: format!(
-                    "the sender's port sent {sent}, the receiver got {received}: {unexplained} frames lost with no counter on either end to explain them"
-                ),
-            });
-        }
+/// Frames sent and not received beyond what the counters explain: a
+/// saturated receiver's (on a device that drops what it misses without
+/// counting it), else the network's.
+fn unexplained_loss(w: &WindowCounters) -> Option<Limit> {
+    let received = w.received?;
+    // What the sender's port says it sent; memif-like devices that zero
+    // their counters are covered by what tx_burst accepted.
+    let sent = if w.sender_opackets > 0 { w.sender_opackets } else { w.accepted };
+    let lost = sent.saturating_sub(received);
+    let explained = rx_drops(w) + w.receiver_ierrors + w.sender_oerrors;
+    if lost <= explained {
+        return None;
     }
-
-    if limits.is_empty() {
-        limits.push(Limit {
-            kind: LimitKind::None,
+    let unexplained = lost - explained;
+    Some(match w.receiver_busy_pct.filter(|&busy| busy >= SATURATED_BUSY_PCT) {
+        Some(busy) => Limit {
+            kind: LimitKind::Receiver,
+            side: Side::Receiver,
+            counters: vec!["busy_cycles".into()],
+            delta: unexplained,
+            frames: unexplained,
+            evidence: format!(
+                "{unexplained} frames lost while the busiest receiving lcore was busy {busy:.1}% of the trial: it was saturated \
+                 (this device drops what the receiver misses without counting it)"
+            ),
+        },
+        None => Limit {
+            kind: LimitKind::Network,
             side: Side::Both,
             counters: Vec::new(),
-            delta: 0,
-            frames: 0,
-            evidence: "the offered rate was delivered and no counter moved".into(),
-        });
-    }
-    // The one that accounts for most frames first; ties keep the order above.
-    limits.sort_by_key(|l| std::cmp::Reverse(l.frames));
-    // ENA Express falling back limits a flow's rate without dropping or
-    // counting anything else: it joins the first limit's evidence.
+            delta: unexplained,
+            frames: unexplained,
+            evidence: format!(
+                "the sender's port sent {sent}, the receiver got {received}: {unexplained} frames lost with no counter on either end to explain them"
+            ),
+        },
+    })
+}
+
+/// ENA Express falling back limits a flow's rate without dropping or
+/// counting anything else: it joins the first limit's evidence.
+fn add_express(limits: &mut [Limit], w: &WindowCounters) {
     let express: Vec<String> = crate::express_evidence(&w.sender_xstats, "sender")
         .into_iter()
         .chain(crate::express_evidence(&w.receiver_xstats, "receiver"))
@@ -413,7 +451,6 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
             first.counters.push("ena_srd_tx_pkts".into());
         }
     }
-    Verdict { limits, invalid: None }
 }
 
 /// A sender whose tx_burst came back short more often than it took frames
