@@ -15,7 +15,23 @@ fn main() {
     for (y, m) in SUPPORTED_LINES {
         println!("cargo::rustc-check-cfg=cfg(dpdk_{y}_{m})");
     }
+    let version = supported_dpdk();
 
+    // Exactly `pkg-config --cflags libdpdk`: it carries `-include rte_config.h`
+    // and DPDK's own -march; adding ours would break inlining or fail at run time.
+    let cflags = pkg_config_output(&["--cflags", "libdpdk"]);
+    let cflag_list: Vec<String> = cflags.split_whitespace().map(str::to_owned).collect();
+    println!("cargo:cflags={cflags}");
+    println!("cargo:libs={}", pkg_config_output(&["--libs", "libdpdk"]));
+
+    compile_shim(&cflag_list);
+    link_dpdk();
+    generate_bindings(&cflag_list, &version);
+}
+
+/// The DPDK pkg-config finds, refused unless it is a supported LTS line;
+/// its line becomes a cfg (`dpdk_24_11`). Returns its version.
+fn supported_dpdk() -> String {
     let lib = pkg_config::Config::new().cargo_metadata(false).probe("libdpdk").unwrap_or_else(|e| {
         fail(&format!(
             "DPDK not found by pkg-config ({}). Install it: apt-get install dpdk-dev libdpdk-dev pkg-config \
@@ -36,17 +52,14 @@ fn main() {
     println!("cargo:version={}", lib.version);
     println!("cargo:line={year}.{month}");
     println!("cargo:rustc-env=DPDK_PKG_VERSION={}", lib.version);
+    lib.version
+}
 
-    // Exactly `pkg-config --cflags libdpdk`: it carries `-include rte_config.h`
-    // and DPDK's own -march; adding ours would break inlining or fail at run time.
-    let cflags = pkg_config_output(&["--cflags", "libdpdk"]);
-    let cflag_list: Vec<String> = cflags.split_whitespace().map(str::to_owned).collect();
-    println!("cargo:cflags={cflags}");
-    println!("cargo:libs={}", pkg_config_output(&["--libs", "libdpdk"]));
-
+/// The C shim, built with DPDK's own flags.
+fn compile_shim(cflag_list: &[String]) {
     let mut shim = cc::Build::new();
     shim.file("shim/shim.c").warnings(true).flag_if_supported("-Wno-unused-parameter");
-    for f in &cflag_list {
+    for f in cflag_list {
         shim.flag(f);
     }
     // The shim's inline DPDK functions read EAL's thread-local lcore id (the
@@ -56,9 +69,11 @@ fn main() {
     // start, where the initial-exec model is valid and costs one load.
     shim.flag("-ftls-model=initial-exec");
     shim.compile("blastdrop_shim");
+}
 
-    // Link DPDK shared: EAL then loads the PMDs from its plugin directory.
-    // Static drivers beside a shared EAL would register twice.
+/// DPDK linked shared: EAL then loads the PMDs from its plugin directory
+/// (static drivers beside a shared EAL would register twice).
+fn link_dpdk() {
     let libs = pkg_config_output(&["--libs", "libdpdk"]);
     for tok in libs.split_whitespace() {
         if let Some(dir) = tok.strip_prefix("-L") {
@@ -67,11 +82,15 @@ fn main() {
             println!("cargo:rustc-link-lib=dylib={name}");
         }
     }
+}
 
+/// Bindings to what the crate calls (the shim's functions, EAL, ethdev,
+/// mempool), into OUT_DIR/bindings.rs.
+fn generate_bindings(cflag_list: &[String], version: &str) {
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     let bindings = bindgen::Builder::default()
         .header("shim/shim.h")
-        .clang_args(&cflag_list)
+        .clang_args(cflag_list)
         .allowlist_function("bd_.*")
         .allowlist_var("bd_.*")
         .allowlist_type("bd_mbuf_offset")
@@ -100,7 +119,7 @@ fn main() {
         .generate_comments(false)
         .prepend_enum_name(false)
         .generate()
-        .unwrap_or_else(|e| fail(&format!("bindgen failed over DPDK {} headers: {e}; is libclang-dev installed?", lib.version)));
+        .unwrap_or_else(|e| fail(&format!("bindgen failed over DPDK {version} headers: {e}; is libclang-dev installed?")));
     bindings.write_to_file(out.join("bindings.rs")).expect("write bindings.rs");
 }
 

@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 
 use wire::MacAddr;
 
-use crate::frame::FlowKind;
+use crate::frame::{FlowKind, FrameInfo};
 use crate::Capture;
 
 /// The addresses every frame gets. IPv4 addresses apply to IPv4 frames;
@@ -58,63 +58,80 @@ impl Capture {
             f[6..12].copy_from_slice(&r.src_mac.0);
             s.l2 += 1;
             let Some(ip) = info.ip_at else { continue };
-            let ihl = usize::from(f[ip] & 0x0f) * 4;
-            let old_addrs: [u8; 8] = f[ip + 12..ip + 20].try_into().expect("an IPv4 header's addresses");
-            f[ip + 12..ip + 16].copy_from_slice(&r.src_ip.octets());
-            f[ip + 16..ip + 20].copy_from_slice(&r.dst_ip.octets());
-            if info.probe_room {
-                f[ip + 4..ip + 6].copy_from_slice(&r.run_id.to_be_bytes());
-            }
-            f[ip + 10..ip + 12].fill(0);
-            let sum = wire::checksum(&f[ip..ip + ihl]);
-            f[ip + 10..ip + 12].copy_from_slice(&sum.to_be_bytes());
+            let old_addrs = rewrite_ipv4(f, ip, &info, r);
             s.l3 += 1;
-            let total = usize::from(u16::from_be_bytes([f[ip + 2], f[ip + 3]]));
-            let l4 = ip + ihl;
-            let (proto, at) = match (info.kind, f[ip + 9]) {
-                (FlowKind::Ipv4Udp, _) => (17u8, 6),
-                (FlowKind::Ipv4Tcp, _) => (6u8, 16),
-                // Only the first fragment holds the L4 header; the others
-                // carry nothing the addresses feed.
-                (FlowKind::Ipv4Fragment, p @ (17 | 6)) if u16::from_be_bytes([f[ip + 6], f[ip + 7]]) & 0x1fff == 0 => {
-                    (p, if p == 17 { 6 } else { 16 })
-                }
-                _ => continue,
-            };
-            let whole = info.kind != FlowKind::Ipv4Fragment && total >= ihl && ip + total <= f.len() && l4 + at + 2 <= ip + total;
-            if !whole {
-                match f.get(l4 + at..l4 + at + 2) {
-                    Some(c) if l4 + at + 2 <= ip + total => {
-                        let old = u16::from_be_bytes([c[0], c[1]]);
-                        // UDP's 0 is "no checksum": it stays so.
-                        if !(proto == 17 && old == 0) {
-                            let mut new = incremental(old, &old_addrs, &f[ip + 12..ip + 20]);
-                            if proto == 17 && new == 0 {
-                                new = 0xffff;
-                            }
-                            f[l4 + at..l4 + at + 2].copy_from_slice(&new.to_be_bytes());
-                        }
-                        s.l4_incremental += 1;
-                    }
-                    _ => s.l4_left += 1,
-                }
-                continue;
-            }
-            if info.probe_room {
-                f[l4 + at..l4 + at + 2].fill(0);
-                s.l4_zeroed += 1;
-                continue;
-            }
-            f[l4 + at..l4 + at + 2].fill(0);
-            let mut sum = l4_checksum(&f[ip + 12..ip + 16], &f[ip + 16..ip + 20], proto, &f[l4..ip + total]);
-            if proto == 17 && sum == 0 {
-                sum = 0xffff; // 0 means "no checksum" for UDP
-            }
-            f[l4 + at..l4 + at + 2].copy_from_slice(&sum.to_be_bytes());
-            s.l4 += 1;
+            rewrite_l4(f, ip, &info, &old_addrs, &mut s);
         }
         s
     }
+}
+
+/// The IPv4 header at `ip`: its addresses, with room for a probe its
+/// ident (the run id), and its checksum computed again. Returns the
+/// addresses it had, which an L4 checksum may need swapped out.
+fn rewrite_ipv4(f: &mut [u8], ip: usize, info: &FrameInfo, r: &Rewrite) -> [u8; 8] {
+    let ihl = usize::from(f[ip] & 0x0f) * 4;
+    let old_addrs: [u8; 8] = f[ip + 12..ip + 20].try_into().expect("an IPv4 header's addresses");
+    f[ip + 12..ip + 16].copy_from_slice(&r.src_ip.octets());
+    f[ip + 16..ip + 20].copy_from_slice(&r.dst_ip.octets());
+    if info.probe_room {
+        f[ip + 4..ip + 6].copy_from_slice(&r.run_id.to_be_bytes());
+    }
+    f[ip + 10..ip + 12].fill(0);
+    let sum = wire::checksum(&f[ip..ip + ihl]);
+    f[ip + 10..ip + 12].copy_from_slice(&sum.to_be_bytes());
+    old_addrs
+}
+
+/// The UDP or TCP checksum after the IPv4 header at `ip` was rewritten:
+/// computed again over a whole datagram, zeroed where a probe goes,
+/// updated for the addresses alone where the datagram is not all there,
+/// or left (counted) where its field was not captured.
+fn rewrite_l4(f: &mut [u8], ip: usize, info: &FrameInfo, old_addrs: &[u8; 8], s: &mut RewriteStats) {
+    let ihl = usize::from(f[ip] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([f[ip + 2], f[ip + 3]]));
+    let l4 = ip + ihl;
+    let (proto, at) = match (info.kind, f[ip + 9]) {
+        (FlowKind::Ipv4Udp, _) => (17u8, 6),
+        (FlowKind::Ipv4Tcp, _) => (6u8, 16),
+        // Only the first fragment holds the L4 header; the others
+        // carry nothing the addresses feed.
+        (FlowKind::Ipv4Fragment, p @ (17 | 6)) if u16::from_be_bytes([f[ip + 6], f[ip + 7]]) & 0x1fff == 0 => {
+            (p, if p == 17 { 6 } else { 16 })
+        }
+        _ => return,
+    };
+    let whole = info.kind != FlowKind::Ipv4Fragment && total >= ihl && ip + total <= f.len() && l4 + at + 2 <= ip + total;
+    if !whole {
+        match f.get(l4 + at..l4 + at + 2) {
+            Some(c) if l4 + at + 2 <= ip + total => {
+                let old = u16::from_be_bytes([c[0], c[1]]);
+                // UDP's 0 is "no checksum": it stays so.
+                if !(proto == 17 && old == 0) {
+                    let mut new = incremental(old, old_addrs, &f[ip + 12..ip + 20]);
+                    if proto == 17 && new == 0 {
+                        new = 0xffff;
+                    }
+                    f[l4 + at..l4 + at + 2].copy_from_slice(&new.to_be_bytes());
+                }
+                s.l4_incremental += 1;
+            }
+            _ => s.l4_left += 1,
+        }
+        return;
+    }
+    if info.probe_room {
+        f[l4 + at..l4 + at + 2].fill(0);
+        s.l4_zeroed += 1;
+        return;
+    }
+    f[l4 + at..l4 + at + 2].fill(0);
+    let mut sum = l4_checksum(&f[ip + 12..ip + 16], &f[ip + 16..ip + 20], proto, &f[l4..ip + total]);
+    if proto == 17 && sum == 0 {
+        sum = 0xffff; // 0 means "no checksum" for UDP
+    }
+    f[l4 + at..l4 + at + 2].copy_from_slice(&sum.to_be_bytes());
+    s.l4 += 1;
 }
 
 /// A checksum `sum` over data whose words `old` became `new` (RFC 1624,

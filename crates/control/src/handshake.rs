@@ -118,31 +118,9 @@ pub(crate) fn handshake(
     shared: &Shared,
     accepted: Instant,
 ) -> Result<Admitted, NotServed> {
-    let cfg = &shared.cfg;
-    let first = accepted + cfg.first_line_deadline;
-    let auth_by = accepted + cfg.auth_deadline;
-    let mut hs = Handshake::new(cfg.secret.clone(), nonce());
+    let mut hs = Handshake::new(shared.cfg.secret.clone(), nonce());
     loop {
-        let deadline = if hs.said_hello() { auth_by } else { first.min(auth_by) };
-        let line = reader.read_line(Some(deadline), shared.stop).map_err(NotServed::Read)?;
-        let text = match line {
-            Line::Text(t) => t,
-            Line::TooLong => {
-                let _ = send(writer, 0, &error(format!("message longer than {MAX_LINE} bytes")));
-                return Err(NotServed::TooLong);
-            }
-            Line::Eof => return Err(NotServed::Closed),
-            Line::Stopped => return Err(NotServed::Stopping),
-            Line::Timeout => {
-                let (what, limit) = if hs.said_hello() {
-                    ("did not authenticate", cfg.auth_deadline)
-                } else {
-                    ("sent no complete line", cfg.first_line_deadline)
-                };
-                let _ = send(writer, 0, &error(format!("{what} within {limit:?}: closing")));
-                return Err(NotServed::Timeout { what, limit });
-            }
-        };
+        let text = next_line(reader, writer, shared, accepted, hs.said_hello())?;
         match hs.step(&text) {
             HandshakeStep::Reply(id, r) => send(writer, id, &r).map_err(NotServed::Write)?,
             HandshakeStep::Refuse(id, r, why) => {
@@ -152,34 +130,68 @@ pub(crate) fn handshake(
                 }
                 return Err(NotServed::Refused(why));
             }
-            HandshakeStep::Authenticated(id, group) => {
-                // The session is this client's from before it hears so,
-                // unless another got there first.
-                if let Some(busy) = shared.busy_for(group.as_deref()) {
-                    let _ = send(writer, id, &error(busy));
-                    return Err(NotServed::Busy);
-                }
-                let guest = {
-                    let mut holder = shared.holder();
-                    if holder.is_some() {
-                        true
-                    } else {
-                        let state = group.clone().map_or(HolderState::Single, HolderState::Group);
-                        *holder = Some(Holder { client: peer.to_string(), since: SystemTime::now(), state });
-                        false
-                    }
-                };
-                let info = shared.backend().info();
-                if let Err(e) = send(writer, id, &Response::Hello { info }) {
-                    if !guest {
-                        *shared.holder() = None;
-                    }
-                    return Err(NotServed::Write(e));
-                }
-                return Ok(Admitted { guest, group });
-            }
+            HandshakeStep::Authenticated(id, group) => return admit(writer, peer, shared, id, group),
         }
     }
+}
+
+/// The handshake's next line, by its deadline: the first line's (and the
+/// proof's) before hello, the proof's after.
+fn next_line(
+    reader: &mut LineReader,
+    writer: &mut TcpStream,
+    shared: &Shared,
+    accepted: Instant,
+    said_hello: bool,
+) -> Result<Vec<u8>, NotServed> {
+    let cfg = &shared.cfg;
+    let first = accepted + cfg.first_line_deadline;
+    let auth_by = accepted + cfg.auth_deadline;
+    let deadline = if said_hello { auth_by } else { first.min(auth_by) };
+    match reader.read_line(Some(deadline), shared.stop).map_err(NotServed::Read)? {
+        Line::Text(t) => Ok(t),
+        Line::TooLong => {
+            let _ = send(writer, 0, &error(format!("message longer than {MAX_LINE} bytes")));
+            Err(NotServed::TooLong)
+        }
+        Line::Eof => Err(NotServed::Closed),
+        Line::Stopped => Err(NotServed::Stopping),
+        Line::Timeout => {
+            let (what, limit) =
+                if said_hello { ("did not authenticate", cfg.auth_deadline) } else { ("sent no complete line", cfg.first_line_deadline) };
+            let _ = send(writer, 0, &error(format!("{what} within {limit:?}: closing")));
+            Err(NotServed::Timeout { what, limit })
+        }
+    }
+}
+
+/// An authenticated client: it holds drop, or joins the one who does as a
+/// guest, or hears drop is busy; then drop's info answers its proof.
+fn admit(writer: &mut TcpStream, peer: &str, shared: &Shared, id: u64, group: Option<String>) -> Result<Admitted, NotServed> {
+    // The session is this client's from before it hears so,
+    // unless another got there first.
+    if let Some(busy) = shared.busy_for(group.as_deref()) {
+        let _ = send(writer, id, &error(busy));
+        return Err(NotServed::Busy);
+    }
+    let guest = {
+        let mut holder = shared.holder();
+        if holder.is_some() {
+            true
+        } else {
+            let state = group.clone().map_or(HolderState::Single, HolderState::Group);
+            *holder = Some(Holder { client: peer.to_string(), since: SystemTime::now(), state });
+            false
+        }
+    };
+    let info = shared.backend().info();
+    if let Err(e) = send(writer, id, &Response::Hello { info }) {
+        if !guest {
+            *shared.holder() = None;
+        }
+        return Err(NotServed::Write(e));
+    }
+    Ok(Admitted { guest, group })
 }
 
 fn kind(r: &Request) -> &'static str {

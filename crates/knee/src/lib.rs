@@ -266,39 +266,51 @@ impl Search {
         }
         let ndr_pass = loss_pct <= self.cfg.ndr_loss_pct && latency_ok;
         let pdr_pass = loss_pct <= self.cfg.pdr_loss_pct && latency_ok;
-        let mut confirmed = None;
-        match (next.kind, next.goal) {
-            (TrialKind::Confirm, Some(g)) => {
-                let passed = if g == Goal::Ndr { ndr_pass } else { pdr_pass };
-                if passed && !short && at.is_some() {
-                    let bound = self.bound_of(self.bounds(g), offered);
-                    let b = self.bounds_mut(g);
-                    b.confirmed = Some(carried);
-                    b.bounded_by = Some(bound);
-                    confirmed = Some(true);
-                } else {
-                    let b = self.bounds_mut(g);
-                    b.failed_confirms += 1;
-                    b.short_confirms += u32::from(short);
-                    b.pass = None;
-                    if let Some(at) = at {
-                        b.record(at, passed);
-                    }
-                    confirmed = Some(false);
-                }
-                // The other goal learns from it as from a short trial.
-                let (o, op) = if g == Goal::Ndr { (Goal::Pdr, pdr_pass) } else { (Goal::Ndr, ndr_pass) };
-                if let (None, Some(at)) = (self.bounds(o).confirmed, at) {
-                    self.bounds_mut(o).record(at, op);
-                }
-            }
+        let confirmed = match (next.kind, next.goal) {
+            (TrialKind::Confirm, Some(g)) => Some(self.confirm(g, offered, carried, at, short, (ndr_pass, pdr_pass))),
             _ => {
                 if let Some(at) = at {
                     self.ndr.record(at, ndr_pass);
                     self.pdr.record(at, pdr_pass);
                 }
+                None
             }
+        };
+        self.keep_consistent();
+        Counted { sender_short: short, delivered_share: if offered > 0.0 { delivered / offered } else { 0.0 }, at, confirmed }
+    }
+
+    /// A confirmation of goal `g` at `offered` (counted `at`, carried
+    /// `carried`), the trial having kept the NDR's and the PDR's limits or
+    /// not: whether it confirmed; a failed one takes the goal's pass back.
+    fn confirm(&mut self, g: Goal, offered: f64, carried: f64, at: Option<f64>, short: bool, (ndr_pass, pdr_pass): (bool, bool)) -> bool {
+        let passed = if g == Goal::Ndr { ndr_pass } else { pdr_pass };
+        let confirmed = if passed && !short && at.is_some() {
+            let bound = self.bound_of(self.bounds(g), offered);
+            let b = self.bounds_mut(g);
+            b.confirmed = Some(carried);
+            b.bounded_by = Some(bound);
+            true
+        } else {
+            let b = self.bounds_mut(g);
+            b.failed_confirms += 1;
+            b.short_confirms += u32::from(short);
+            b.pass = None;
+            if let Some(at) = at {
+                b.record(at, passed);
+            }
+            false
+        };
+        // The other goal learns from it as from a short trial.
+        let (o, op) = if g == Goal::Ndr { (Goal::Pdr, pdr_pass) } else { (Goal::Ndr, ndr_pass) };
+        if let (None, Some(at)) = (self.bounds(o).confirmed, at) {
+            self.bounds_mut(o).record(at, op);
         }
+        confirmed
+    }
+
+    /// What holds between the goals and the sender's cap after each trial.
+    fn keep_consistent(&mut self) {
         // NDR <= PDR always. Two confirmations at one offered rate deliver
         // slightly different rates: the NDR claims no more than the PDR (less
         // than its own trial delivered, never more).
@@ -322,7 +334,6 @@ impl Search {
                 }
             }
         }
-        Counted { sender_short: short, delivered_share: if offered > 0.0 { delivered / offered } else { 0.0 }, at, confirmed }
     }
 
     /// The confirmed result per goal (None: nothing passed, or confirmations

@@ -237,24 +237,13 @@ fn side(receiver: bool) -> &'static str {
 fn mpps_against_queues(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Result<(), PlotError> {
     let (chart_area, legend_area) = panel(area);
     let side = side(opts.receiver);
-    // One line per frame size, and per rate and shape when those vary.
-    let mut series: Vec<&Aggregate> = Vec::new();
-    for a in aggs {
-        if !series.iter().any(|s| s.size == a.size && s.same_traffic(a)) {
-            series.push(a);
-        }
-    }
-    series.sort_by_key(|s| s.size);
+    let series = series_of(aggs);
     let traffic_varies = series.iter().any(|s| !s.same_traffic(series[0]));
     let log2 = |q: u16| f64::from(q.max(1)).log2();
     let (lo, hi) = aggs.iter().fold((f64::MAX, f64::MIN), |(lo, hi), a| (lo.min(log2(a.queues)), hi.max(log2(a.queues))));
     let (lo, hi) = if lo > hi { (0.0, 1.0) } else { (lo.floor() - 0.3, hi.ceil() + 0.3) };
     let data_max = aggs.iter().map(|a| a.mpps.max).fold(0.0, f64::max).max(1e-3);
-    // Line rates far above the data would flatten it: drawn only within 3x.
-    let line_rates: Vec<(u32, f64)> = match opts.published_gbps {
-        Some(g) => series.iter().map(|s| (s.size, line_rate_mpps(g, s.size))).filter(|&(_, m)| m <= data_max * 3.0).collect(),
-        None => Vec::new(),
-    };
+    let line_rates = line_rates_near(opts.published_gbps, &series, data_max);
     let y_max = line_rates.iter().map(|l| l.1).fold(data_max, f64::max) * 1.12;
     let mut chart = ChartBuilder::on(&chart_area)
         .caption(format!("{side} Mpps against queues"), ("sans-serif", 15))
@@ -288,12 +277,7 @@ fn mpps_against_queues(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Re
         chart
             .draw_series(pts.iter().map(|a| Circle::new((log2(a.queues), a.mpps.median), 5, verdict_color(a.class).filled())))
             .map_err(err)?;
-        let label = match (traffic_varies, key.offered_mpps) {
-            (true, Some(r)) => format!("{} B, {r:.3} Mpps {}", key.size, key.shape),
-            (true, None) => format!("{} B, unpaced", key.size),
-            (false, _) => format!("{} B frames", key.size),
-        };
-        legend.push(Mark::Line(color), label);
+        legend.push(Mark::Line(color), series_label(key, traffic_varies));
         if let Some(&(size, m)) = line_rates.iter().find(|l| l.0 == key.size) {
             chart.draw_series(DashedLineSeries::new(vec![(lo, m), (hi, m)], 6, 4, color.stroke_width(1))).map_err(err)?;
             legend.push(Mark::Dashed(color), format!("line rate {size} B: {m:.2} Mpps"));
@@ -307,6 +291,37 @@ fn mpps_against_queues(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Re
         legend.push(Mark::Dashed(WHITE), format!("(line rate at {g} Gb/s off scale)"));
     }
     legend.draw(&legend_area)
+}
+
+/// One line per frame size, and per rate and shape when those vary: the
+/// first aggregate of each, by size.
+fn series_of(aggs: &[Aggregate]) -> Vec<&Aggregate> {
+    let mut series: Vec<&Aggregate> = Vec::new();
+    for a in aggs {
+        if !series.iter().any(|s| s.size == a.size && s.same_traffic(a)) {
+            series.push(a);
+        }
+    }
+    series.sort_by_key(|s| s.size);
+    series
+}
+
+/// Each series' line rate at `published_gbps`, where it is within 3x of
+/// the data (higher, it would flatten the data).
+fn line_rates_near(published_gbps: Option<f64>, series: &[&Aggregate], data_max: f64) -> Vec<(u32, f64)> {
+    match published_gbps {
+        Some(g) => series.iter().map(|s| (s.size, line_rate_mpps(g, s.size))).filter(|&(_, m)| m <= data_max * 3.0).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// A series' name in the legend: its size, with its rate and shape when those vary.
+fn series_label(key: &Aggregate, traffic_varies: bool) -> String {
+    match (traffic_varies, key.offered_mpps) {
+        (true, Some(r)) => format!("{} B, {r:.3} Mpps {}", key.size, key.shape),
+        (true, None) => format!("{} B, unpaced", key.size),
+        (false, _) => format!("{} B frames", key.size),
+    }
 }
 
 fn gbps_against_size(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Result<(), PlotError> {

@@ -1,7 +1,7 @@
 use serde::Serialize;
 use std::fmt::Write;
 
-use crate::StepRecord;
+use crate::{PortStep, StepRecord};
 
 fn opt(v: Option<f64>, prec: usize) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.prec$}"))
@@ -36,49 +36,10 @@ pub fn render_table(records: &[StepRecord]) -> String {
             let _ = writeln!(s, "{:>4} {:>3} {:>6} {:>6} {:>5}  step failed: {e}", r.step + 1, r.run, r.queues, r.size, r.flows);
             continue;
         }
-        let _ = writeln!(
-            s,
-            "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9.3} {:>9} {:>9} {:>9} {:>7} {:>8.3} {:>8} {:>8}  {}",
-            r.step + 1,
-            r.run,
-            r.queues,
-            r.size,
-            r.flows,
-            opt(r.offered_mpps, 3),
-            r.sent.mpps,
-            opt(r.received.map(|x| x.mpps), 3),
-            opt(r.received.map(|x| x.wire_gbps), 3),
-            opt(r.received.map(|x| x.frame_gbps), 3),
-            opt(r.loss_pct, 3),
-            r.mpps_per_queue(),
-            opt(gain(records, r), 3),
-            opt(r.sender_cycles_per_packet, 1),
-            r.limit()
-        );
+        table_step_row(&mut s, records, r);
         // Several ports: each port's share under its step, labelled p0, p1 ...
         for p in &r.ports {
-            let per_queue = p.received.map_or(p.sent.mpps, |x| x.mpps) / f64::from(p.queues.max(1));
-            let label = format!("p{}", p.port);
-            let pairing = format!("{} ({}{})", p.limit(), p.name, p.receiver_port.as_ref().map_or(String::new(), |r| format!(" -> {r}")));
-            let _ = writeln!(
-                s,
-                "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9.3} {:>9} {:>9} {:>9} {:>7} {:>8.3} {:>8} {:>8}  {}",
-                "",
-                label,
-                p.queues,
-                "",
-                "",
-                "",
-                p.sent.mpps,
-                opt(p.received.map(|x| x.mpps), 3),
-                opt(p.received.map(|x| x.wire_gbps), 3),
-                opt(p.received.map(|x| x.frame_gbps), 3),
-                opt(p.loss_pct, 3),
-                per_queue,
-                "",
-                "",
-                pairing
-            );
+            table_port_row(&mut s, p);
         }
     }
     // Latency, when the steps timed reflected probes: its own lines, with
@@ -87,6 +48,55 @@ pub fn render_table(records: &[StepRecord]) -> String {
         s += &render_latency(records);
     }
     s
+}
+
+/// A measured step's table row (its gain over the step with fewer queues from `records`).
+fn table_step_row(s: &mut String, records: &[StepRecord], r: &StepRecord) {
+    let _ = writeln!(
+        s,
+        "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9.3} {:>9} {:>9} {:>9} {:>7} {:>8.3} {:>8} {:>8}  {}",
+        r.step + 1,
+        r.run,
+        r.queues,
+        r.size,
+        r.flows,
+        opt(r.offered_mpps, 3),
+        r.sent.mpps,
+        opt(r.received.map(|x| x.mpps), 3),
+        opt(r.received.map(|x| x.wire_gbps), 3),
+        opt(r.received.map(|x| x.frame_gbps), 3),
+        opt(r.loss_pct, 3),
+        r.mpps_per_queue(),
+        opt(gain(records, r), 3),
+        opt(r.sender_cycles_per_packet, 1),
+        r.limit()
+    );
+}
+
+/// One port's share of a step, a table row in the step's columns.
+fn table_port_row(s: &mut String, p: &PortStep) {
+    let per_queue = p.received.map_or(p.sent.mpps, |x| x.mpps) / f64::from(p.queues.max(1));
+    let label = format!("p{}", p.port);
+    let pairing = format!("{} ({}{})", p.limit(), p.name, p.receiver_port.as_ref().map_or(String::new(), |r| format!(" -> {r}")));
+    let _ = writeln!(
+        s,
+        "{:>4} {:>3} {:>6} {:>6} {:>5} {:>10} {:>9.3} {:>9} {:>9} {:>9} {:>7} {:>8.3} {:>8} {:>8}  {}",
+        "",
+        label,
+        p.queues,
+        "",
+        "",
+        "",
+        p.sent.mpps,
+        opt(p.received.map(|x| x.mpps), 3),
+        opt(p.received.map(|x| x.wire_gbps), 3),
+        opt(p.received.map(|x| x.frame_gbps), 3),
+        opt(p.loss_pct, 3),
+        per_queue,
+        "",
+        "",
+        pairing
+    );
 }
 
 /// The round-trip table (one row per step that timed probes: offered rate,

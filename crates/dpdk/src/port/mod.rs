@@ -137,7 +137,45 @@ impl Port {
     pub fn configure(&mut self, cfg: &PortConfig, rx_pools: &[&Mempool]) -> Result<(Vec<RxQueue>, Vec<TxQueue>)> {
         self.check(cfg)?;
         assert_eq!(rx_pools.len(), usize::from(cfg.rx_queues), "one pool per RX queue");
-        let i = self.info.clone();
+        let (conf, done) = self.eth_conf(cfg)?;
+        // SAFETY: a valid port this handle owns, stopped (configure is only
+        // called between stop and start); conf outlives the call.
+        let rc = unsafe { ffi::rte_eth_dev_configure(self.id, cfg.rx_queues, cfg.tx_queues, &conf) };
+        if rc != 0 {
+            return Err(Error::call("rte_eth_dev_configure", rc));
+        }
+        let socket = self.socket() as u32;
+        let guarded = self.guard_faults()?;
+        let mut rxqs = Vec::new();
+        for (q, pool) in rx_pools.iter().enumerate() {
+            // SAFETY: the port is configured with this many RX queues; the pool
+            // outlives the queue (pools are made before and freed after ports).
+            let rc = unsafe { ffi::rte_eth_rx_queue_setup(self.id, q as u16, cfg.rx_ring, socket, std::ptr::null(), pool.as_ptr()) };
+            if rc != 0 {
+                return Err(Error::call("rte_eth_rx_queue_setup", rc));
+            }
+            rxqs.push(RxQueue::new(self.id, q as u16, guarded));
+        }
+        // The TX defaults as configured (some PMDs set them at configure).
+        let mut txconf = dev_info(self.id)?.default_txconf;
+        txconf.offloads = conf.txmode.offloads;
+        let mut txqs = Vec::new();
+        for q in 0..cfg.tx_queues {
+            // SAFETY: the port is configured with this many TX queues; txconf outlives the call.
+            let rc = unsafe { ffi::rte_eth_tx_queue_setup(self.id, q, cfg.tx_ring, socket, &txconf) };
+            if rc != 0 {
+                return Err(Error::call("rte_eth_tx_queue_setup", rc));
+            }
+            txqs.push(TxQueue::new(self.id, q, guarded));
+        }
+        self.configured = Some(done);
+        Ok((rxqs, txqs))
+    }
+
+    /// The device configuration `cfg` asks for, within what the device
+    /// offers: RSS, the MTU, TX fast free and the Rx timestamp.
+    fn eth_conf(&self, cfg: &PortConfig) -> Result<(ffi::rte_eth_conf, Configured)> {
+        let i = &self.info;
         let mut conf = ffi::rte_eth_conf::default();
         let mut done = Configured::default();
 
@@ -171,50 +209,25 @@ impl Port {
             conf.rxmode.offloads |= unsafe { ffi::bd_rx_offload_timestamp };
             done.rx_offloads.push("TIMESTAMP");
         }
+        Ok((conf, done))
+    }
 
-        // SAFETY: a valid port this handle owns, stopped (configure is only
-        // called between stop and start); conf outlives the call.
-        let rc = unsafe { ffi::rte_eth_dev_configure(self.id, cfg.rx_queues, cfg.tx_queues, &conf) };
-        if rc != 0 {
-            return Err(Error::call("rte_eth_dev_configure", rc));
+    /// Whether this port's bursts are guarded (a peer-managed device, whose
+    /// peer may leave mid-burst), the guard installed if they are.
+    fn guard_faults(&self) -> Result<bool> {
+        if !peer_managed(&self.info.driver) {
+            return Ok(false);
         }
-        let socket = self.socket() as u32;
-        let guarded = peer_managed(&i.driver);
-        if guarded {
-            PEER_MANAGED_USED.store(true, std::sync::atomic::Ordering::Relaxed);
-            // SAFETY: installs a process-wide handler once; see the shim.
-            if unsafe { ffi::bd_fault_guard_install() } != 0 {
-                // Unguarded, a peer leaving mid-burst would end the process.
-                return Err(Error::Other(format!(
-                    "port {}: cannot install the fault guard memif's bursts need (sigaction for SIGSEGV/SIGBUS failed)",
-                    self.id
-                )));
-            }
+        PEER_MANAGED_USED.store(true, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: installs a process-wide handler once; see the shim.
+        if unsafe { ffi::bd_fault_guard_install() } != 0 {
+            // Unguarded, a peer leaving mid-burst would end the process.
+            return Err(Error::Other(format!(
+                "port {}: cannot install the fault guard memif's bursts need (sigaction for SIGSEGV/SIGBUS failed)",
+                self.id
+            )));
         }
-        let mut rxqs = Vec::new();
-        for (q, pool) in rx_pools.iter().enumerate() {
-            // SAFETY: the port is configured with this many RX queues; the pool
-            // outlives the queue (pools are made before and freed after ports).
-            let rc = unsafe { ffi::rte_eth_rx_queue_setup(self.id, q as u16, cfg.rx_ring, socket, std::ptr::null(), pool.as_ptr()) };
-            if rc != 0 {
-                return Err(Error::call("rte_eth_rx_queue_setup", rc));
-            }
-            rxqs.push(RxQueue::new(self.id, q as u16, guarded));
-        }
-        // The TX defaults as configured (some PMDs set them at configure).
-        let mut txconf = dev_info(self.id)?.default_txconf;
-        txconf.offloads = conf.txmode.offloads;
-        let mut txqs = Vec::new();
-        for q in 0..cfg.tx_queues {
-            // SAFETY: the port is configured with this many TX queues; txconf outlives the call.
-            let rc = unsafe { ffi::rte_eth_tx_queue_setup(self.id, q, cfg.tx_ring, socket, &txconf) };
-            if rc != 0 {
-                return Err(Error::call("rte_eth_tx_queue_setup", rc));
-            }
-            txqs.push(TxQueue::new(self.id, q, guarded));
-        }
-        self.configured = Some(done);
-        Ok((rxqs, txqs))
+        Ok(true)
     }
 
     /// What the last `configure` set.
