@@ -25,6 +25,10 @@ blastdrop_deps() {
         command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
         # Debian's signing keys (on Ubuntu too), to check the root's packages.
         [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
+        # tc's token-bucket shaper for the long-run tests (iproute2), and a real
+        # Prometheus server with promtool for the /metrics tests.
+        command -v tc >/dev/null 2>&1 || need+=(iproute2)
+        { command -v prometheus && command -v promtool; } >/dev/null 2>&1 || need+=(prometheus)
     fi
     if [ "${#need[@]}" -gt 0 ]; then
         echo "blastdrop: installing ${need[*]}" >&2

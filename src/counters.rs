@@ -41,9 +41,13 @@ pub struct Tally {
     /// (descheduled by the host, most likely), and the ticks it stood.
     pub stalls: u64,
     pub stalled_ticks: u64,
+    /// Sender: ticks from a burst's frames being stamped to tx_burst's
+    /// return, summed (a share of `busy_cycles`): near all of it, the driver
+    /// or the path beneath it took its time rather than refusing frames.
+    pub tx_cycles: u64,
 }
 
-const FIELDS: usize = 17;
+const FIELDS: usize = 18;
 
 impl Tally {
     fn to_array(self) -> [u64; FIELDS] {
@@ -65,6 +69,7 @@ impl Tally {
             self.faults,
             self.stalls,
             self.stalled_ticks,
+            self.tx_cycles,
         ]
     }
 
@@ -87,6 +92,7 @@ impl Tally {
             faults: a[14],
             stalls: a[15],
             stalled_ticks: a[16],
+            tx_cycles: a[17],
         }
     }
 

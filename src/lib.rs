@@ -19,6 +19,7 @@ pub mod rx;
 pub mod sender;
 pub mod session;
 pub mod signals;
+pub mod timeline;
 pub mod trial;
 pub mod tx;
 pub mod units;

@@ -6,13 +6,14 @@ use std::time::{Duration, Instant};
 
 use crate::counters::Tally;
 
-/// Ticks once a second from `began`, on the second (a late tick does not
-/// move the ones after it).
+/// Ticks once a period (a second unless --interval says otherwise) from
+/// `began`, on the period (a late tick does not move the ones after it).
 #[derive(Debug, Clone, Copy)]
 pub struct Ticker {
     began: Instant,
     next: Instant,
     prev: Instant,
+    period: Duration,
 }
 
 /// One due tick.
@@ -26,7 +27,11 @@ pub struct Tick {
 
 impl Ticker {
     pub fn new(began: Instant) -> Ticker {
-        Ticker { began, next: began + Duration::from_secs(1), prev: began }
+        Ticker::every(began, Duration::from_secs(1))
+    }
+
+    pub fn every(began: Instant, period: Duration) -> Ticker {
+        Ticker { began, next: began + period, prev: began, period }
     }
 
     /// The tick at `now`, if one is due; the next falls a second later.
@@ -34,7 +39,12 @@ impl Ticker {
         if now < self.next {
             return None;
         }
-        self.next += Duration::from_secs(1);
+        self.next += self.period;
+        if self.next <= now {
+            // Behind by more than a period (the host held this thread): the
+            // next row covers the time since this one, not a burst of catch-ups.
+            self.next = now + self.period;
+        }
         let tick = Tick { elapsed: now.duration_since(self.began), secs: now.duration_since(self.prev).as_secs_f64() };
         self.prev = now;
         Some(tick)

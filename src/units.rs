@@ -58,7 +58,7 @@ pub fn parse_rate(s: &str) -> Result<f64, BadValue> {
     }
 }
 
-/// Parses "10", "10s", "500ms", "2m", "1.5s": above 0, at most [`MAX_DURATION`].
+/// Parses "10", "10s", "500ms", "2m", "1h", "1.5s": above 0, at most [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
     let t = s.trim();
     let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
@@ -67,18 +67,20 @@ pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
         (n, 1.0)
     } else if let Some(n) = t.strip_suffix('m') {
         (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
     } else {
         (t, 1.0)
     };
     match num.trim().parse::<f64>() {
         Ok(v) if v.is_sign_negative() && !v.is_nan() => {
-            Err(BadValue(format!("{t} is negative: a duration is a time above 0, e.g. 10, 2.5s, 500ms or 1m")))
+            Err(BadValue(format!("{t} is negative: a duration is a time above 0, e.g. 10, 2.5s, 500ms, 1m or 1h")))
         }
         Ok(v) if v.is_finite() && v > 0.0 => match Duration::try_from_secs_f64(v * scale) {
             Ok(d) if d <= MAX_DURATION => Ok(d),
-            _ => Err(BadValue(format!("{t} is longer than 365 days: give a shorter duration, e.g. 10, 2.5s, 500ms or 1m"))),
+            _ => Err(BadValue(format!("{t} is longer than 365 days: give a shorter duration, e.g. 10, 2.5s, 500ms, 1m or 1h"))),
         },
-        _ => Err(BadValue(format!("{s:?} is not a positive duration: write seconds like 10, 2.5s, 500ms or 1m"))),
+        _ => Err(BadValue(format!("{s:?} is not a positive duration: write seconds like 10, 2.5s, 500ms, 1m or 1h"))),
     }
 }
 
@@ -141,7 +143,9 @@ mod tests {
         assert_eq!(parse_duration("2.5s").unwrap(), Duration::from_millis(2500));
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
-        for bad in ["", "0", "-2", "soon", "1h", "1e30", "366d", "inf"] {
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_duration("24h").unwrap(), Duration::from_secs(86_400));
+        for bad in ["", "0", "-2", "soon", "1d", "1e30", "366d", "inf", "8761h"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
         assert!(parse_duration("-1").unwrap_err().to_string().starts_with("-1 is negative: a duration"));

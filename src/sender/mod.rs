@@ -60,6 +60,8 @@ pub struct SenderConfig {
     pub watch_xstats: Vec<String>,
     /// How often the counters are polled for the live view.
     pub xstats_interval: Duration,
+    /// The live line's and the series' interval (--interval).
+    pub interval: Duration,
     /// The flag that sets the largest frame, named when a port cannot take it.
     pub size_flag: &'static str,
 }
@@ -146,6 +148,8 @@ pub struct Sender {
     clock: crate::clock::WallClock,
     /// A group member's share of the stream ids: (first, how many).
     own_streams: Option<(u16, u32)>,
+    /// The run's figures per interval, its --series CSV and --metrics, when the tool keeps them.
+    timeline: Option<crate::timeline::Timeline>,
 }
 
 impl Sender {
@@ -204,6 +208,7 @@ impl Sender {
             hz: dpdk::tsc_hz(),
             clock: crate::clock::WallClock::new(dpdk::tsc_hz()),
             own_streams: None,
+            timeline: None,
         })
     }
 
@@ -301,6 +306,19 @@ impl Sender {
             })?;
         }
         Ok(())
+    }
+
+    /// Keeps a row per interval in `timeline` from now on.
+    pub fn set_timeline(&mut self, timeline: crate::timeline::Timeline) {
+        self.timeline = Some(timeline);
+    }
+
+    pub fn timeline_mut(&mut self) -> Option<&mut crate::timeline::Timeline> {
+        self.timeline.as_mut()
+    }
+
+    pub fn take_timeline(&mut self) -> Option<crate::timeline::Timeline> {
+        self.timeline.take()
     }
 
     pub fn mtu(&self) -> u32 {

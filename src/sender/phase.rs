@@ -18,8 +18,10 @@ use crate::live::{Tick, Ticker};
 use crate::plane::Lanes;
 use crate::report::{self, PerPacket, Rates};
 use crate::signals;
+use crate::timeline::counter_deltas;
 use crate::tx::replay::ReplayLane;
 use crate::tx::{self, TxLane, TxOutcome};
+use crate::xstats::{Sample, WindowXstats};
 
 impl Sender {
     /// Sends on every queue of `plan` until `duration`, `count`, a stall or a signal.
@@ -167,7 +169,7 @@ impl Sender {
 
     /// The main thread's part of a phase: live lines, and the reasons to end.
     fn drive(
-        &self,
+        &mut self,
         p: &StepParams,
         duration: Option<Duration>,
         count: Option<u64>,
@@ -179,7 +181,8 @@ impl Sender {
         let mut next_link_check = began;
         let mut prev_q: Vec<Tally> = vec![Tally::default(); lanes.len()];
         let mut last_progress = began;
-        let mut ticker = Ticker::new(began);
+        let mut ticker = Ticker::every(began, self.cfg.interval);
+        let mut xs_prev: Vec<Sample> = self.sides.iter().map(|s| s.watch.sample()).collect();
         loop {
             std::thread::sleep(Duration::from_millis(5));
             let now = Instant::now();
@@ -205,6 +208,7 @@ impl Sender {
             if p.live || crate::events::enabled() {
                 self.print_live(&tick, &d, lanes, &mut prev_q, p.live);
             }
+            self.keep_row(&tick, &d, lanes, &mut xs_prev);
             if d.packets > 0 {
                 last_progress = now;
             } else if count.is_some() && now.duration_since(last_progress) >= self.cfg.link_timeout {
@@ -212,6 +216,35 @@ impl Sender {
             }
             prev = cur;
         }
+    }
+
+    /// The interval's row, into the run's timeline (if the tool keeps one):
+    /// what the lanes sent, and what the watched counters did.
+    fn keep_row(&mut self, tick: &Tick, d: &Tally, lanes: &[Arc<LaneCounters>], xs_prev: &mut [Sample]) {
+        let Some(timeline) = self.timeline.as_mut() else { return };
+        let mut xs = WindowXstats::default();
+        for (side, prev) in self.sides.iter().zip(xs_prev.iter_mut()) {
+            // A read is an admin command on ENA: at most one per --xstats-interval,
+            // whatever the series' interval (what moved meanwhile lands in a later row).
+            if prev.at.elapsed() < self.cfg.xstats_interval {
+                continue;
+            }
+            let now = side.watch.sample();
+            xs.merge(&side.info.name, &side.watch.window(prev, &now));
+            if now.invalid.is_none() {
+                *prev = now;
+            }
+        }
+        let row = series::Row {
+            t_s: timeline.elapsed_s(),
+            secs: tick.secs,
+            sent_frames: Some(d.packets),
+            sent_bytes: Some(d.bytes),
+            counters: counter_deltas(&xs, timeline.counters()),
+            ..Default::default()
+        };
+        let queues: Vec<Tally> = lanes.iter().map(|l| l.read()).collect();
+        timeline.push(row, &queues, false);
     }
 
     /// The once-a-second line: the second's sending, and each queue's.

@@ -158,6 +158,16 @@ pub fn duration(s: &str) -> Result<std::time::Duration, BadValue> {
     crate::units::parse_duration(s)
 }
 
+/// A series interval, 10 ms to 1 h.
+pub fn interval(s: &str) -> Result<std::time::Duration, BadValue> {
+    let d = crate::units::parse_duration(s)?;
+    let (lo, hi) = (std::time::Duration::from_millis(10), std::time::Duration::from_secs(3600));
+    if d < lo || d > hi {
+        return Err(BadValue(format!("{s:?} is not an interval from 10ms to 1h, e.g. 1 or 100ms or 10s")));
+    }
+    Ok(d)
+}
+
 pub fn count(s: &str) -> Result<u64, BadValue> {
     crate::units::parse_count(s)
 }

@@ -253,6 +253,7 @@ impl TxLane {
         }
         // A size mix: where its cycle is, and the bytes of the frames built and not yet taken.
         let (mix, mut mix_pos, mut pending_bytes) = (self.mix.take(), 0usize, 0u64);
+        let mut tx_mark = start_tsc;
 
         while !stop.load(Relaxed) {
             if pkts.is_empty() {
@@ -270,6 +271,7 @@ impl TxLane {
                 let tsc = dpdk::rdtsc();
                 pace.stall.at(tsc, &mut tally);
                 (tally.busy_cycles, last) = (tally.busy_cycles + (tsc - last), tsc);
+                tx_mark = tsc;
                 pace.sent(tsc, pkts.len());
                 self.counters.publish(&tally);
                 remaining -= pkts.len() as u64;
@@ -279,6 +281,9 @@ impl TxLane {
                 }
             }
             let sent = pkts.tx(&mut self.queue);
+            // One read after each tx_burst: how long the driver kept the lane.
+            let after = dpdk::rdtsc();
+            (tally.tx_cycles, tx_mark) = (tally.tx_cycles + (after - tx_mark), after);
             if self.queue.faulted() {
                 // The ring vanished under the burst (a memif peer left): the
                 // device may hold some frames, none counts as sent, this queue is done.
@@ -292,10 +297,10 @@ impl TxLane {
                 Some(_) => bytes_taken(&pkts, &mut pending_bytes),
             };
             if !pkts.is_empty() {
-                // Ring full: waiting on the device, so publishing (and a
-                // TSC read: the wait is the device's, not a stall) costs nothing here.
+                // Ring full: waiting on the device, so publishing costs
+                // nothing here (the wait is the device's, not a stall).
                 tally.ring_full_retries += 1;
-                pace.stall.at(dpdk::rdtsc(), &mut tally);
+                pace.stall.at(after, &mut tally);
                 self.counters.publish(&tally);
             }
             if let Some(r) = reflect.as_mut() {

@@ -91,6 +91,10 @@ pub struct WindowCounters {
     pub accepted: u64,
     /// tx_burst calls that took fewer frames than offered (ring full).
     pub ring_full_retries: u64,
+    /// The share of the sending lanes' busy time spent inside tx_burst
+    /// calls, in percent (None where not measured: a replay's lanes).
+    #[serde(default)]
+    pub sender_tx_pct: Option<f64>,
     /// The sender port's own counters.
     pub sender_opackets: u64,
     pub sender_oerrors: u64,
@@ -381,7 +385,7 @@ fn sender_limit(w: &WindowCounters) -> Option<Limit> {
                 counters: vec!["tx_burst".into()],
                 delta: w.ring_full_retries,
                 frames: short,
-                evidence: sender_shortfall(w.accepted, offered, w.ring_full_retries) + &stalled(w),
+                evidence: sender_shortfall(w.accepted, offered, w.ring_full_retries, w.sender_tx_pct) + &stalled(w),
             })
         }
         None => Some(Limit {
@@ -498,12 +502,25 @@ fn stalled(w: &WindowCounters) -> String {
     )
 }
 
+/// A paced sender whose lanes spent at least this share of their busy time
+/// inside tx_burst was held back by what is beneath the queues: building
+/// and stamping a burst takes a small part of a lane's time when the
+/// driver takes frames as fast as they come.
+pub const PUSHED_BACK_TX_PCT: f64 = 50.0;
+
 /// Why a paced sender fell short, in words: a queue that pushed back
 /// (ring full) is a different cause from a core that was late to offer.
-fn sender_shortfall(accepted: u64, offered: u64, ring_full: u64) -> String {
+fn sender_shortfall(accepted: u64, offered: u64, ring_full: u64, tx_pct: Option<f64>) -> String {
     let pct = offered.saturating_sub(accepted) as f64 / offered.max(1) as f64 * 100.0;
     let cause = if ring_full == 0 {
-        "no tx_burst call came back short, so the sending cores, not the queues, fell behind the pace".to_string()
+        match tx_pct.filter(|&p| p >= PUSHED_BACK_TX_PCT) {
+            Some(p) => format!(
+                "no tx_burst call came back short, but the lanes spent {p:.0}% of their busy time inside tx_burst: the path beneath \
+                 the queues pushed back by taking its time (a shaper or queueing discipline under a kernel socket such as \
+                 net_af_packet's, or a driver waiting on its device), not the sending cores"
+            ),
+            None => "no tx_burst call came back short, so the sending cores, not the queues, fell behind the pace".to_string(),
+        }
     } else {
         format!("{ring_full} tx_burst calls came back short (ring full)")
     };
@@ -555,6 +572,23 @@ mod tests {
 
     fn paced(offered: u64, accepted: u64, received: u64) -> WindowCounters {
         WindowCounters { offered: Some(offered), accepted, sender_opackets: accepted, received: Some(received), ..Default::default() }
+    }
+
+    #[test]
+    fn a_sender_held_inside_tx_burst_is_the_paths_push_back_not_its_cores() {
+        // The field case: tc tbf under net_af_packet's socket, 40 kpps asked
+        // for 10 s; no short tx_burst, the lanes' time all inside it.
+        let w = WindowCounters { sender_tx_pct: Some(99.7), ..paced(399_494, 132_320, 132_320) };
+        let v = verdict(&w);
+        assert_eq!(v.label(), "sender");
+        let e = &v.limits[0].evidence;
+        assert!(e.contains("66.88% short") && e.contains("100% of their busy time inside tx_burst"), "{e}");
+        assert!(e.contains("the path beneath the queues pushed back") && !e.contains("sending cores, not"), "{e}");
+        // The same shortfall with the time spent building frames is the cores'.
+        let cores = verdict(&WindowCounters { sender_tx_pct: Some(12.0), ..paced(399_494, 132_320, 132_320) });
+        assert!(cores.limits[0].evidence.contains("so the sending cores, not the queues, fell behind the pace"), "{cores:?}");
+        let unmeasured = verdict(&WindowCounters { sender_tx_pct: None, ..paced(399_494, 132_320, 132_320) });
+        assert!(unmeasured.limits[0].evidence.contains("so the sending cores"), "{unmeasured:?}");
     }
 
     fn kinds(v: &Verdict) -> Vec<LimitKind> {

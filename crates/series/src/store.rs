@@ -491,25 +491,25 @@ struct SeriesColumns {
     t_s: Vec<f64>,
     /// Each interval's length, seconds (the last row may be shorter).
     secs: Vec<f64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     sent_frames: Option<Vec<Option<u64>>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     sent_bytes: Option<Vec<Option<u64>>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     received_frames: Option<Vec<Option<u64>>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     received_bytes: Option<Vec<Option<u64>>>,
     /// Frames lost in each interval, where known.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     lost: Option<Vec<Option<u64>>>,
     /// Each named counter's delta per interval.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     counters: Option<BTreeMap<String, CounterColumn>>,
     /// The interval's timed probes, ns; merged rows keep each percentile's max.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     latency_ns: Option<LatencyColumns>,
     /// The receiver's verdict label per interval.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     verdict: Option<Vec<Option<String>>>,
 }
 

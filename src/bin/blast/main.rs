@@ -95,13 +95,16 @@ fn sender(args: &Args, started: &Started, largest: Option<u32>) -> Result<Sender
         addressing: addressing(args)?,
         watch_xstats: args.watch_xstat.clone(),
         xstats_interval: args.xstats_interval,
+        interval: args.timeline.interval,
         size_flag: if largest.is_some() {
             "the capture's largest frame (leave such frames out: tshark -r IN -Y 'frame.len <= N' -w OUT)"
         } else {
             "--size"
         },
     };
-    let sender = Sender::new(&started.eal, cfg)?;
+    let mut sender = Sender::new(&started.eal, cfg)?;
+    let columns = blastdrop::timeline::counter_columns(&sender.sides().iter().map(|s| &s.watch).collect::<Vec<_>>());
+    sender.set_timeline(blastdrop::timeline::Timeline::new(&args.timeline.config("blast", "sent"), columns)?);
     blastdrop::say!(
         "blast: memory: {}; {}",
         sender.mempools[0].describe("TX mempools"),

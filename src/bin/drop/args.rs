@@ -108,6 +108,9 @@ pub(crate) struct Args {
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     #[schemars(with = "f64")]
     pub(crate) xstats_interval: Duration,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub(crate) timeline: blastdrop::timeline::TimelineArgs,
     /// Streams sequence-checked per queue (stream ids at or above are counted as untracked)
     #[arg(long, default_value_t = 4096, value_parser = parse::streams)]
     pub(crate) streams: usize,

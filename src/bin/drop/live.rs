@@ -1,4 +1,5 @@
-//! The once-a-second line while drop receives, and what ends the run.
+//! The line an interval (a second unless --interval says otherwise) while
+//! drop receives, the series row it makes, and what ends the run.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -8,6 +9,7 @@ use blastdrop::live::{Tick, Ticker};
 use blastdrop::receiver::Receiver;
 use blastdrop::report::{self, Rates};
 use blastdrop::signals;
+use blastdrop::timeline::{counter_deltas, Timeline};
 use blastdrop::xstats::Sample;
 use dpdk::PortStats;
 
@@ -15,10 +17,11 @@ use crate::args::Args;
 use crate::backend::lock;
 use crate::summary::receiver_counters;
 
-/// A line a second until the duration, count or idle timeout ends the run,
-/// or a signal arrives. Returns the last port counters read.
-pub(crate) fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &Args) -> PortStats {
-    let mut live = Live::new(baseline, began);
+/// A line an interval until the duration, count or idle timeout ends the
+/// run, or a signal arrives; each interval's row goes into `timeline`.
+/// Returns the last port counters read.
+pub(crate) fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &Args, timeline: &mut Timeline) -> PortStats {
+    let mut live = Live::new(baseline, Ticker::every(began, args.timeline.interval));
     loop {
         std::thread::sleep(Duration::from_millis(10));
         match lock(rx).supervise() {
@@ -38,7 +41,7 @@ pub(crate) fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instan
             return live.prev_port;
         }
         if let Some(tick) = live.ticker.due(now) {
-            live.line(rx, args, &tick, cur, &lane_now);
+            live.line(rx, args, &tick, cur, &lane_now, timeline);
         }
     }
 }
@@ -60,9 +63,9 @@ struct Live {
 }
 
 impl Live {
-    fn new(baseline: PortStats, began: Instant) -> Live {
+    fn new(baseline: PortStats, ticker: Ticker) -> Live {
         Live {
-            ticker: Ticker::new(began),
+            ticker,
             generation: 0,
             prev: Tally::default(),
             prev_q: Vec::new(),
@@ -109,8 +112,8 @@ impl Live {
         }
     }
 
-    /// Prints the second's line, with its verdict.
-    fn line(&mut self, rx: &Mutex<Receiver>, args: &Args, tick: &Tick, cur: Tally, lane_now: &[Tally]) {
+    /// Prints the interval's line, with its verdict, and keeps its row.
+    fn line(&mut self, rx: &Mutex<Receiver>, args: &Args, tick: &Tick, cur: Tally, lane_now: &[Tally], timeline: &mut Timeline) {
         let d = cur.since(&self.prev);
         let r = Rates::over(d.packets, d.bytes, tick.secs);
         let (stats, watch, xs_now, hz) = {
@@ -132,6 +135,18 @@ impl Live {
             limits::receiver_verdict(&receiver_counters(d.packets, &ds, &xs, d.lost, !args.count_only, busy)).label()
         };
         self.prev_xs = Some(xs_now);
+        let row = series::Row {
+            t_s: tick.elapsed.as_secs_f64(),
+            secs: tick.secs,
+            received_frames: Some(d.packets),
+            received_bytes: Some(d.bytes),
+            lost: (!args.count_only).then_some(d.lost),
+            counters: counter_deltas(&xs, timeline.counters()),
+            latency_ns: None,
+            verdict: Some(second.clone()),
+            ..Default::default()
+        };
+        timeline.push(row, lane_now, false);
         let queues = tick.queue_mpps(lane_now, &self.prev_q);
         blastdrop::events::emit("tick", &blastdrop::events::TickEvent::new(tick, "received", &r, queues, Some(second.clone())));
         let per_q = tick.per_queue(lane_now, &mut self.prev_q);

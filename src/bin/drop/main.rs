@@ -43,6 +43,11 @@ struct Record<'a> {
     config: &'a Args,
     environment: Environment,
     summary: Summary,
+    /// The run's figures per interval (--interval), as columns.
+    series: &'a series::Series,
+    /// Where the received rate moved and held, allowance counters' onsets,
+    /// and a credit bucket when the rate fell to a baseline and held it.
+    series_analysis: &'a series::Analysis,
     /// With --listen: the measured windows served (the last 1000), as sent
     /// to blast, and the sessions (the last 100); counts of what was not kept.
     #[serde(flatten)]
@@ -106,7 +111,9 @@ fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
     };
     let baseline_ports = lock(&rx).sides().iter().map(|s| s.port.stats()).collect::<Result<Vec<_>, _>>()?;
     let xs_start = lock(&rx).watch_samples();
-    let last_sample = live_loop(&rx, PortStats::total(&baseline_ports), Instant::now(), args);
+    let columns = blastdrop::timeline::counter_columns(&lock(&rx).sides().iter().map(|s| &s.watch).collect::<Vec<_>>());
+    let mut timeline = blastdrop::timeline::Timeline::new(&args.timeline.config("drop", "received"), columns)?;
+    let last_sample = live_loop(&rx, PortStats::total(&baseline_ports), Instant::now(), args, &mut timeline);
     signals::request_stop();
     if let Some(s) = server {
         let _ = s.join();
@@ -115,6 +122,11 @@ fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
     let mut receiver = lock(&rx);
     let (summary, totals) = finish(&mut receiver, args, &baseline_ports, last_sample, &xs_start)?;
     print_summary(&summary);
+    let (series, series_analysis) = timeline.finish();
+    blastdrop::say!("drop: over time: {}", series_analysis.sentence);
+    if let Some(path) = &args.timeline.series_svg {
+        blastdrop::timeline::write_plot(path, &series, &series_analysis, "drop: received over time")?;
+    }
     if totals.untracked > 0 {
         tracing::warn!(
             "{} probe frames had stream ids at or above --streams {}: raise --streams to check them",
@@ -125,7 +137,16 @@ fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
     if let Some(path) = &args.json {
         let environment = blastdrop::environment::of_receiver(&started, &receiver, &totals)?;
         let history = history.lock().unwrap_or_else(|e| e.into_inner());
-        let record = Record { tool: "drop", version: env!("CARGO_PKG_VERSION"), config: args, environment, summary, history: &history };
+        let record = Record {
+            tool: "drop",
+            version: env!("CARGO_PKG_VERSION"),
+            config: args,
+            environment,
+            summary,
+            series: &series,
+            series_analysis: &series_analysis,
+            history: &history,
+        };
         report::write_json(path, &record)?;
     }
     Ok(())

@@ -55,7 +55,9 @@ pub fn check(args: &Args) -> Result<(), Failure> {
     if args.streams == 0 || args.streams > 65536 {
         return Err(Failure::usage("--streams must be from 1 to 65536"));
     }
-    session::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref())])
+    args.timeline.check()?;
+    let [series, svg] = args.timeline.outputs();
+    session::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref()), series, svg])
 }
 
 /// The shared secret, from --token-file, BLASTDROP_TOKEN or --token.

@@ -228,6 +228,9 @@ pub struct Args {
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     #[schemars(with = "f64")]
     pub xstats_interval: Duration,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub timeline: blastdrop::timeline::TimelineArgs,
     /// Print a line a second during ladder steps too
     #[arg(long)]
     pub live: bool,

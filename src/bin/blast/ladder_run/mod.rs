@@ -28,7 +28,7 @@ pub fn run(args: &Args, m: &LadderRun, started: &Started, sender: &mut Sender) -
     let receiver_side = peer.is_some();
     report::announce(args, m, peer_info.as_ref());
 
-    let (records, failure) = steps::run(args, m, sender, peer.as_mut());
+    let (records, series, failure) = steps::run(args, m, sender, peer.as_mut());
 
     let aggregates = Aggregate::from_records(&records);
     report::print_steps(args, m, sender, peer_info.as_ref(), &records, &aggregates);
@@ -36,7 +36,7 @@ pub fn run(args: &Args, m: &LadderRun, started: &Started, sender: &mut Sender) -
     // The pace only caps steps that delivered it.
     let pace_capped = records.iter().any(|r| r.limit() == "none" && r.offered_mpps.is_some());
     report::print_analysis(&analysis, if pace_capped { args.rates() } else { Vec::new() });
-    record::write_files(args, m, started, sender, Outcome { records: &records, aggregates, analysis, peer_info })?;
+    record::write_files(args, m, started, sender, Outcome { records: &records, series: &series, aggregates, analysis, peer_info })?;
     if let Some(p) = peer.as_mut() {
         let _ = p.call(Request::Bye);
     }

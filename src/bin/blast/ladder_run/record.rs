@@ -51,8 +51,20 @@ struct LadderRecord<'a> {
     ladder: &'a Ladder,
     interrupted: bool,
     steps: &'a [StepRecord],
+    /// Each step's sent figures per interval (--interval), warm-up and trial, as columns.
+    step_series: &'a [StepSeries],
     aggregates: Vec<Aggregate>,
     analysis: Analysis,
+}
+
+/// One step's figures over time and what was found in them.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct StepSeries {
+    /// The step's index in the ladder (from 0), and its run (from 1, with --repeat).
+    pub step: usize,
+    pub run: u32,
+    pub series: series::Series,
+    pub analysis: series::Analysis,
 }
 
 pub fn analyse(args: &Args, records: &[StepRecord], aggs: &[Aggregate], receiver_side: bool) -> Analysis {
@@ -107,6 +119,7 @@ pub fn analyse(args: &Args, records: &[StepRecord], aggs: &[Aggregate], receiver
 /// The ladder's outcome, for its files.
 pub struct Outcome<'a> {
     pub records: &'a [StepRecord],
+    pub series: &'a [StepSeries],
     pub aggregates: Vec<Aggregate>,
     pub analysis: Analysis,
     pub peer_info: Option<PeerInfo>,
@@ -150,6 +163,7 @@ pub fn write_files(args: &Args, m: &LadderRun, started: &Started, sender: &Sende
             ladder: &m.ladder,
             interrupted: signals::interrupted(),
             steps: out.records,
+            step_series: out.series,
             aggregates: out.aggregates,
             analysis: out.analysis,
         };

@@ -8,15 +8,22 @@ use blastdrop::sender::{Sender, StepFailure, StepParams};
 use blastdrop::signals;
 use ladder::{StepRecord, StepSpec};
 
+use super::record::StepSeries;
 use super::report;
 use crate::args::Args;
 use crate::mode::LadderRun;
 use crate::peer::{self, Measured, Peer};
 
 /// Runs every step. Returns the records of the steps run (a step that
-/// could not run is recorded with its error) and why the ladder stopped
-/// early, if it did.
-pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mut Peer>) -> (Vec<StepRecord>, Option<StepFailure>) {
+/// could not run is recorded with its error), each step's series, and why
+/// the ladder stopped early, if it did.
+pub fn run(
+    args: &Args,
+    m: &LadderRun,
+    sender: &mut Sender,
+    mut peer: Option<&mut Peer>,
+) -> (Vec<StepRecord>, Vec<StepSeries>, Option<StepFailure>) {
+    let mut series = Vec::new();
     let total_steps = m.ladder.steps.len() * args.repeat as usize;
     let per_step = args.warmup + m.duration + args.drain;
     let began = Instant::now();
@@ -44,13 +51,26 @@ pub fn run(args: &Args, m: &LadderRun, sender: &mut Sender, mut peer: Option<&mu
                 failure = step_failure;
             }
             report::print_row(&rec);
+            if let Some(s) = step_series(sender, i, run) {
+                series.push(s);
+            }
             records.push(rec);
             if failure.is_some() || interrupted {
                 break 'runs;
             }
         }
     }
-    (records, failure)
+    (records, series, failure)
+}
+
+/// The step's figures over time, cut from the run's timeline; a change
+/// found in them is said.
+fn step_series(sender: &mut Sender, step: usize, run: u32) -> Option<StepSeries> {
+    let (series, analysis) = sender.timeline_mut()?.cut();
+    if !analysis.changes.is_empty() {
+        blastdrop::say!("blast: step {}: over time: {}", step + 1, analysis.sentence);
+    }
+    Some(StepSeries { step, run, series, analysis })
 }
 
 /// What the sender runs for one step of the ladder.

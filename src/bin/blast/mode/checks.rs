@@ -57,12 +57,15 @@ pub fn check(args: &Args) -> Result<(), Failure> {
     for &q in args.queues.iter() {
         StepLayout::new(q, args.port.len() as u16, args.flows.unwrap_or(u32::from(q)), args.src_port).map_err(session::layout_failure)?;
     }
+    args.timeline.check()?;
     // Output files are checked now, not after the whole run.
     session::check_outputs(&[
         ("--json", args.json.as_deref()),
         ("--events", args.events.as_deref()),
         ("--csv", args.csv.as_deref()),
         ("--plot", args.plot.as_deref()),
+        args.timeline.outputs()[0],
+        args.timeline.outputs()[1],
     ])
 }
 

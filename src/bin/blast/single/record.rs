@@ -92,6 +92,11 @@ pub struct Record<'a> {
     pub src_mac: MacAddr,
     pub environment: Environment,
     pub summary: Summary,
+    /// The run's figures per interval (--interval), as columns: sent-side.
+    pub series: Option<series::Series>,
+    /// Where the sent rate moved and held, allowance counters' onsets, and a
+    /// credit bucket when the rate fell to a baseline and held it.
+    pub series_analysis: Option<series::Analysis>,
 }
 
 /// The JSON schema of a single step's record.

@@ -1,0 +1,224 @@
+//! A run's figures over time, for both tools: each tick's row into the
+//! bounded series (`series::Series`), the `--series` CSV written as it goes
+//! (a killed run leaves a usable file), and the `--metrics` endpoint's
+//! figures. Fed by the main thread once a tick, never by a lane.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use openmetrics::{Metrics, MetricsServer};
+use series::{Analysis, CounterKind, CsvSink, Row, Series, Thresholds};
+
+use crate::counters::Tally;
+use crate::fail::Failure;
+use crate::xstats::{Watch, WindowXstats};
+
+/// The series' counter columns: every watched counter that is a count (an
+/// allowance, a --watch-xstat name, ENA Express's), not a level.
+pub fn counter_columns(watches: &[&Watch]) -> Vec<(String, CounterKind)> {
+    let mut cols: Vec<(String, CounterKind)> = Vec::new();
+    for name in watches.iter().flat_map(|w| w.names()) {
+        let kind = match limits::counter_kind(&name) {
+            limits::CounterKind::Allowance => CounterKind::Allowance,
+            limits::CounterKind::Level => continue,
+            _ => CounterKind::Watched,
+        };
+        if !cols.iter().any(|(n, _)| *n == name) {
+            cols.push((name, kind));
+        }
+    }
+    cols
+}
+
+/// Each column's delta in a window of watched counters (0 where a port
+/// did not report it).
+pub fn counter_deltas(xs: &WindowXstats, columns: &[(String, CounterKind)]) -> Vec<u64> {
+    let c = &xs.counters;
+    columns
+        .iter()
+        .map(|(name, _)| c.allowances.get(name).or_else(|| c.watched.get(name)).or_else(|| c.express.get(name)).copied().unwrap_or(0))
+        .collect()
+}
+
+/// The flags both tools take for their figures over time.
+#[derive(clap::Args, Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct TimelineArgs {
+    /// The series' interval, and the live line's: the record, --series and --series-svg keep a row
+    /// per interval (10ms to 1h, e.g. 1, 100ms, 10s)
+    #[arg(long, default_value = "1", value_parser = crate::session::parse::interval)]
+    #[serde(serialize_with = "crate::units::ser_secs")]
+    #[schemars(with = "f64")]
+    pub interval: Duration,
+    /// Write the series as CSV to this file, a line per interval as it ends (a killed run leaves
+    /// every line it had)
+    #[arg(long, value_name = "FILE")]
+    pub series: Option<PathBuf>,
+    /// Plot the series as SVG to this file: rates, loss, latency, counter onsets and the changes
+    /// found
+    #[arg(long, value_name = "FILE")]
+    pub series_svg: Option<PathBuf>,
+    /// Serve /metrics in the Prometheus text format on ADDR:PORT while the run goes (e.g.
+    /// 127.0.0.1:9477); an every-interface address is refused, as for drop --listen
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
+}
+
+impl TimelineArgs {
+    /// The timeline these flags ask for, for `tool` (its direction: what it counts).
+    pub fn config(&self, tool: &'static str, direction: &'static str) -> TimelineConfig {
+        TimelineConfig { interval: self.interval, csv: self.series.clone(), metrics: self.metrics.clone(), tool, direction }
+    }
+
+    /// --metrics' address, checked before anything starts: the control
+    /// port's rules (no every-interface address).
+    pub fn check(&self) -> Result<(), Failure> {
+        match &self.metrics {
+            Some(spec) => control::listen_addrs(spec).map(|_| ()).map_err(|e| Failure::usage(format!("--metrics {spec}: {e}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The output flags, for the start-up check that each can be written.
+    pub fn outputs(&self) -> [(&'static str, Option<&Path>); 2] {
+        [("--series", self.series.as_deref()), ("--series-svg", self.series_svg.as_deref())]
+    }
+}
+
+/// Where a run's series goes besides the record.
+#[derive(Debug, Clone, Default)]
+pub struct TimelineConfig {
+    pub interval: Duration,
+    /// --series FILE: the rows as CSV, one line per interval as it ends.
+    pub csv: Option<PathBuf>,
+    /// --metrics ADDR:PORT, and the tool's name and direction for its labels.
+    pub metrics: Option<String>,
+    pub tool: &'static str,
+    pub direction: &'static str,
+}
+
+/// A run's series, its CSV and its metrics endpoint.
+pub struct Timeline {
+    series: Series,
+    csv: Option<(CsvSink<BufWriter<File>>, PathBuf)>,
+    metrics: Option<(Arc<Metrics>, MetricsServer)>,
+    /// Running totals of each counter column, for the endpoint (it serves totals).
+    counter_totals: Vec<u64>,
+    lost: u64,
+    began: std::time::Instant,
+    /// The configured interval (the series' own doubles as it merges).
+    interval_s: f64,
+    max_rows: usize,
+}
+
+impl Timeline {
+    /// Opens the CSV (refused at once if it cannot be written) and binds
+    /// the endpoint (refused by the control port's rules).
+    pub fn new(cfg: &TimelineConfig, counters: Vec<(String, CounterKind)>) -> Result<Timeline, Failure> {
+        let csv = match &cfg.csv {
+            None => None,
+            Some(path) => {
+                let file = File::create(path).map_err(|e| {
+                    Failure::usage(format!("--series {}: cannot write it ({e}): give a path in a folder you can write", path.display()))
+                })?;
+                let sink = CsvSink::new(BufWriter::new(file), &counters)
+                    .map_err(|e| Failure::runtime(format!("--series {}: {e}", path.display())))?;
+                Some((sink, path.clone()))
+            }
+        };
+        let metrics = match &cfg.metrics {
+            None => None,
+            Some(spec) => {
+                let m = Arc::new(Metrics::new(cfg.tool, cfg.direction));
+                let server = openmetrics::serve(spec, m.clone()).map_err(|e| Failure::usage(format!("--metrics {spec}: {e}")))?;
+                crate::say!("{}: metrics at http://{}/metrics", cfg.tool, server.local_addr());
+                Some((m, server))
+            }
+        };
+        let n = counters.len();
+        Ok(Timeline {
+            series: Series::new(cfg.interval.as_secs_f64(), counters, Series::DEFAULT_MAX_ROWS),
+            csv,
+            metrics,
+            counter_totals: vec![0; n],
+            lost: 0,
+            began: std::time::Instant::now(),
+            interval_s: cfg.interval.as_secs_f64(),
+            max_rows: Series::DEFAULT_MAX_ROWS,
+        })
+    }
+
+    /// Seconds since the timeline began (the run's clock for rows: it runs
+    /// on across a ladder's steps, as the CSV does).
+    pub fn elapsed_s(&self) -> f64 {
+        self.began.elapsed().as_secs_f64()
+    }
+
+    /// The series so far and what was found in it; a new one starts (a
+    /// ladder's next step), while the CSV and the endpoint go on.
+    pub fn cut(&mut self) -> (Series, Analysis) {
+        let fresh = Series::new(self.interval_s, self.series.counters().to_vec(), self.max_rows);
+        let done = std::mem::replace(&mut self.series, fresh);
+        let analysis = series::analyse(&done, &Thresholds::default());
+        (done, analysis)
+    }
+
+    pub fn counters(&self) -> &[(String, CounterKind)] {
+        self.series.counters()
+    }
+
+    /// One interval's row, into the series, the CSV and the endpoint; `queues`
+    /// are each queue's totals so far, `exact`: whether `row.lost` is exact.
+    pub fn push(&mut self, row: Row, queues: &[Tally], exact: bool) {
+        if let Some((sink, path)) = &mut self.csv {
+            if let Err(e) = sink.write(&row) {
+                tracing::warn!("--series {}: {e}: the file stops here, the record keeps the series", path.display());
+                self.csv = None;
+            }
+        }
+        for (t, d) in self.counter_totals.iter_mut().zip(&row.counters) {
+            *t += d;
+        }
+        self.lost += row.lost.unwrap_or(0);
+        if let Some((m, _)) = &self.metrics {
+            publish(m, &self.series, &row, queues, &self.counter_totals, self.lost, exact);
+        }
+        self.series.push(row);
+    }
+
+    /// The endpoint, for what a tool publishes beyond the rows (latency).
+    pub fn metrics(&self) -> Option<&Metrics> {
+        self.metrics.as_ref().map(|(m, _)| m.as_ref())
+    }
+
+    /// The series and what was found in it; the endpoint closes.
+    pub fn finish(self) -> (Series, Analysis) {
+        let analysis = series::analyse(&self.series, &Thresholds::default());
+        (self.series, analysis)
+    }
+}
+
+/// One row's figures onto the endpoint.
+fn publish(m: &Metrics, s: &Series, row: &Row, queues: &[Tally], totals: &[u64], lost: u64, exact: bool) {
+    for (q, t) in queues.iter().enumerate() {
+        m.set_queue(q as u16, t.packets, t.bytes, t.lost, t.faults);
+    }
+    for ((name, kind), total) in s.counters().iter().zip(totals) {
+        m.set_nic_counter(name, *kind == CounterKind::Allowance, *total);
+    }
+    let frames = row.received_frames.or(row.sent_frames).unwrap_or(0);
+    let lost_now = row.lost.unwrap_or(0);
+    let pct = if frames + lost_now > 0 { lost_now as f64 * 100.0 / (frames + lost_now) as f64 } else { 0.0 };
+    m.set_loss(lost, exact, pct);
+    if let Some(v) = &row.verdict {
+        m.set_verdict(v);
+    }
+}
+
+/// The series' plot, written where --series-svg asked.
+pub fn write_plot(path: &Path, series: &Series, analysis: &Analysis, title: &str) -> Result<(), Failure> {
+    std::fs::write(path, series::svg(series, analysis, title))
+        .map_err(|e| Failure::runtime(format!("--series-svg {}: cannot write it ({e})", path.display())))
+}

@@ -1,0 +1,278 @@
+//! Figures over time with real parts: a credit bucket made by the Linux
+//! kernel's token-bucket shaper (tc tbf) on a veth, sent through
+//! net_af_packet with the queueing discipline in the path, found and sized
+//! from drop's series; a steady run that reports no change; the sender's
+//! verdict under a shaper that pushes back; the series' CSV and plot; the
+//! memory of a long run held flat; and /metrics checked by promtool and
+//! scraped by a real Prometheus server.
+
+mod common;
+use common::*;
+use std::io::{Read, Write};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// tbf's figures: 20 Mbit/s, a 40 MiB bucket (tc's "mb" is 1024 x 1024 bytes).
+const TBF_RATE_BPS: f64 = 20e6;
+const TBF_BURST_BYTES: f64 = 40.0 * 1024.0 * 1024.0;
+/// The frame size blast sends; tbf counts the frame without its FCS.
+const SIZE: u64 = 512;
+
+/// `tc qdisc add dev bd-a root tbf ...` in the namespace, or why not (a
+/// kernel without sch_tbf).
+fn shape(ns: &Netns) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args([
+            "netns", "exec", &ns.0, "tc", "qdisc", "add", "dev", "bd-a", "root", "tbf", "rate", "20mbit", "burst", "40mb", "limit", "64kb",
+        ])
+        .output()
+        .map_err(|e| format!("cannot run tc: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// drop standalone on bd-b for `drop_secs`, blast on bd-a (the qdisc in
+/// its path: qdisc_bypass=0) with `blast_args`: both records and drop's output.
+fn shaped_run(ns: &Netns, dir: &std::path::Path, drop_secs: u32, blast_args: &[&str]) -> (serde_json::Value, serde_json::Value, String) {
+    let (drop_json, blast_json) = (dir.join("drop.json"), dir.join("blast.json"));
+    let mut d = strings(&["--port", "net_af_packet0", "--duration", &drop_secs.to_string(), "--idle-timeout", "3"]);
+    d.extend(strings(&["--series", &dir.join("drop.csv").display().to_string()]));
+    d.extend(strings(&["--series-svg", &dir.join("drop.svg").display().to_string(), "--json", &drop_json.display().to_string()]));
+    d.push("--".into());
+    d.extend(eal_base());
+    d.extend(strings(&["--vdev=net_af_packet0,iface=bd-b", "--lcores=0@1,1@1"]));
+    let mut drop_proc = spawn("ip", &ns.exec(DROP, d));
+    drop_proc.wait_for_line("drop: port", Duration::from_secs(30));
+    let mut b = strings(&["--port", "net_af_packet0", "--json", &blast_json.display().to_string()]);
+    b.extend(strings(blast_args));
+    b.push("--".into());
+    b.extend(eal_base());
+    b.extend(strings(&["--vdev=net_af_packet0,iface=bd-a,qdisc_bypass=0", "--lcores=0@0,1@0"]));
+    let blast_out = run_af_packet("ip", &ns.exec(BLAST, b), Duration::from_secs(60));
+    assert!(blast_out.status.success(), "blast: {}\n{}", blast_out.stdout, blast_out.stderr);
+    let drop_out = drop_proc.finish(Duration::from_secs(40));
+    assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
+    (read_json(&drop_json), read_json(&blast_json), drop_out.stdout)
+}
+
+#[test]
+fn a_token_bucket_shaper_is_found_and_sized_and_named_as_the_paths_push_back() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("a_token_bucket_shaper_is_found_and_sized", Netns::with_pair) else { return };
+    if let Err(e) = shape(&ns) {
+        eprintln!("SKIP a_token_bucket_shaper_is_found_and_sized: this kernel has no tbf qdisc ({e})");
+        return;
+    }
+    let dir = scratch("tbf");
+    let (drop_rec, blast_rec, drop_out) = shaped_run(&ns, &dir, 14, &["--size", "512", "--rate", "40k", "--duration", "10"]);
+    let a = &drop_rec["series_analysis"];
+    let bucket = &a["bucket"];
+    assert!(bucket.is_object(), "drop found no bucket: {a}\n{drop_out}");
+    // The baseline: tbf's rate in frames of 508 bytes (no FCS).
+    let want_pps = TBF_RATE_BPS / 8.0 / (SIZE - 4) as f64;
+    let baseline = bucket["baseline_pps"].as_f64().unwrap();
+    assert!((baseline - want_pps).abs() <= want_pps * 0.10, "baseline {baseline:.0} pps vs tbf's {want_pps:.0}: {a}");
+    // The bucket: tbf's burst, counted in drop's frames (with FCS).
+    let above = bucket["frames_above"].as_f64().unwrap();
+    let want_frames = TBF_BURST_BYTES / (SIZE - 4) as f64;
+    assert!((above - want_frames).abs() <= want_frames * 0.15, "bucket {above:.0} frames above baseline vs tbf's {want_frames:.0}: {a}");
+    let burst = bucket["burst_pps"].as_f64().unwrap();
+    assert!((burst - 40_000.0).abs() <= 4_000.0, "the burst is blast's pace: {burst:.0} pps: {a}");
+    let sentence = a["sentence"].as_str().unwrap();
+    assert!(sentence.contains("(baseline)") && sentence.contains("above baseline"), "{sentence}");
+    assert!(drop_out.contains("drop: over time: received"), "{drop_out}");
+
+    // The series is in the record, as columns, and in the CSV and the plot.
+    let s = &drop_rec["series"];
+    let rows = s["t_s"].as_array().unwrap().len();
+    assert!(rows >= 10, "a row a second: {rows}");
+    assert_eq!(s["received_frames"].as_array().unwrap().len(), rows);
+    let csv = std::fs::read_to_string(dir.join("drop.csv")).unwrap();
+    assert!(csv.starts_with("t_s,secs,"), "{csv}");
+    assert_eq!(csv.lines().count(), rows + 1, "a line per row and the header");
+    let svg = std::fs::read_to_string(dir.join("drop.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("received over time"), "the plot is drawn");
+
+    // blast was held back by the shaper through its kernel socket, not by its cores.
+    let v = &blast_rec["summary"]["verdict"];
+    let evidence = serde_json::to_string(v).unwrap();
+    assert!(
+        evidence.contains("the path beneath the queues pushed back"),
+        "blast's verdict should name the path's push-back, not the cores: {evidence}"
+    );
+    assert!(blast_rec["series"]["sent_frames"].is_array(), "blast keeps its sent series too");
+}
+
+#[test]
+fn a_steady_run_reports_no_change() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("a_steady_run_reports_no_change", Netns::with_pair) else { return };
+    let dir = scratch("steady");
+    for round in 0..2 {
+        let (drop_rec, _, out) = shaped_run(&ns, &dir, 12, &["--size", "256", "--rate", "20k", "--duration", "8"]);
+        let a = &drop_rec["series_analysis"];
+        assert!(a["bucket"].is_null(), "round {round}: a bucket from a steady run: {a}\n{out}");
+        assert_eq!(a["changes"].as_array().unwrap().len(), 0, "round {round}: a change in a steady run: {a}\n{out}");
+        assert!(a["sentence"].as_str().unwrap().starts_with("no change"), "{a}");
+    }
+}
+
+/// drop on net_null (its RX makes frames as fast as a lane polls) with
+/// `extra` flags until stopped.
+fn null_drop(extra: &[&str]) -> Running {
+    let mut d = strings(&["--port", "net_null0", "--duration", "120"]);
+    d.extend(strings(extra));
+    d.push("--".into());
+    d.extend(eal_base());
+    d.extend(strings(&["--vdev=net_null0", "--lcores=0@0,1@1"]));
+    let mut p = spawn(DROP, &d);
+    p.wait_for_line("drop: port", Duration::from_secs(30));
+    p
+}
+
+/// A plain HTTP GET on loopback: the status line's code and the body.
+fn get(addr: &str, path: &str) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    let code = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|x| x.1.to_string()).unwrap_or_default();
+    (code, body)
+}
+
+#[test]
+fn metrics_pass_promtool_and_a_real_prometheus_scrapes_them() {
+    let _g = heavy();
+    let (Ok(_), Ok(_)) = (Command::new("promtool").arg("--version").output(), Command::new("prometheus").arg("--version").output()) else {
+        panic!("promtool and prometheus are needed (Debian's prometheus package; scripts/deps.sh installs it for the tests)");
+    };
+    let addr = format!("127.0.0.1:{}", free_port());
+    let drop_proc = null_drop(&["--metrics", &addr]);
+    std::thread::sleep(Duration::from_secs(2));
+    let (code, body) = get(&addr, "/metrics");
+    assert_eq!(code, 200, "{body}");
+    for family in ["blastdrop_frames_total", "blastdrop_bytes_total", "blastdrop_verdict", "blastdrop_lost_frames_total"] {
+        assert!(body.contains(family), "{family} missing: {body}");
+    }
+    let dir = scratch("prom");
+    let file = dir.join("metrics.txt");
+    std::fs::write(&file, &body).unwrap();
+    let check = Command::new("sh").arg("-c").arg(format!("promtool check metrics < {}", file.display())).output().unwrap();
+    assert!(check.status.success(), "promtool: {}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+    assert_eq!(get(&addr, "/nothing").0, 404);
+
+    // A real Prometheus scrapes it every second; its HTTP API gives the series back.
+    let web = format!("127.0.0.1:{}", free_port());
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: drop\n    static_configs:\n      - targets: ['{addr}']\n"),
+    )
+    .unwrap();
+    let mut prom = Command::new("prometheus")
+        .args([
+            &format!("--config.file={}", config.display()),
+            &format!("--storage.tsdb.path={}", dir.join("tsdb").display()),
+            &format!("--web.listen-address={web}"),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(40);
+    let mut last = String::new();
+    let found = loop {
+        std::thread::sleep(Duration::from_secs(1));
+        if let Ok(s) = std::net::TcpStream::connect(&web) {
+            drop(s);
+            let (code, body) = get(&web, "/api/v1/query?query=blastdrop_frames_total");
+            if code == 200 && body.contains("\"result\":[{") && body.contains("\"tool\":\"drop\"") {
+                break Some(body);
+            }
+            last = body;
+        }
+        if Instant::now() > until {
+            break None;
+        }
+    };
+    let _ = prom.kill();
+    let _ = prom.wait();
+    sigint(&drop_proc);
+    let out = drop_proc.finish(Duration::from_secs(30));
+    assert!(out.status.success(), "drop: {}\n{}", out.stdout, out.stderr);
+    let body = found.unwrap_or_else(|| panic!("Prometheus never had blastdrop_frames_total: {last}"));
+    assert!(body.contains("\"direction\":\"received\""), "{body}");
+}
+
+#[test]
+fn metrics_on_every_interface_are_refused_like_the_control_port() {
+    let out = run(
+        DROP,
+        &strings(&["--port", "net_null0", "--metrics", "0.0.0.0:9477", "--", "--vdev=net_null0", "--no-huge", "-m", "256"]),
+        Duration::from_secs(30),
+    );
+    assert!(!out.status.success());
+    let lines = out.our_stderr();
+    assert_eq!(lines.len(), 1, "one line: {lines:?}");
+    assert!(lines[0].contains("--metrics 0.0.0.0:9477") && lines[0].contains("every interface"), "{lines:?}");
+}
+
+/// VmRSS of a process, in kB.
+fn rss_kb(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A soak in small: drop keeps a row every 10 ms (a day's rows at 1 s
+/// would take 14 minutes to make) while receiving; its memory after the
+/// first rows must stay flat, and Ctrl-C ends it with its whole record.
+#[test]
+fn a_long_run_keeps_its_memory_flat_and_ends_with_its_record_on_ctrl_c() {
+    let _g = heavy();
+    let dir = scratch("soak");
+    let json = dir.join("drop.json");
+    let csv = dir.join("drop.csv");
+    let mut drop_proc = null_drop(&[
+        "--interval",
+        "10ms",
+        "--json",
+        &json.display().to_string(),
+        "--series",
+        &csv.display().to_string(),
+        "--xstats-interval",
+        "1",
+    ]);
+    let _ = &mut drop_proc;
+    std::thread::sleep(Duration::from_secs(5));
+    let first = rss_kb(drop_proc.pid());
+    let mut samples = Vec::new();
+    for _ in 0..6 {
+        std::thread::sleep(Duration::from_secs(5));
+        samples.push(rss_kb(drop_proc.pid()));
+    }
+    // The CSV grows as it goes: a killed run would leave these lines.
+    let lines_midway = std::fs::read_to_string(&csv).unwrap().lines().count();
+    assert!(lines_midway > 1000, "a line per 10 ms interval, written as it went: {lines_midway}");
+    sigint(&drop_proc);
+    let out = drop_proc.finish(Duration::from_secs(30));
+    assert!(out.status.success(), "drop: {}\n{}", out.stdout, out.stderr);
+    let last = *samples.last().unwrap();
+    eprintln!("drop's VmRSS: {first} kB after 5 s, then {samples:?} kB every 5 s");
+    // A row is tens of bytes: 3000 rows are well under a megabyte; anything
+    // that grew per frame or per poll would show as many megabytes.
+    assert!(last <= first + 4096, "memory grew from {first} kB to {last} kB: {samples:?}");
+    let v = read_json(&json);
+    let rows = v["series"]["t_s"].as_array().unwrap().len();
+    assert!(rows > 2000, "the record has the whole series: {rows} rows");
+    assert!(v["summary"]["interrupted"].as_bool().unwrap(), "{}", v["summary"]);
+}
