@@ -12,23 +12,14 @@
 //! - The knee: loss against offered rate, one point per trial, the NDR and
 //!   PDR marked; and latency under load when it was measured.
 
-use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use limits::{LimitKind, VerdictClass};
 
 use crate::{Aggregate, StepRecord};
 
-/// The plotting backend's failure, in its words.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct PlotError(String);
-
-fn err<E: std::fmt::Display>(e: E) -> PlotError {
-    PlotError(e.to_string())
-}
-
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+pub use series::chart::PlotError;
+use series::chart::{err, Area, Legend, Mark};
 
 /// What a ladder's picture needs beside its aggregates.
 pub struct LadderPlot<'a> {
@@ -113,69 +104,20 @@ fn series_color(i: usize) -> RGBColor {
     C[i % C.len()]
 }
 
-/// One legend line: a mark and its words.
-enum Mark {
-    Line(RGBColor),
-    Dashed(RGBColor),
-    Dot(RGBColor),
-    Bar(RGBColor),
-    Thin(RGBColor),
-}
-
-struct Legend {
-    title: String,
-    entries: Vec<(Mark, String)>,
-}
-
-impl Legend {
-    fn new(title: impl Into<String>) -> Legend {
-        Legend { title: title.into(), entries: Vec::new() }
-    }
-
-    fn push(&mut self, mark: Mark, label: impl Into<String>) {
-        self.entries.push((mark, label.into()));
-    }
-
-    /// The verdicts' classes, each once, in the order they first appear.
-    fn verdicts(&mut self, classes: impl IntoIterator<Item = VerdictClass>) {
-        let mut seen: Vec<VerdictClass> = Vec::new();
-        for class in classes {
-            if !seen.contains(&class) {
-                self.push(Mark::Dot(verdict_color(class)), format!("limit: {class}"));
-                seen.push(class);
-            }
+/// The verdicts' classes into `legend`, each once, in the order they first appear.
+fn legend_verdicts(legend: &mut Legend, classes: impl IntoIterator<Item = VerdictClass>) {
+    let mut seen: Vec<VerdictClass> = Vec::new();
+    for class in classes {
+        if !seen.contains(&class) {
+            legend.push(Mark::Dot(verdict_color(class)), format!("limit: {class}"));
+            seen.push(class);
         }
-    }
-
-    /// Drawn in its own area, beside the chart.
-    fn draw(&self, area: &Area) -> Result<(), PlotError> {
-        let font = ("sans-serif", 13).into_font();
-        area.draw(&Text::new(self.title.clone(), (8, 40), font.clone().style(FontStyle::Bold))).map_err(err)?;
-        for (i, (mark, label)) in self.entries.iter().enumerate() {
-            let y = 64 + 20 * i as i32;
-            match mark {
-                Mark::Line(c) => area.draw(&PathElement::new(vec![(8, y), (30, y)], c.stroke_width(2))).map_err(err)?,
-                Mark::Dashed(c) => area
-                    .draw(&PathElement::new(vec![(8, y), (14, y)], c.stroke_width(2)))
-                    .and_then(|_| {
-                        area.draw(&PathElement::new(vec![(18, y), (24, y)], c.stroke_width(2)))?;
-                        area.draw(&PathElement::new(vec![(28, y), (30, y)], c.stroke_width(2)))
-                    })
-                    .map_err(err)?,
-                Mark::Dot(c) => area.draw(&Circle::new((19, y), 5, c.filled())).map_err(err)?,
-                Mark::Bar(c) => area.draw(&PathElement::new(vec![(19, y - 7), (19, y + 7)], c.stroke_width(1))).map_err(err)?,
-                Mark::Thin(c) => area.draw(&PathElement::new(vec![(8, y), (30, y)], c.stroke_width(1))).map_err(err)?,
-            }
-            area.draw(&Text::new(label.clone(), (38, y - 7), font.clone())).map_err(err)?;
-        }
-        Ok(())
     }
 }
 
 /// A panel: the chart's area and its legend's, side by side.
 fn panel<'a>(area: &Area<'a>) -> (Area<'a>, Area<'a>) {
-    let w = area.dim_in_pixel().0;
-    area.split_horizontally(w.saturating_sub(200))
+    series::chart::panel(area, 200)
 }
 
 type Linear<'a, 'b> =
@@ -286,7 +228,7 @@ fn mpps_against_queues(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Re
     if bars {
         legend.push(Mark::Bar(BLACK), "min to max (--repeat)");
     }
-    legend.verdicts(aggs.iter().map(|a| a.class));
+    legend_verdicts(&mut legend, aggs.iter().map(|a| a.class));
     if let Some(g) = opts.published_gbps.filter(|_| line_rates.len() < series.len()) {
         legend.push(Mark::Dashed(WHITE), format!("(line rate at {g} Gb/s off scale)"));
     }
@@ -368,7 +310,7 @@ fn gbps_against_size(area: &Area, aggs: &[Aggregate], opts: &LadderPlot) -> Resu
         chart.draw_series(DashedLineSeries::new(curve, 4, 3, red.stroke_width(1))).map_err(err)?;
         legend.push(Mark::Dashed(red), "line rate, Gb/s of frames");
     }
-    legend.verdicts(best.iter().map(|a| a.class));
+    legend_verdicts(&mut legend, best.iter().map(|a| a.class));
     legend.draw(&legend_area)
 }
 
@@ -465,7 +407,7 @@ fn loss_against_rate(area: &Area, trials: &[KneePoint], ndr: Option<f64>, pdr: O
             legend.push(Mark::Dashed(color), format!("{name} {x:.3} Mpps"));
         }
     }
-    legend.verdicts(trials.iter().map(|t| t.class));
+    legend_verdicts(&mut legend, trials.iter().map(|t| t.class));
     legend.draw(&legend_area)
 }
 

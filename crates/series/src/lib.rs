@@ -7,8 +7,10 @@
 //! - [`csv`]: [`CsvSink`], a line per interval, flushed as it goes.
 //! - [`detect`]: [`analyse`], the rate's changes, counter onsets and a
 //!   credit bucket, by the rules in its module doc.
-//! - [`plot`]: [`svg`], the picture.
+//! - [`plot`]: [`svg`], the picture; [`chart`]: the parts every chart of
+//!   blastdrop shares (the ladder's too).
 
+pub mod chart;
 pub mod csv;
 pub mod detect;
 pub mod plot;

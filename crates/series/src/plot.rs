@@ -16,9 +16,9 @@
 //! from bins of adjacent rows, merged as the series merges them (rates from
 //! summed counts over summed seconds, latency each percentile's max).
 
-use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::chart::{err, panel, Area, Legend, Mark, PlotError};
 use crate::detect::Analysis;
 use crate::store::{Count, CounterKind, Series};
 
@@ -26,14 +26,8 @@ use crate::store::{Count, CounterKind, Series};
 pub const MAX_POINTS: usize = 2000;
 /// The most changes labelled on the chart (all are drawn).
 const LABELLED: usize = 10;
-
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
-
-struct PlotError(String);
-
-fn err<E: std::fmt::Display>(e: E) -> PlotError {
-    PlotError(e.to_string())
-}
+/// The legend beside each panel.
+const LEGEND_PX: u32 = 240;
 
 const RECEIVED: RGBColor = RGBColor(0, 128, 128);
 const SENT: RGBColor = RGBColor(160, 82, 45);
@@ -116,54 +110,6 @@ pub fn time_unit(span_s: f64) -> (f64, &'static str) {
     }
 }
 
-/// One legend line: a mark and its words.
-enum Mark {
-    Line(RGBColor),
-    Dashed(RGBColor),
-    Thin(RGBColor),
-}
-
-struct Legend {
-    title: String,
-    entries: Vec<(Mark, String)>,
-}
-
-impl Legend {
-    fn new(title: impl Into<String>) -> Legend {
-        Legend { title: title.into(), entries: Vec::new() }
-    }
-
-    fn push(&mut self, mark: Mark, label: impl Into<String>) {
-        self.entries.push((mark, label.into()));
-    }
-
-    /// Drawn in its own area, beside the chart.
-    fn draw(&self, area: &Area) -> Result<(), PlotError> {
-        let font = ("sans-serif", 13).into_font();
-        area.draw(&Text::new(self.title.clone(), (8, 40), font.clone().style(FontStyle::Bold))).map_err(err)?;
-        for (i, (mark, label)) in self.entries.iter().enumerate() {
-            let y = 64 + 20 * i as i32;
-            match mark {
-                Mark::Line(c) => area.draw(&PathElement::new(vec![(8, y), (30, y)], c.stroke_width(2))).map_err(err)?,
-                Mark::Dashed(c) => {
-                    for (a, b) in [(8, 14), (18, 24), (28, 30)] {
-                        area.draw(&PathElement::new(vec![(a, y), (b, y)], c.stroke_width(2))).map_err(err)?;
-                    }
-                }
-                Mark::Thin(c) => area.draw(&PathElement::new(vec![(8, y), (30, y)], c.stroke_width(1))).map_err(err)?,
-            }
-            area.draw(&Text::new(label.clone(), (38, y - 7), font.clone())).map_err(err)?;
-        }
-        Ok(())
-    }
-}
-
-/// A panel: the chart's area and its legend's, side by side.
-fn panel<'a>(area: &Area<'a>) -> (Area<'a>, Area<'a>) {
-    let w = area.dim_in_pixel().0;
-    area.split_horizontally(w.saturating_sub(240))
-}
-
 /// The time axis: its range in its unit, the unit's seconds and name.
 struct TimeAxis {
     lo: f64,
@@ -240,14 +186,20 @@ fn render(series: &Series, analysis: &Analysis, title: &str) -> Result<String, P
     Ok(svg)
 }
 
-fn rate_panel(area: &Area, bins: &[Bin], axis: &TimeAxis, series: &Series, analysis: &Analysis) -> Result<(), PlotError> {
-    let (chart_area, legend_area) = panel(area);
-    let mpps = |b: &Bin, v: Option<f64>| b.step(v.map(|v| v / 1e6), axis);
-    let received: Vec<(f64, f64)> = bins.iter().filter_map(|b| mpps(b, b.received)).flatten().collect();
-    let sent: Vec<(f64, f64)> = bins.iter().filter_map(|b| mpps(b, b.sent)).flatten().collect();
-    let y_max = received.iter().chain(&sent).map(|p| p.1).fold(0.0, f64::max).max(1e-6) * 1.18;
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption(format!("rate over time ({} rate analysed)", analysis.rate), ("sans-serif", 15))
+type TimeChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+
+/// A chart over the time axis with a linear y axis from 0 to `y_max`
+/// (`y_labels` labels), its mesh drawn and described.
+fn time_chart<'a, 'b>(
+    area: &'a Area<'b>,
+    caption: &str,
+    axis: &TimeAxis,
+    (y_max, y_labels): (f64, usize),
+    y_desc: &str,
+) -> Result<TimeChart<'a, 'b>, PlotError> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 15))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
@@ -257,11 +209,22 @@ fn rate_panel(area: &Area, bins: &[Bin], axis: &TimeAxis, series: &Series, analy
         .configure_mesh()
         .x_labels(10)
         .x_label_formatter(&tick)
-        .y_labels(8)
+        .y_labels(y_labels)
         .x_desc(axis.desc())
-        .y_desc("Mpps (million frames/s)")
+        .y_desc(y_desc)
         .draw()
         .map_err(err)?;
+    Ok(chart)
+}
+
+fn rate_panel(area: &Area, bins: &[Bin], axis: &TimeAxis, series: &Series, analysis: &Analysis) -> Result<(), PlotError> {
+    let (chart_area, legend_area) = panel(area, LEGEND_PX);
+    let mpps = |b: &Bin, v: Option<f64>| b.step(v.map(|v| v / 1e6), axis);
+    let received: Vec<(f64, f64)> = bins.iter().filter_map(|b| mpps(b, b.received)).flatten().collect();
+    let sent: Vec<(f64, f64)> = bins.iter().filter_map(|b| mpps(b, b.sent)).flatten().collect();
+    let y_max = received.iter().chain(&sent).map(|p| p.1).fold(0.0, f64::max).max(1e-6) * 1.18;
+    let caption = format!("rate over time ({} rate analysed)", analysis.rate);
+    let mut chart = time_chart(&chart_area, &caption, axis, (y_max, 8), "Mpps (million frames/s)")?;
     let mut legend = Legend::new("rate");
     if !received.is_empty() {
         chart.draw_series(LineSeries::new(received, RECEIVED.stroke_width(2))).map_err(err)?;
@@ -303,25 +266,10 @@ fn rate_panel(area: &Area, bins: &[Bin], axis: &TimeAxis, series: &Series, analy
 }
 
 fn loss_panel(area: &Area, bins: &[Bin], axis: &TimeAxis) -> Result<(), PlotError> {
-    let (chart_area, legend_area) = panel(area);
+    let (chart_area, legend_area) = panel(area, LEGEND_PX);
     let pts: Vec<(f64, f64)> = bins.iter().filter_map(|b| b.step(b.lost, axis)).flatten().collect();
     let y_max = pts.iter().map(|p| p.1).fold(0.0, f64::max).max(1.0) * 1.12;
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption("loss per interval", ("sans-serif", 15))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(axis.lo..axis.hi, 0.0..y_max)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_labels(10)
-        .x_label_formatter(&tick)
-        .y_labels(6)
-        .x_desc(axis.desc())
-        .y_desc("lost frames/s")
-        .draw()
-        .map_err(err)?;
+    let mut chart = time_chart(&chart_area, "loss per interval", axis, (y_max, 6), "lost frames/s")?;
     chart.draw_series(LineSeries::new(pts, LOSS.stroke_width(1))).map_err(err)?;
     let mut legend = Legend::new("loss");
     legend.push(Mark::Thin(LOSS), "lost frames/s");
@@ -329,7 +277,7 @@ fn loss_panel(area: &Area, bins: &[Bin], axis: &TimeAxis) -> Result<(), PlotErro
 }
 
 fn latency_panel(area: &Area, bins: &[Bin], axis: &TimeAxis) -> Result<(), PlotError> {
-    let (chart_area, legend_area) = panel(area);
+    let (chart_area, legend_area) = panel(area, LEGEND_PX);
     let us: Vec<(f64, [f64; 4])> =
         bins.iter().filter_map(|b| b.latency.map(|l| (axis.x(b.mid()), l.map(|v| (v as f64 / 1e3).max(0.001))))).collect();
     // Whole decades, so the axis is labelled at least at each power of ten.
