@@ -131,6 +131,9 @@ pub struct LaneCounters {
     /// The longest stall of the lane's loop in a window: the window it was
     /// seen in, and its ticks (published when a stall ends).
     stall: [AtomicU64; 2],
+    /// Timed probes (--one-way, --reflect) by coarse bucket, for the
+    /// series' and /metrics' latency while the run goes.
+    pub latency: crate::live_latency::LiveLatency,
 }
 
 /// A lane's loop that stood still for longer than this was stopped from
@@ -274,6 +277,7 @@ impl Default for LaneCounters {
             arrivals: std::array::from_fn(|_| AtomicU64::new(0)),
             sizes: std::array::from_fn(|_| AtomicU64::new(0)),
             stall: std::array::from_fn(|_| AtomicU64::new(0)),
+            latency: Default::default(),
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod events;
 pub mod fail;
 pub mod host;
 pub mod live;
+pub mod live_latency;
 pub mod out;
 pub mod plane;
 pub mod receiver;

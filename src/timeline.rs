@@ -14,6 +14,7 @@ use series::{Analysis, CounterKind, CsvSink, Row, Series, Thresholds};
 
 use crate::counters::Tally;
 use crate::fail::Failure;
+use crate::live_latency::LatencyCounts;
 use crate::xstats::{Watch, WindowXstats};
 
 /// The series' counter columns: every watched counter that is a count (an
@@ -107,6 +108,9 @@ pub struct Timeline {
     /// Running totals of each counter column, for the endpoint (it serves totals).
     counter_totals: Vec<u64>,
     lost: u64,
+    /// Timed probes over the run, for the endpoint's histogram, and their kind.
+    latency: LatencyCounts,
+    latency_kind: &'static str,
     began: std::time::Instant,
     /// The configured interval (the series' own doubles as it merges).
     interval_s: f64,
@@ -144,6 +148,8 @@ impl Timeline {
             metrics,
             counter_totals: vec![0; n],
             lost: 0,
+            latency: LatencyCounts::default(),
+            latency_kind: if cfg.tool == "drop" { "one_way" } else { "round_trip" },
             began: std::time::Instant::now(),
             interval_s: cfg.interval.as_secs_f64(),
             max_rows: Series::DEFAULT_MAX_ROWS,
@@ -188,9 +194,16 @@ impl Timeline {
         self.series.push(row);
     }
 
-    /// The endpoint, for what a tool publishes beyond the rows (latency).
-    pub fn metrics(&self) -> Option<&Metrics> {
-        self.metrics.as_ref().map(|(m, _)| m.as_ref())
+    /// An interval's timed probes, for the endpoint's histogram; their
+    /// percentiles for the interval's row.
+    pub fn latency(&mut self, d: &LatencyCounts) -> Option<[u64; 4]> {
+        let p = d.percentiles()?;
+        self.latency.add(d);
+        if let Some((m, _)) = &self.metrics {
+            let (buckets, sum) = self.latency.prometheus_buckets();
+            m.set_latency(self.latency_kind, &buckets, sum, self.latency.total());
+        }
+        Some(p)
     }
 
     /// The series and what was found in it; the endpoint closes.

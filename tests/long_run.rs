@@ -36,9 +36,15 @@ fn shape(ns: &Netns) -> Result<(), String> {
 
 /// drop standalone on bd-b for `drop_secs`, blast on bd-a (the qdisc in
 /// its path: qdisc_bypass=0) with `blast_args`: both records and drop's output.
-fn shaped_run(ns: &Netns, dir: &std::path::Path, drop_secs: u32, blast_args: &[&str]) -> (serde_json::Value, serde_json::Value, String) {
+fn shaped_run(
+    ns: &Netns,
+    dir: &std::path::Path,
+    (drop_secs, drop_extra): (u32, &[&str]),
+    blast_args: &[&str],
+) -> (serde_json::Value, serde_json::Value, String) {
     let (drop_json, blast_json) = (dir.join("drop.json"), dir.join("blast.json"));
     let mut d = strings(&["--port", "net_af_packet0", "--duration", &drop_secs.to_string(), "--idle-timeout", "3"]);
+    d.extend(strings(drop_extra));
     d.extend(strings(&["--series", &dir.join("drop.csv").display().to_string()]));
     d.extend(strings(&["--series-svg", &dir.join("drop.svg").display().to_string(), "--json", &drop_json.display().to_string()]));
     d.push("--".into());
@@ -67,7 +73,7 @@ fn a_token_bucket_shaper_is_found_and_sized_and_named_as_the_paths_push_back() {
         return;
     }
     let dir = scratch("tbf");
-    let (drop_rec, blast_rec, drop_out) = shaped_run(&ns, &dir, 14, &["--size", "512", "--rate", "40k", "--duration", "10"]);
+    let (drop_rec, blast_rec, drop_out) = shaped_run(&ns, &dir, (14, &[]), &["--size", "512", "--rate", "40k", "--duration", "10"]);
     let a = &drop_rec["series_analysis"];
     let bucket = &a["bucket"];
     assert!(bucket.is_object(), "drop found no bucket: {a}\n{drop_out}");
@@ -112,11 +118,15 @@ fn a_steady_run_reports_no_change() {
     let Some(ns) = netns_or_skip("a_steady_run_reports_no_change", Netns::with_pair) else { return };
     let dir = scratch("steady");
     for round in 0..2 {
-        let (drop_rec, _, out) = shaped_run(&ns, &dir, 12, &["--size", "256", "--rate", "20k", "--duration", "8"]);
+        let (drop_rec, _, out) = shaped_run(&ns, &dir, (12, &["--one-way"]), &["--size", "256", "--rate", "20k", "--duration", "8"]);
         let a = &drop_rec["series_analysis"];
         assert!(a["bucket"].is_null(), "round {round}: a bucket from a steady run: {a}\n{out}");
         assert_eq!(a["changes"].as_array().unwrap().len(), 0, "round {round}: a change in a steady run: {a}\n{out}");
         assert!(a["sentence"].as_str().unwrap().starts_with("no change"), "{a}");
+        // --one-way: each interval's latency percentiles are in the series.
+        let p50 = drop_rec["series"]["latency_ns"]["p50"].as_array().unwrap();
+        let timed: Vec<u64> = p50.iter().filter_map(|v| v.as_u64()).collect();
+        assert!(timed.len() >= 6 && timed.iter().all(|&ns| ns > 0 && ns < 1_000_000_000), "p50 per interval: {p50:?}");
     }
 }
 

@@ -137,7 +137,7 @@ struct Figures<'a> {
 
 impl<'a> Figures<'a> {
     fn new(
-        counters: &'a LaneCounters,
+        counters: &'a Arc<LaneCounters>,
         count_only: bool,
         streams: usize,
         interval_cycles: u64,
@@ -150,7 +150,7 @@ impl<'a> Figures<'a> {
             table: StreamTable::with_capacity(if count_only { 0 } else { streams }),
             busy: BusyRuns::new(hz),
             meter: Meter::new(interval_cycles),
-            one_way: one_way.map(|clock| OneWay { clock, hist: LatencyHistogram::new(), negative: 0, untimed: 0 }),
+            one_way: one_way.map(|clock| OneWay { clock, hist: LatencyHistogram::new(), negative: 0, untimed: 0, live: counters.clone() }),
             blocks: [BlockCounts::default(); STREAM_BLOCKS],
             sizes: SizeCounts::default(),
         }

@@ -27,6 +27,8 @@ pub(super) struct OneWay {
     pub(super) negative: u64,
     /// Probes with no usable NIC timestamp.
     pub(super) untimed: u64,
+    /// The lane's counters: each time also goes into their live buckets.
+    pub(super) live: std::sync::Arc<crate::counters::LaneCounters>,
 }
 
 /// Counts the burst's bytes and records each frame's probe in the stream
@@ -47,9 +49,12 @@ pub(super) fn count_probes(
         return parse_probes(bufs, table, tally, blocks, sizes, |_, _| {});
     };
     let now = o.clock.wall.ns(dpdk::rdtsc());
-    let (hist, negative) = (&mut o.hist, &mut o.negative);
+    let (hist, negative, live) = (&mut o.hist, &mut o.negative, &o.live.latency);
     let mut time = |arrived: u64, sent: u64| match arrived.checked_sub(sent) {
-        Some(d) => hist.record_ns(d),
+        Some(d) => {
+            hist.record_ns(d);
+            live.record(d);
+        }
         None => *negative += 1,
     };
     match &mut o.clock.nic {

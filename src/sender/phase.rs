@@ -15,6 +15,7 @@ use super::{Sender, StepParams};
 use crate::counters::{self, LaneCounters, Tally};
 use crate::fail::Failure;
 use crate::live::{Tick, Ticker};
+use crate::live_latency::LatencyCounts;
 use crate::plane::Lanes;
 use crate::report::{self, PerPacket, Rates};
 use crate::signals;
@@ -123,6 +124,7 @@ impl Sender {
     ) -> TxLane {
         let (q, streams) = (slot.queue, slot.streams);
         let first_seqs = streams.iter().map(|s| self.seqs[usize::from(s.id)]).collect();
+        let reflect = reflect_rx.map(|rxq| tx::Reflect::new(rxq, self.hz / 10, self.clock, counters.clone()));
         TxLane {
             queue,
             pool: self.pools[usize::from(q)].clone(),
@@ -138,7 +140,7 @@ impl Sender {
             tsc_hz: self.hz,
             clock: self.clock,
             counters,
-            reflect: reflect_rx.map(|rxq| tx::Reflect::new(rxq, self.hz / 10, self.clock)),
+            reflect,
         }
     }
 
@@ -183,6 +185,7 @@ impl Sender {
         let mut last_progress = began;
         let mut ticker = Ticker::every(began, self.cfg.interval);
         let mut xs_prev: Vec<Sample> = self.sides.iter().map(|s| s.watch.sample()).collect();
+        let mut lat_prev = LatencyCounts::default();
         loop {
             std::thread::sleep(Duration::from_millis(5));
             let now = Instant::now();
@@ -208,7 +211,7 @@ impl Sender {
             if p.live || crate::events::enabled() {
                 self.print_live(&tick, &d, lanes, &mut prev_q, p.live);
             }
-            self.keep_row(&tick, &d, lanes, &mut xs_prev);
+            self.keep_row(&tick, &d, lanes, &mut xs_prev, &mut lat_prev);
             if d.packets > 0 {
                 last_progress = now;
             } else if count.is_some() && now.duration_since(last_progress) >= self.cfg.link_timeout {
@@ -220,8 +223,11 @@ impl Sender {
 
     /// The interval's row, into the run's timeline (if the tool keeps one):
     /// what the lanes sent, and what the watched counters did.
-    fn keep_row(&mut self, tick: &Tick, d: &Tally, lanes: &[Arc<LaneCounters>], xs_prev: &mut [Sample]) {
+    fn keep_row(&mut self, tick: &Tick, d: &Tally, lanes: &[Arc<LaneCounters>], xs_prev: &mut [Sample], lat_prev: &mut LatencyCounts) {
         let Some(timeline) = self.timeline.as_mut() else { return };
+        let lat_now = LatencyCounts::read(lanes.iter().map(|l| &l.latency));
+        let latency_ns = timeline.latency(&lat_now.since(lat_prev));
+        *lat_prev = lat_now;
         let mut xs = WindowXstats::default();
         for (side, prev) in self.sides.iter().zip(xs_prev.iter_mut()) {
             // A read is an admin command on ENA: at most one per --xstats-interval,
@@ -241,6 +247,7 @@ impl Sender {
             sent_frames: Some(d.packets),
             sent_bytes: Some(d.bytes),
             counters: counter_deltas(&xs, timeline.counters()),
+            latency_ns,
             ..Default::default()
         };
         let queues: Vec<Tally> = lanes.iter().map(|l| l.read()).collect();

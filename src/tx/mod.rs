@@ -64,6 +64,8 @@ pub struct TxLane {
 pub struct Reflect {
     pub queue: RxQueue,
     pub histogram: LatencyHistogram,
+    /// The lane's counters: each round trip also goes into their live buckets.
+    live: Arc<LaneCounters>,
     /// After sending stops, how long to keep collecting late reflections.
     pub linger_cycles: u64,
     /// Wall-clock time of the returns (the same conversion the stamps use).
@@ -395,8 +397,9 @@ impl TxLane {
 }
 
 impl Reflect {
-    pub fn new(queue: RxQueue, linger_cycles: u64, clock: crate::clock::WallClock) -> Reflect {
+    pub fn new(queue: RxQueue, linger_cycles: u64, clock: crate::clock::WallClock, live: Arc<LaneCounters>) -> Reflect {
         Reflect {
+            live,
             queue,
             histogram: LatencyHistogram::new(),
             linger_cycles,
@@ -422,7 +425,9 @@ impl Reflect {
             match wire::parse_probe(frame) {
                 Some(p) if p.tx_ns >= self.since_ns => {
                     self.probed += 1;
-                    self.histogram.record_ns(now.saturating_sub(p.tx_ns));
+                    let ns = now.saturating_sub(p.tx_ns);
+                    self.histogram.record_ns(ns);
+                    self.live.latency.record(ns);
                 }
                 Some(_) => self.stale += 1,
                 None => self.unprobed += 1,

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use blastdrop::counters::Tally;
 use blastdrop::live::{Tick, Ticker};
+use blastdrop::live_latency::LatencyCounts;
 use blastdrop::receiver::Receiver;
 use blastdrop::report::{self, Rates};
 use blastdrop::signals;
@@ -60,6 +61,8 @@ struct Live {
     /// Totals of lanes that ended in restarts, so counts stay monotonic.
     carried: Tally,
     last_total: Tally,
+    /// The lanes' timed probes at the last line (--one-way).
+    prev_lat: LatencyCounts,
 }
 
 impl Live {
@@ -74,6 +77,7 @@ impl Live {
             last_arrival: None,
             carried: Tally::default(),
             last_total: Tally::default(),
+            prev_lat: LatencyCounts::default(),
         }
     }
 
@@ -116,10 +120,13 @@ impl Live {
     fn line(&mut self, rx: &Mutex<Receiver>, args: &Args, tick: &Tick, cur: Tally, lane_now: &[Tally], timeline: &mut Timeline) {
         let d = cur.since(&self.prev);
         let r = Rates::over(d.packets, d.bytes, tick.secs);
-        let (stats, watch, xs_now, hz) = {
+        let (stats, watch, xs_now, hz, lat_now) = {
             let r = lock(rx);
-            (r.port_stats().unwrap_or(self.prev_port), r.watch_text(), r.watch_samples(), r.tsc_hz())
+            let lat = LatencyCounts::read(r.lane_counters().iter().map(|l| &l.latency));
+            (r.port_stats().unwrap_or(self.prev_port), r.watch_text(), r.watch_samples(), r.tsc_hz(), lat)
         };
+        let latency_ns = timeline.latency(&lat_now.since(&self.prev_lat));
+        self.prev_lat = lat_now;
         let ds = stats.since(&self.prev_port);
         // The second's verdict: the busiest lane's busy share of the second.
         let busy = lane_now
@@ -142,7 +149,7 @@ impl Live {
             received_bytes: Some(d.bytes),
             lost: (!args.count_only).then_some(d.lost),
             counters: counter_deltas(&xs, timeline.counters()),
-            latency_ns: None,
+            latency_ns,
             verdict: Some(second.clone()),
             ..Default::default()
         };
