@@ -17,7 +17,10 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
         invalid: w.xstats.invalid.as_ref().map(|why| format!("sender: {why}")),
         sender_stalls: w.stalls.count,
         sender_stalled_ms: w.stalls.total_ms,
-        sender_tx_pct: (w.total.busy_cycles > 0).then(|| (w.total.tx_cycles as f64 / w.total.busy_cycles as f64 * 100.0).min(100.0)),
+        // Only paced lanes time their tx_burst calls.
+        sender_tx_pct: offered
+            .filter(|_| w.total.busy_cycles > 0)
+            .map(|_| (w.total.tx_cycles as f64 / w.total.busy_cycles as f64 * 100.0).min(100.0)),
         ..Default::default()
     };
     if let Some(f) = receiver {

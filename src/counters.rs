@@ -41,9 +41,10 @@ pub struct Tally {
     /// (descheduled by the host, most likely), and the ticks it stood.
     pub stalls: u64,
     pub stalled_ticks: u64,
-    /// Sender: ticks from a burst's frames being stamped to tx_burst's
-    /// return, summed (a share of `busy_cycles`): near all of it, the driver
-    /// or the path beneath it took its time rather than refusing frames.
+    /// Paced sender: ticks from a burst's frames being stamped to
+    /// tx_burst's return, summed (a share of `busy_cycles`): near all of it,
+    /// the driver or the path beneath it took its time rather than refusing
+    /// frames. Unpaced lanes leave it at 0 (no read for it).
     pub tx_cycles: u64,
 }
 

@@ -143,6 +143,16 @@ fn null_drop(extra: &[&str]) -> Running {
     p
 }
 
+/// `s` percent-encoded for a query string.
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// A plain HTTP GET on loopback: the status line's code and the body.
 fn get(addr: &str, path: &str) -> (u16, String) {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
@@ -210,6 +220,20 @@ fn metrics_pass_promtool_and_a_real_prometheus_scrapes_them() {
             break None;
         }
     };
+    // Every query of the Grafana dashboard in docs/ parses and runs in this Prometheus.
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/grafana-dashboard.json")).unwrap())
+            .unwrap();
+    let mut queries = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"].as_str().unwrap();
+            let (code, body) = get(&web, &format!("/api/v1/query?query={}", url_encode(expr)));
+            assert!(code == 200 && body.contains("\"status\":\"success\""), "dashboard query {expr:?}: {code} {body}");
+            queries += 1;
+        }
+    }
+    assert!(queries >= 6, "{queries}");
     let _ = prom.kill();
     let _ = prom.wait();
     sigint(&drop_proc);

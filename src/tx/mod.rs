@@ -255,7 +255,9 @@ impl TxLane {
         }
         // A size mix: where its cycle is, and the bytes of the frames built and not yet taken.
         let (mix, mut mix_pos, mut pending_bytes) = (self.mix.take(), 0usize, 0u64);
-        let mut tx_mark = start_tsc;
+        // Paced lanes time each tx_burst (a pace held back beneath the queues
+        // shows there); unpaced ones skip the read: their figure is the rate.
+        let (timed_tx, mut tx_mark) = (pace.schedule.is_some(), start_tsc);
 
         while !stop.load(Relaxed) {
             if pkts.is_empty() {
@@ -283,9 +285,11 @@ impl TxLane {
                 }
             }
             let sent = pkts.tx(&mut self.queue);
-            // One read after each tx_burst: how long the driver kept the lane.
-            let after = dpdk::rdtsc();
-            (tally.tx_cycles, tx_mark) = (tally.tx_cycles + (after - tx_mark), after);
+            // Paced: one read after each tx_burst, how long the driver kept the lane.
+            let after = if timed_tx { dpdk::rdtsc() } else { 0 };
+            if timed_tx {
+                (tally.tx_cycles, tx_mark) = (tally.tx_cycles + (after - tx_mark), after);
+            }
             if self.queue.faulted() {
                 // The ring vanished under the burst (a memif peer left): the
                 // device may hold some frames, none counts as sent, this queue is done.
@@ -302,7 +306,7 @@ impl TxLane {
                 // Ring full: waiting on the device, so publishing costs
                 // nothing here (the wait is the device's, not a stall).
                 tally.ring_full_retries += 1;
-                pace.stall.at(after, &mut tally);
+                pace.stall.at(if timed_tx { after } else { dpdk::rdtsc() }, &mut tally);
                 self.counters.publish(&tally);
             }
             if let Some(r) = reflect.as_mut() {

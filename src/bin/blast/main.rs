@@ -9,6 +9,7 @@ mod args;
 mod knee_run;
 mod ladder_run;
 mod mode;
+mod over_time;
 mod peer;
 mod preflight;
 mod replay;

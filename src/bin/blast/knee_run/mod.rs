@@ -52,6 +52,7 @@ pub fn run(args: &Args, m: &Knee, started: &Started, sender: &mut Sender) -> Res
     eprintln!("blast: knee search took {:.0?}, {} trials", began.elapsed(), n);
 
     let title = plot_title(sender, m);
+    let (series, series_analysis) = crate::over_time::finish(args, sender, "blast: knee search, sent over time")?;
     record::write_plot_and_csv(args, &searched.trials, &result, &under_load, &title)?;
     if let Some(path) = &args.json {
         let record = KneeRecord {
@@ -69,6 +70,8 @@ pub fn run(args: &Args, m: &Knee, started: &Started, sender: &mut Sender) -> Res
             trials: searched.trials,
             latency_under_load: under_load,
             interrupted: searched.interrupted,
+            series,
+            series_analysis,
         };
         record.write(path)?;
     }

@@ -93,6 +93,10 @@ pub struct KneeRecord<'a> {
     pub trials: Vec<Trial>,
     pub latency_under_load: Vec<LoadPoint>,
     pub interrupted: bool,
+    /// Every trial's sent figures per interval (--interval), one series for
+    /// the search, and what was found in it (rates step with the trials).
+    pub series: Option<series::Series>,
+    pub series_analysis: Option<series::Analysis>,
 }
 
 impl KneeResult {

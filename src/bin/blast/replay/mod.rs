@@ -56,6 +56,7 @@ pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) ->
     let figures = hooks.take_figures();
     let summary = summary::summarize(&replay, sender, &outcome, &before, figures);
     report::print_summary(&summary);
+    let (series, series_analysis) = crate::over_time::finish(args, sender, "blast: replay sent over time")?;
     if let Some(path) = &args.json {
         let environment = blastdrop::environment::of_sender(started, sender, queues);
         let rec = Record {
@@ -67,6 +68,8 @@ pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) ->
             receiver_environment: peer_info,
             capture: record,
             summary,
+            series,
+            series_analysis,
         };
         out::write_json(path, &rec)?;
     }

@@ -121,6 +121,9 @@ pub struct Record<'a> {
     pub receiver_environment: Option<control::PeerInfo>,
     pub capture: CaptureRecord,
     pub summary: Summary,
+    /// The replay's sent figures per interval (--interval), and what was found in them.
+    pub series: Option<series::Series>,
+    pub series_analysis: Option<series::Analysis>,
 }
 
 pub fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<RewriteStats>) -> CaptureRecord {

@@ -44,13 +44,7 @@ pub fn run(args: &Args, m: &Single, started: &Started, sender: &mut Sender) -> R
     let after = sender.read_counters();
     let summary = summary::summarize(args, m, sender, &outcome, (&before, &after), host_steal_pct);
     report::print_summary(&summary);
-    let (series, series_analysis) = sender.take_timeline().map(|t| t.finish()).unzip();
-    if let Some((s, a)) = series.as_ref().zip(series_analysis.as_ref()) {
-        blastdrop::say!("blast: over time: {}", a.sentence);
-        if let Some(path) = &args.timeline.series_svg {
-            blastdrop::timeline::write_plot(path, s, a, "blast: sent over time")?;
-        }
-    }
+    let (series, series_analysis) = crate::over_time::finish(args, sender, "blast: sent over time")?;
     if let Some(path) = &args.json {
         let environment = blastdrop::environment::of_sender(started, sender, m.queues);
         let record = Record {
