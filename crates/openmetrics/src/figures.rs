@@ -85,6 +85,8 @@ fn raise(counter: &Counter, total: u64) {
 
 impl Metrics {
     /// `tool`: "blast" or "drop"; `direction`: "sent" (blast) or "received" (drop).
+    /// Kept whole (over 60 lines): one registration per family with its
+    /// help text, read top to bottom as the list of what /metrics serves.
     pub fn new(tool: &str, direction: &str) -> Metrics {
         let frames = Family::default();
         let bytes = Family::default();
