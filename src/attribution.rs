@@ -18,9 +18,7 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
         sender_stalls: w.stalls.count,
         sender_stalled_ms: w.stalls.total_ms,
         // Only paced lanes time their tx_burst calls.
-        sender_tx_pct: offered
-            .filter(|_| w.total.busy_cycles > 0)
-            .map(|_| (w.total.tx_cycles as f64 / w.total.busy_cycles as f64 * 100.0).min(100.0)),
+        sender_tx_pct: offered.and(w.tx_wall_pct),
         ..Default::default()
     };
     if let Some(f) = receiver {

@@ -41,10 +41,9 @@ pub struct Tally {
     /// (descheduled by the host, most likely), and the ticks it stood.
     pub stalls: u64,
     pub stalled_ticks: u64,
-    /// Paced sender: ticks from a burst's frames being stamped to
-    /// tx_burst's return, summed (a share of `busy_cycles`): near all of it,
-    /// the driver or the path beneath it took its time rather than refusing
-    /// frames. Unpaced lanes leave it at 0 (no read for it).
+    /// Paced sender: ticks spent inside tx_burst calls, summed. Most of the
+    /// lane's time there: the driver or the path beneath it took its time
+    /// rather than refusing frames. Unpaced lanes leave it at 0 (no reads).
     pub tx_cycles: u64,
 }
 

@@ -113,7 +113,9 @@ fn ladder_over_memif_writes_table_json_csv_and_svg() {
         assert_eq!(s["receiver"]["probe"]["lost_estimate"], 0);
         assert_eq!(s["loss_pct"], 0.0);
         let limit = s["limit"].as_str().unwrap();
-        assert!(limit == "none" || (limit == "sender" && s["queues"] == 2), "paced and fully delivered: {}", s["verdict"]);
+        // A lane the host stood still (named in the evidence) may fall short on one queue too.
+        let host_held = s["verdict"]["limits"][0]["evidence"].as_str().unwrap_or_default().contains("stood still");
+        assert!(limit == "none" || (limit == "sender" && (s["queues"] == 2 || host_held)), "paced and fully delivered: {}", s["verdict"]);
         assert_eq!(s["verdict"]["limits"][0]["kind"], limit);
         assert_eq!(
             s["receiver"]["queues"].as_array().unwrap().len() as u64,

@@ -20,7 +20,7 @@ pub use ladder::StepFailure;
 use layout::Spread;
 use wire::MacAddr;
 
-pub use self::outcome::{LaneResult, SenderWindow, StepOutcome};
+pub use self::outcome::{tx_wall_pct, LaneResult, SenderWindow, StepOutcome};
 pub use self::window::{NoPeer, Reading, WindowHooks};
 use crate::fail::Failure;
 use crate::plane::{self, PlanePort, QueueHome};

@@ -41,6 +41,8 @@ pub struct SenderWindow {
     /// share of this host's CPU time the hypervisor took over it.
     pub stalls: control::LaneStalls,
     pub host_steal_pct: Option<f64>,
+    /// Paced: the share of the lanes' time spent inside tx_burst (see [`tx_wall_pct`]).
+    pub tx_wall_pct: Option<f64>,
 }
 
 impl SenderWindow {
@@ -83,6 +85,15 @@ impl StepOutcome {
     pub fn latency(&self) -> Option<(latency::LatencyHistogram, u64)> {
         merged_latency(&self.lanes)
     }
+}
+
+/// The share of the lanes' time (each from its start to its end) spent
+/// inside tx_burst calls, in percent; None where no lane timed them
+/// (unpaced, or a replay).
+pub fn tx_wall_pct(lanes: &[LaneResult]) -> Option<f64> {
+    let inside: u64 = lanes.iter().map(|l| l.outcome.tally.tx_cycles).sum();
+    let wall: u64 = lanes.iter().map(|l| l.outcome.end_tsc.saturating_sub(l.outcome.start_tsc)).sum();
+    (inside > 0 && wall > 0).then(|| (inside as f64 / wall as f64 * 100.0).min(100.0))
 }
 
 pub(super) fn merged_shape(lanes: &[LaneResult]) -> pace::ShapeStats {

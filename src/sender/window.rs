@@ -6,7 +6,7 @@ use dpdk::PortStats;
 use ladder::StepFailure;
 use layout::Spread;
 
-use super::outcome::{merged_latency, merged_shape, LaneResult, Phase, SenderWindow};
+use super::outcome::{merged_latency, merged_shape, tx_wall_pct, LaneResult, Phase, SenderWindow};
 use super::Sender;
 use crate::xstats::WindowXstats;
 
@@ -54,6 +54,7 @@ impl Sender {
             shape: merged_shape(&trial.lanes),
             reflected: latency.as_ref().map_or(0, |l| l.1),
             latency: latency.map(|l| l.0),
+            tx_wall_pct: tx_wall_pct(&trial.lanes),
             ..Default::default()
         };
         for l in &trial.lanes {

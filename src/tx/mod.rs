@@ -256,8 +256,8 @@ impl TxLane {
         // A size mix: where its cycle is, and the bytes of the frames built and not yet taken.
         let (mix, mut mix_pos, mut pending_bytes) = (self.mix.take(), 0usize, 0u64);
         // Paced lanes time each tx_burst (a pace held back beneath the queues
-        // shows there); unpaced ones skip the read: their figure is the rate.
-        let (timed_tx, mut tx_mark) = (pace.schedule.is_some(), start_tsc);
+        // shows there); unpaced ones skip the reads: their figure is the rate.
+        let timed_tx = pace.schedule.is_some();
 
         while !stop.load(Relaxed) {
             if pkts.is_empty() {
@@ -275,7 +275,6 @@ impl TxLane {
                 let tsc = dpdk::rdtsc();
                 pace.stall.at(tsc, &mut tally);
                 (tally.busy_cycles, last) = (tally.busy_cycles + (tsc - last), tsc);
-                tx_mark = tsc;
                 pace.sent(tsc, pkts.len());
                 self.counters.publish(&tally);
                 remaining -= pkts.len() as u64;
@@ -284,12 +283,11 @@ impl TxLane {
                     Some(m) => pending_bytes = stamper.stamp_mixed(&mut pkts, m, &mut mix_pos, clock.ns(tsc)),
                 }
             }
+            // Paced: a read either side of each tx_burst, how long the driver kept the lane.
+            let before = if timed_tx { dpdk::rdtsc() } else { 0 };
             let sent = pkts.tx(&mut self.queue);
-            // Paced: one read after each tx_burst, how long the driver kept the lane.
             let after = if timed_tx { dpdk::rdtsc() } else { 0 };
-            if timed_tx {
-                (tally.tx_cycles, tx_mark) = (tally.tx_cycles + (after - tx_mark), after);
-            }
+            tally.tx_cycles += after - before;
             if self.queue.faulted() {
                 // The ring vanished under the burst (a memif peer left): the
                 // device may hold some frames, none counts as sent, this queue is done.

@@ -91,8 +91,9 @@ pub struct WindowCounters {
     pub accepted: u64,
     /// tx_burst calls that took fewer frames than offered (ring full).
     pub ring_full_retries: u64,
-    /// The share of the sending lanes' busy time spent inside tx_burst
-    /// calls, in percent (None where not measured: a replay's lanes).
+    /// The share of the sending lanes' time (each from its start to its
+    /// end) spent inside tx_burst calls, in percent (None where not
+    /// measured: unpaced lanes, a replay's).
     #[serde(default)]
     pub sender_tx_pct: Option<f64>,
     /// The sender port's own counters.
@@ -502,10 +503,10 @@ fn stalled(w: &WindowCounters) -> String {
     )
 }
 
-/// A paced sender whose lanes spent at least this share of their busy time
-/// inside tx_burst was held back by what is beneath the queues: building
-/// and stamping a burst takes a small part of a lane's time when the
-/// driver takes frames as fast as they come.
+/// A paced sender whose lanes spent at least this share of their time
+/// inside tx_burst was held back by what is beneath the queues: a lane that
+/// keeps its pace waits for the next send most of the time, and one whose
+/// cores fall behind spends it building frames, not inside the driver.
 pub const PUSHED_BACK_TX_PCT: f64 = 50.0;
 
 /// Why a paced sender fell short, in words: a queue that pushed back
@@ -515,7 +516,7 @@ fn sender_shortfall(accepted: u64, offered: u64, ring_full: u64, tx_pct: Option<
     let cause = if ring_full == 0 {
         match tx_pct.filter(|&p| p >= PUSHED_BACK_TX_PCT) {
             Some(p) => format!(
-                "no tx_burst call came back short, but the lanes spent {p:.0}% of their busy time inside tx_burst: the path beneath \
+                "no tx_burst call came back short, but the lanes spent {p:.0}% of their time inside tx_burst: the path beneath \
                  the queues pushed back by taking its time (a shaper or queueing discipline under a kernel socket such as \
                  net_af_packet's, or a driver waiting on its device), not the sending cores"
             ),
@@ -582,7 +583,7 @@ mod tests {
         let v = verdict(&w);
         assert_eq!(v.label(), "sender");
         let e = &v.limits[0].evidence;
-        assert!(e.contains("66.88% short") && e.contains("100% of their busy time inside tx_burst"), "{e}");
+        assert!(e.contains("66.88% short") && e.contains("100% of their time inside tx_burst"), "{e}");
         assert!(e.contains("the path beneath the queues pushed back") && !e.contains("sending cores, not"), "{e}");
         // The same shortfall with the time spent building frames is the cores'.
         let cores = verdict(&WindowCounters { sender_tx_pct: Some(12.0), ..paced(399_494, 132_320, 132_320) });

@@ -26,6 +26,7 @@ pub fn summarize(
         port: port_stats,
         xstats,
         ports: sender.port_windows(per_port, &outcome.lanes, outcome.seconds),
+        tx_wall_pct: blastdrop::sender::tx_wall_pct(&outcome.lanes),
         ..Default::default()
     };
     let verdict = attribution::verdict(&run_window, None, args.paced_rate());
