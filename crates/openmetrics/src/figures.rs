@@ -418,7 +418,13 @@ mod tests {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
             Err(e) => panic!("promtool: {e}"),
         };
-        child.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("write to promtool");
+        // A promtool that cannot run here (the host's, seen from an emulated
+        // arm64 root) exits before reading: that is no promtool, not a failed check.
+        if let Err(e) = child.stdin.take().expect("stdin").write_all(text.as_bytes()) {
+            let out = child.wait_with_output().expect("promtool ended");
+            println!("promtool did not read its input ({e}; it said {}): skipped", String::from_utf8_lossy(&out.stderr).trim());
+            return None;
+        }
         let out = child.wait_with_output().expect("promtool ran");
         Some((out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))))
     }
@@ -443,7 +449,7 @@ mod tests {
         // text its one complaint may be the counters' HELP, which names the
         // family without `_total`. Anything else is a fault.
         let open = m.encode();
-        let (_, said) = promtool(&open).expect("promtool ran once already");
+        let Some((_, said)) = promtool(&open) else { return };
         for line in said.lines().filter(|l| !l.trim().is_empty()) {
             let family = line.strip_suffix("_total no help text").unwrap_or_else(|| panic!("promtool on OpenMetrics: {line}\n{open}"));
             assert!(open.contains(&format!("# TYPE {family} counter\n")), "{line}\n{open}");
