@@ -88,6 +88,14 @@ impl TimelineArgs {
     }
 }
 
+/// Whether the watched counters, last read at `last`, are due a read at a
+/// tick of period `interval`: one read per `xstats_interval` at most (on ENA
+/// each is an admin command), with half a tick's slack, so that ticks as
+/// long as the xstats interval read at every tick despite their jitter.
+pub fn xstats_due(last: std::time::Instant, xstats_interval: Duration, interval: Duration) -> bool {
+    last.elapsed() + interval / 2 >= xstats_interval
+}
+
 /// Where a run's series goes besides the record.
 #[derive(Debug, Clone, Default)]
 pub struct TimelineConfig {

@@ -232,7 +232,7 @@ impl Sender {
         for (side, prev) in self.sides.iter().zip(xs_prev.iter_mut()) {
             // A read is an admin command on ENA: at most one per --xstats-interval,
             // whatever the series' interval (what moved meanwhile lands in a later row).
-            if prev.at.elapsed() < self.cfg.xstats_interval {
+            if !crate::timeline::xstats_due(prev.at, self.cfg.xstats_interval, self.cfg.interval) {
                 continue;
             }
             let now = side.watch.sample();

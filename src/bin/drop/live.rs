@@ -120,10 +120,18 @@ impl Live {
     fn line(&mut self, rx: &Mutex<Receiver>, args: &Args, tick: &Tick, cur: Tally, lane_now: &[Tally], timeline: &mut Timeline) {
         let d = cur.since(&self.prev);
         let r = Rates::over(d.packets, d.bytes, tick.secs);
+        // A read of the watched counters is an admin command on ENA: at most
+        // one per --xstats-interval, whatever --interval (what moved meanwhile
+        // lands in the row of the next read).
+        let xs_due = self
+            .prev_xs
+            .as_ref()
+            .and_then(|s| s.first())
+            .is_none_or(|s| blastdrop::timeline::xstats_due(s.at, args.xstats_interval, args.timeline.interval));
         let (stats, watch, xs_now, hz, lat_now) = {
             let r = lock(rx);
             let lat = LatencyCounts::read(r.lane_counters().iter().map(|l| &l.latency));
-            (r.port_stats().unwrap_or(self.prev_port), r.watch_text(), r.watch_samples(), r.tsc_hz(), lat)
+            (r.port_stats().unwrap_or(self.prev_port), r.watch_text(), xs_due.then(|| r.watch_samples()), r.tsc_hz(), lat)
         };
         let latency_ns = timeline.latency(&lat_now.since(&self.prev_lat));
         self.prev_lat = lat_now;
@@ -135,13 +143,18 @@ impl Live {
             .map(|(c, p)| c.busy_cycles.saturating_sub(p.busy_cycles) as f64 / (tick.secs * hz as f64) * 100.0)
             .reduce(f64::max)
             .map(|b| b.min(100.0));
-        let xs = self.prev_xs.as_ref().map(|a| lock(rx).watch_between(a, &xs_now)).unwrap_or_default();
+        let xs = match (&self.prev_xs, &xs_now) {
+            (Some(a), Some(b)) => lock(rx).watch_between(a, b),
+            _ => Default::default(),
+        };
         let second = if d.packets == 0 {
             "idle".to_string()
         } else {
             limits::receiver_verdict(&receiver_counters(d.packets, &ds, &xs, d.lost, !args.count_only, busy)).label()
         };
-        self.prev_xs = Some(xs_now);
+        if xs_now.is_some() {
+            self.prev_xs = xs_now;
+        }
         let row = series::Row {
             t_s: tick.elapsed.as_secs_f64(),
             secs: tick.secs,
