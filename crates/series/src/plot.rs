@@ -340,8 +340,8 @@ mod tests {
         assert!(t.iter().any(|x| x == want), "missing {want:?} in {t:?}");
     }
 
-    #[test]
-    fn a_short_bucket_run() {
+    /// A tbf-shaped run with an allowance onset and timed probes.
+    fn bucket_sample() -> Series {
         let mut shape = Shape::new(&[(40_000.0, 2.3), (4921.0, 7.7)]);
         shape.allowance_from = Some(2.7);
         let mut series = Series::new(1.0, crate::synth::counters(), 1000);
@@ -349,6 +349,12 @@ mod tests {
             r.latency_ns = Some([20_000 + i as u64 * 100, 90_000, 150_000, 400_000]);
             series.push(r);
         }
+        series
+    }
+
+    #[test]
+    fn a_short_bucket_run() {
+        let series = bucket_sample();
         let a = analyse(&series, &Thresholds::default());
         assert!(a.bucket.is_some(), "{}", a.sentence);
         let svg = svg(&series, &a, "tbf 20mbit burst 40mb");
@@ -432,13 +438,7 @@ mod tests {
     #[test]
     fn samples() {
         let Ok(dir) = std::env::var("BLASTDROP_PLOT_SAMPLES") else { return };
-        let mut shape = Shape::new(&[(40_000.0, 2.3), (4921.0, 7.7)]);
-        shape.allowance_from = Some(2.7);
-        let mut series = Series::new(1.0, crate::synth::counters(), 1000);
-        for (i, mut r) in shape.rows().enumerate() {
-            r.latency_ns = Some([20_000 + i as u64 * 100, 90_000, 150_000, 400_000]);
-            series.push(r);
-        }
+        let series = bucket_sample();
         let a = analyse(&series, &Thresholds::default());
         std::fs::write(format!("{dir}/series-bucket.svg"), svg(&series, &a, &a.sentence)).unwrap();
         let mut day = Shape::new(&[(2.0e6, 6.0 * 3600.0), (1.0e6, 18.0 * 3600.0 - 1.0)]);
