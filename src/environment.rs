@@ -25,7 +25,7 @@ pub fn build(
     Environment {
         hostname: report::hostname(),
         cpu_model: report::cpu_model(),
-        machine: report::Machine::read(),
+        machine: report::Machine::read().with_ec2_metadata(),
         dpdk_runtime: dpdk::runtime_version(),
         dpdk_built_against: dpdk::built_against().into(),
         tsc_hz,

@@ -6,6 +6,7 @@ pub mod attribution;
 pub mod clock;
 pub mod counters;
 pub mod eal_args;
+pub mod ec2_metadata;
 pub mod environment;
 pub mod events;
 pub mod fail;

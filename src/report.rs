@@ -180,8 +180,9 @@ impl MempoolRecord {
 pub struct Environment {
     pub hostname: String,
     pub cpu_model: String,
-    /// The machine as the platform names it, read from DMI (no network
-    /// call): on EC2 Nitro the instance type ("c8gn.12xlarge").
+    /// The machine as the platform names it, read from DMI: on EC2 Nitro
+    /// the instance type ("c8gn.12xlarge"); on EC2 also what the instance
+    /// metadata service says (`ec2`).
     pub machine: Machine,
     pub dpdk_runtime: String,
     pub dpdk_built_against: String,
@@ -216,18 +217,31 @@ pub struct Machine {
     /// The placement group, when the set-up recorded it (deploy/'s template
     /// writes /etc/blastdrop/placement-group; no metadata call).
     pub placement_group: Option<String>,
+    /// The instance type, availability zone and AMI from the instance
+    /// metadata service (IMDSv2), asked once per process and only when
+    /// `vendor` is "Amazon EC2"; null elsewhere, where nothing is asked.
+    pub ec2: Option<crate::ec2_metadata::Ec2Metadata>,
 }
 
 impl Machine {
+    /// DMI and the kernel's files only: `ec2` stays null (see
+    /// `with_ec2_metadata`), so that describing the machine costs no request.
     pub fn read() -> Machine {
         let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
         Machine {
+            ec2: None,
             vendor: read("/sys/devices/virtual/dmi/id/sys_vendor"),
             product: read("/sys/devices/virtual/dmi/id/product_name"),
             kernel: read("/proc/sys/kernel/osrelease"),
             ena_module_version: read("/sys/module/ena/version"),
             placement_group: read("/etc/blastdrop/placement-group"),
         }
+    }
+
+    /// With `ec2` from the instance metadata service when DMI says EC2.
+    pub fn with_ec2_metadata(self) -> Machine {
+        let ec2 = crate::ec2_metadata::of_this_machine(self.vendor.as_deref());
+        Machine { ec2, ..self }
     }
 
     /// "c8gn.12xlarge (Amazon EC2)", or the kernel when DMI says nothing.
