@@ -29,6 +29,9 @@ blastdrop_deps() {
         # Prometheus server with promtool for the /metrics tests.
         command -v tc >/dev/null 2>&1 || need+=(iproute2)
         { command -v prometheus && command -v promtool; } >/dev/null 2>&1 || need+=(prometheus)
+        # A real browser to render `blast report`'s HTML in the report test (Ubuntu's
+        # chromium is a snap stub: chromium-browser is tried there too).
+        { command -v chromium || command -v chromium-browser; } >/dev/null 2>&1 || need+=(chromium fonts-dejavu-core)
     fi
     if [ "${#need[@]}" -gt 0 ]; then
         echo "blastdrop: installing ${need[*]}" >&2

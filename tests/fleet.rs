@@ -75,4 +75,24 @@ fn the_fleet_playbook_runs_a_group_ladder() {
     }
     members_seen.sort();
     assert_eq!(members_seen, [0, 0, 1, 1, 2, 2], "three members, each in both steps");
+    report_of_the_group(&records);
+}
+
+/// `blast report` of the fleet's records (each member's ladder and drop's),
+/// read in a real browser: every member's share stands in the group table.
+fn report_of_the_group(records: &Path) {
+    let html = records.join("group-report.html");
+    let mut a = strings(&["report"]);
+    a.extend((0..3).map(|i| records.join(format!("tx{i}/tx{i}.json")).display().to_string()));
+    a.push(records.join("rx/drop.json").display().to_string());
+    a.extend(strings(&["--html", html.to_str().unwrap()]));
+    let out = run(BLAST, &a, std::time::Duration::from_secs(60));
+    assert!(out.status.success(), "blast report: {}\n{}", out.stdout, out.stderr);
+    let dom = render_in_browser(&html, &records.join("group-report.png"), 1400, 1600);
+    assert!(dom.contains("Group trials") && dom.contains("Windows served to blast"), "the group's parts");
+    for i in 0..3 {
+        assert!(dom.contains(&format!("tx{i}.json")), "member tx{i}'s run");
+    }
+    // Three members' runs, each with the group table (two steps x three members each).
+    assert_eq!(dom.matches("Group trials").count(), 3, "one group table per member's record");
 }

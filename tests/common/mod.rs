@@ -413,3 +413,46 @@ pub fn assert_exact(step: &serde_json::Value) -> (u64, u64) {
     assert_eq!(received + other, n(&step["receiver"]["packets"]), "the trial's and the others make drop's count: {step}");
     (sent, lost)
 }
+
+/// A headless browser (Debian's chromium; scripts/deps.sh installs it for the tests).
+pub fn browser() -> String {
+    for b in ["chromium", "chromium-browser"] {
+        if Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()) {
+            return b.to_string();
+        }
+    }
+    panic!(
+        "no chromium: the report test renders the HTML in a real browser (Debian's chromium; scripts/deps.sh installs it for the tests)"
+    );
+}
+
+/// `html` as a person would see it: chromium headless, the DOM it built
+/// (--dump-dom) and a screenshot `png` of `width` x `height` pixels.
+pub fn render_in_browser(html: &std::path::Path, png: &std::path::Path, width: u32, height: u32) -> String {
+    let b = browser();
+    let profile = html.with_extension("chromium-profile");
+    let url = format!("file://{}", html.canonicalize().unwrap().display());
+    let common = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+    ];
+    let chrome = |extra: Vec<String>| {
+        let mut a = strings(&common);
+        a.push(format!("--user-data-dir={}", profile.display()));
+        a.extend(extra);
+        a.push(url.clone());
+        run(&b, &a, Duration::from_secs(120))
+    };
+    let dom = chrome(strings(&["--dump-dom"]));
+    assert!(dom.status.success(), "chromium --dump-dom: {}", dom.stderr);
+    let shot = chrome(vec![format!("--screenshot={}", png.display()), format!("--window-size={width},{height}")]);
+    assert!(shot.status.success() && png.exists(), "chromium --screenshot: {}", shot.stderr);
+    dom.stdout
+}

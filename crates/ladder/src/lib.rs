@@ -20,4 +20,4 @@ pub use plot::{line_rate_mpps, render_knee_svg, render_svg, KneePoint, LadderPlo
 pub use rates::Rates;
 pub use record::{AchievedShape, Aggregate, GroupStep, PortStep, StepRecord};
 pub use stalls::{bunched, StepStalls, BUNCHED_SHARE_NOTED};
-pub use table::{render_csv, render_table, CSV_HEADER};
+pub use table::{burstiness_rank, render_csv, render_table, CSV_HEADER};

@@ -151,7 +151,7 @@ pub fn render_latency(records: &[StepRecord]) -> String {
 }
 
 /// How bursty a shape is, for ordering: even < poisson < burst:N by N.
-fn burstiness_rank(shape: &str) -> u32 {
+pub fn burstiness_rank(shape: &str) -> u32 {
     match shape {
         "even" => 0,
         "poisson" => 1,

@@ -13,6 +13,7 @@ mod over_time;
 mod peer;
 mod preflight;
 mod replay;
+mod report_cmd;
 mod single;
 
 use std::process::ExitCode;
@@ -27,6 +28,14 @@ use args::Args;
 use mode::Mode;
 
 fn main() -> ExitCode {
+    // `blast report` reads records and starts no EAL: it parses its own flags.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "report") {
+        let argv: Vec<_> = std::iter::once("blast report".into()).chain(std::env::args_os().skip(2)).collect();
+        return match report_cmd::main(argv) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(f) => fail::report("blast report", &f),
+        };
+    }
     let args = match session::parse_args_from::<Args>(args::size_mix_shorthand(std::env::args_os())) {
         Ok(a) => a,
         Err(f) => return fail::report("blast", &f),

@@ -116,18 +116,31 @@ impl Live {
         }
     }
 
+    /// A read of the watched counters is an admin command on ENA: at most
+    /// one per --xstats-interval, whatever --interval (what moved meanwhile
+    /// lands in the row of the next read).
+    fn xstats_due(&self, args: &Args) -> bool {
+        self.prev_xs
+            .as_ref()
+            .and_then(|s| s.first())
+            .is_none_or(|s| blastdrop::timeline::xstats_due(s.at, args.xstats_interval, args.timeline.interval))
+    }
+
+    /// The second's verdict reads the busiest lane's busy share of the second.
+    fn busiest_lane_pct(&self, lane_now: &[Tally], tick: &Tick, hz: u64) -> Option<f64> {
+        lane_now
+            .iter()
+            .zip(self.prev_q.iter())
+            .map(|(c, p)| c.busy_cycles.saturating_sub(p.busy_cycles) as f64 / (tick.secs * hz as f64) * 100.0)
+            .reduce(f64::max)
+            .map(|b| b.min(100.0))
+    }
+
     /// Prints the interval's line, with its verdict, and keeps its row.
     fn line(&mut self, rx: &Mutex<Receiver>, args: &Args, tick: &Tick, cur: Tally, lane_now: &[Tally], timeline: &mut Timeline) {
         let d = cur.since(&self.prev);
         let r = Rates::over(d.packets, d.bytes, tick.secs);
-        // A read of the watched counters is an admin command on ENA: at most
-        // one per --xstats-interval, whatever --interval (what moved meanwhile
-        // lands in the row of the next read).
-        let xs_due = self
-            .prev_xs
-            .as_ref()
-            .and_then(|s| s.first())
-            .is_none_or(|s| blastdrop::timeline::xstats_due(s.at, args.xstats_interval, args.timeline.interval));
+        let xs_due = self.xstats_due(args);
         let (stats, watch, xs_now, hz, lat_now) = {
             let r = lock(rx);
             let lat = LatencyCounts::read(r.lane_counters().iter().map(|l| &l.latency));
@@ -136,13 +149,7 @@ impl Live {
         let latency_ns = timeline.latency(&lat_now.since(&self.prev_lat));
         self.prev_lat = lat_now;
         let ds = stats.since(&self.prev_port);
-        // The second's verdict: the busiest lane's busy share of the second.
-        let busy = lane_now
-            .iter()
-            .zip(self.prev_q.iter())
-            .map(|(c, p)| c.busy_cycles.saturating_sub(p.busy_cycles) as f64 / (tick.secs * hz as f64) * 100.0)
-            .reduce(f64::max)
-            .map(|b| b.min(100.0));
+        let busy = self.busiest_lane_pct(lane_now, tick, hz);
         let xs = match (&self.prev_xs, &xs_now) {
             (Some(a), Some(b)) => lock(rx).watch_between(a, b),
             _ => Default::default(),

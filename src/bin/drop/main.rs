@@ -39,6 +39,8 @@ use summary::{arrival_window, busiest_pct, receiver_counters, summarize, PortSum
 #[schemars(rename = "DropRecord")]
 struct Record<'a> {
     tool: &'static str,
+    /// The record's schema version (docs/json.md); `blast report` refuses one it does not know.
+    schema_version: u32,
     version: &'static str,
     config: &'a Args,
     environment: Environment,
@@ -139,6 +141,7 @@ fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
         let history = history.lock().unwrap_or_else(|e| e.into_inner());
         let record = Record {
             tool: "drop",
+            schema_version: blastdrop::out::SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION"),
             config: args,
             environment,

@@ -39,7 +39,9 @@ pub use shorthand::size_mix_shorthand;
                   blast --pcap trace.pcapng --queues 4 --dst-mac 0a:1b:2c:3d:4e:5f --dst-ip 10.0.0.2 --peer 10.0.0.2:7700 -- -a 0000:00:06.0\n\
                   (--pcap replays a capture at its own timing, addresses rewritten; docs/methodology.md, \"Captures\")\n\
                   Without -l/--lcores, lcores are placed from the machine's topology (sysfs): the NIC's NUMA node first,\n\
-                  one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed."
+                  one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed.\n\n\
+                  blast report RUN.json... --html FILE --markdown FILE: the records of earlier runs as one report,\n\
+                  and the atlas of several (blast report --help; docs/report.md)."
 )]
 pub struct Args {
     /// Port to send on: a port id (0), a PCI address (0000:00:06.0) or a device name (net_memif0).

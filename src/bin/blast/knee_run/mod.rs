@@ -58,6 +58,7 @@ pub fn run(args: &Args, m: &Knee, started: &Started, sender: &mut Sender) -> Res
         let record = KneeRecord {
             tool: "blast",
             mode: "knee",
+            schema_version: blastdrop::out::SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION"),
             config: args,
             environment: peer::Environments {

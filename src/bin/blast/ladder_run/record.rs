@@ -152,7 +152,7 @@ pub fn write_files(args: &Args, m: &LadderRun, started: &Started, sender: &Sende
         let record = LadderRecord {
             tool: "blast",
             mode: "ladder",
-            schema_version: 1,
+            schema_version: blastdrop::out::SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION"),
             config: args,
             src_mac: sender.src_mac().to_string(),

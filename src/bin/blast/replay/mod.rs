@@ -34,22 +34,7 @@ pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) ->
     let record = capture_record(&file, &capture, rewrite);
     report::announce(&record, &schedule, queues, sender, peer_info.as_ref());
     let replay = Arc::new(Replay { capture, schedule, stamp: !args.pcap_keep_payload });
-    let params = StepParams {
-        queues,
-        size: largest,
-        mix: None,
-        flows: u32::from(queues),
-        rate: None,
-        count: None,
-        duration,
-        warmup: std::time::Duration::ZERO,
-        // With drop --listen: one measured window around the whole replay.
-        window: peer.is_some(),
-        live: true,
-        shape: pace::Shape::Open,
-        reflect: false,
-        replay: Some(replay.clone()),
-    };
+    let params = params(queues, largest, duration, peer.is_some(), replay.clone());
     let before = sender.read_counters();
     let mut hooks = PeerHooks::new(peer.as_mut(), None);
     let outcome = sender.run_step(&params, &mut hooks)?;
@@ -62,6 +47,7 @@ pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) ->
         let rec = Record {
             tool: "blast",
             mode: "replay",
+            schema_version: blastdrop::out::SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION"),
             config: args,
             environment,
@@ -79,6 +65,26 @@ pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) ->
     match outcome.failure {
         Some(msg) => Err(Failure::runtime(msg)),
         None => Ok(()),
+    }
+}
+
+/// The replay as one step, unpaced (the schedule paces it); with drop
+/// --listen (`window`), one measured window around the whole replay.
+fn params(queues: u16, largest: u32, duration: Option<std::time::Duration>, window: bool, replay: Arc<Replay>) -> StepParams {
+    StepParams {
+        queues,
+        size: largest,
+        mix: None,
+        flows: u32::from(queues),
+        rate: None,
+        count: None,
+        duration,
+        warmup: std::time::Duration::ZERO,
+        window,
+        live: true,
+        shape: pace::Shape::Open,
+        reflect: false,
+        replay: Some(replay),
     }
 }
 

@@ -113,6 +113,8 @@ pub struct Summary {
 pub struct Record<'a> {
     pub tool: &'static str,
     pub mode: &'static str,
+    /// The record's schema version (docs/json.md); `blast report` refuses one it does not know.
+    pub schema_version: u32,
     pub version: &'static str,
     pub config: &'a Args,
     pub environment: Environment,

@@ -50,6 +50,7 @@ pub fn run(args: &Args, m: &Single, started: &Started, sender: &mut Sender) -> R
         let record = Record {
             tool: "blast",
             mode: "single",
+            schema_version: blastdrop::out::SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION"),
             config: args,
             flows: m.flows,

@@ -1,0 +1,71 @@
+//! How figures are written in the report: fixed decimals, so columns line
+//! up and a figure reads the same in every table.
+
+use crate::doc::Cell;
+use crate::record::J;
+
+pub fn mpps(x: f64) -> String {
+    format!("{x:.3}")
+}
+
+pub fn gbps(x: f64) -> String {
+    format!("{x:.2}")
+}
+
+pub fn pct(x: f64) -> String {
+    format!("{x:.2}%")
+}
+
+pub fn opt(x: Option<f64>, f: fn(f64) -> String) -> String {
+    x.map(f).unwrap_or_else(|| "-".to_string())
+}
+
+pub fn us(x: f64) -> String {
+    format!("{x:.1}")
+}
+
+/// A step's limit, with the verdict's evidence as its note: every limit
+/// found (most frames first), or why the verdict is unknown.
+pub fn limit_cell(v: J) -> Cell {
+    let label = v.text("limit");
+    let label = if label.is_empty() { "n/a".to_string() } else { label };
+    if let Some(why) = v.str("verdict/invalid") {
+        return Cell::noted(label, format!("unknown: {why}"));
+    }
+    if let Some(err) = v.str("error") {
+        return Cell::noted(label, format!("not measured: {err}"));
+    }
+    let evidence: Vec<String> = v
+        .arr("verdict/limits")
+        .iter()
+        .map(|l| {
+            let l = J(l);
+            format!("{} ({}): {}", l.text("kind"), l.text("side"), l.text("evidence"))
+        })
+        .collect();
+    if evidence.is_empty() {
+        Cell::new(label)
+    } else {
+        Cell::noted(label, evidence.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_limit_carries_its_evidence_or_why_it_is_unknown() {
+        let v = json!({"limit": "pps-allowance", "verdict": {"limits": [{"kind": "pps-allowance", "side": "sender",
+            "evidence": "pps_allowance_exceeded rose by 1200"}], "invalid": null}, "error": null});
+        let c = limit_cell(J(&v));
+        assert_eq!(c.text, "pps-allowance");
+        assert_eq!(c.note.as_deref(), Some("pps-allowance (sender): pps_allowance_exceeded rose by 1200"));
+        let v = json!({"limit": "unknown", "verdict": {"limits": [], "invalid": "a counter went backwards"}});
+        assert_eq!(limit_cell(J(&v)).note.as_deref(), Some("unknown: a counter went backwards"));
+        let v = json!({"limit": "n/a", "error": "drop did not answer"});
+        assert_eq!(limit_cell(J(&v)).note.as_deref(), Some("not measured: drop did not answer"));
+        assert_eq!(limit_cell(J(&json!({"limit": "none"}))).note, None);
+    }
+}

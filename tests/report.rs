@@ -1,0 +1,240 @@
+//! `blast report` on real runs made here: two labelled memif ladders (the
+//! atlas), a fixed-rate ladder with round trips, a knee search, drop's own
+//! record, and a standalone drop with a single blast over af_packet on a
+//! veth pair. The HTML is read in a real browser (chromium headless: the
+//! DOM it built and a screenshot that is not blank), the Markdown parsed as
+//! GitHub's dialect (its tables are tables), and the atlas compared with
+//! the records figure for figure. A record of an unknown schema version is
+//! refused.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One blast run against the listening drop at `addr` over memif `sock`.
+fn blast_run(dir: &Path, sock: &str, addr: &str, name: &str, args: &[&str]) -> PathBuf {
+    let json = dir.join(format!("{name}.json"));
+    let mut a = strings(&["--peer", addr, "--json", &json.display().to_string()]);
+    a.extend(strings(args));
+    let out = run(BLAST, &memif_blast_args(sock, 2, &a.iter().map(String::as_str).collect::<Vec<_>>()), Duration::from_secs(240));
+    assert!(out.status.success(), "blast {name}: {}\n{}", out.stdout, out.stderr);
+    json
+}
+
+/// The memif runs: two labelled ladders, a fixed-rate ladder with --reflect,
+/// a knee search, then drop's own record.
+fn memif_runs(dir: &Path) -> Vec<PathBuf> {
+    let drop_json = dir.join("drop.json");
+    let (d, addr, sock) = listening_drop(dir, "rep", 2, &["--reflect", "--json", &drop_json.display().to_string()]);
+    let mut runs = vec![
+        blast_run(dir, &sock, &addr, "ladder-a", &["--queues", "1,2", "--size", "64,1518", "--duration", "1", "--published-gbps", "1"]),
+        blast_run(dir, &sock, &addr, "ladder-b", &["--queues", "1,2", "--size", "64", "--duration", "1", "--published-gbps", "2"]),
+        blast_run(
+            dir,
+            &sock,
+            &addr,
+            "fixed",
+            &["--queues", "1", "--size", "64", "--rate", "20k,40k", "--shape", "even,poisson", "--reflect", "--duration", "1"],
+        ),
+        blast_run(
+            dir,
+            &sock,
+            &addr,
+            "knee",
+            &["--queues", "1", "--size", "64", "--find-knee", "--rate", "200k", "--search-duration", "0.5", "--duration", "1"],
+        ),
+    ];
+    sigint(&d);
+    let out = d.finish(Duration::from_secs(30));
+    assert!(out.status.success(), "drop: {}\n{}", out.stdout, out.stderr);
+    runs.push(drop_json);
+    runs
+}
+
+/// A standalone drop and a single blast over af_packet (None without root).
+fn af_packet_runs(dir: &Path) -> Option<Vec<PathBuf>> {
+    let ns = netns_or_skip("report over af_packet", Netns::with_pair)?;
+    let (drop_json, single_json) = (dir.join("drop-afp.json"), dir.join("single-afp.json"));
+    let mut d =
+        strings(&["--port", "net_af_packet0", "--count", "5000", "--duration", "30", "--json", &drop_json.display().to_string(), "--"]);
+    d.extend(eal_base());
+    d.extend(strings(&["--vdev=net_af_packet0,iface=bd-b", "--lcores=0@1,1@1"]));
+    let mut drop_proc = spawn("ip", &ns.exec(DROP, d));
+    drop_proc.wait_for_line("drop: port", Duration::from_secs(30));
+    let mut b = strings(&[
+        "--port",
+        "net_af_packet0",
+        "--count",
+        "5000",
+        "--rate",
+        "20k",
+        "--size",
+        "256",
+        "--json",
+        &single_json.display().to_string(),
+        "--",
+    ]);
+    b.extend(eal_base());
+    b.extend(strings(&["--vdev=net_af_packet0,iface=bd-a", "--lcores=0@0,1@0"]));
+    let out = run_af_packet("ip", &ns.exec(BLAST, b), Duration::from_secs(60));
+    assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
+    let out = drop_proc.finish(Duration::from_secs(40));
+    assert!(out.status.success(), "drop: {}\n{}", out.stdout, out.stderr);
+    Some(vec![drop_json, single_json])
+}
+
+fn report(runs: &[PathBuf], extra: &[&str]) -> Output {
+    let mut a = strings(&["report"]);
+    a.extend(runs.iter().map(|p| p.display().to_string()));
+    a.extend(strings(extra));
+    run(BLAST, &a, Duration::from_secs(60))
+}
+
+/// The share of a PNG's pixels that are not (near) white.
+fn inked_share(png: &Path) -> f64 {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let px = &buf[..info.buffer_size()];
+    let inked = px.chunks(channels).filter(|p| p.iter().take(3).any(|&c| c < 200)).count();
+    inked as f64 / (px.len() / channels) as f64
+}
+
+/// The atlas row of `label` in the Markdown: its cells.
+fn atlas_row<'a>(md: &'a str, label: &str) -> Vec<&'a str> {
+    let line = md.lines().find(|l| l.starts_with(&format!("| {label} |"))).unwrap_or_else(|| panic!("no atlas row {label}:\n{md}"));
+    line.trim_matches('|').split(" | ").map(str::trim).collect()
+}
+
+/// The atlas's figures are the records' own: one queue and the wall from
+/// the ceiling at the smallest size, the published figure, kpps per Gb/s.
+fn assert_atlas_matches(md: &str, label: &str, record: &Path) {
+    let v = read_json(record);
+    let row = atlas_row(md, label);
+    let ceiling = v["analysis"]["ceilings"].as_array().unwrap().iter().find(|c| c["size"] == 64).expect("a 64 B ceiling");
+    let one: f64 = v["aggregates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["queues"] == 1 && a["size"] == 64)
+        .map(|a| a["mpps"]["median"].as_f64().unwrap())
+        .fold(f64::MIN, f64::max);
+    let published = v["config"]["published_gbps"].as_f64().unwrap();
+    let wall = ceiling["ceiling"]["mpps"].as_f64().unwrap();
+    let strip = |c: &str| c.split(" [").next().unwrap().to_string();
+    assert_eq!(row[1], format!("{published}"), "{row:?}");
+    assert_eq!(strip(row[2]), format!("{one:.3}"), "{row:?}");
+    assert_eq!(strip(row[3]), format!("{wall:.3}"), "{row:?}");
+    assert_eq!(row[4], ceiling["ceiling"]["queues"].to_string(), "{row:?}");
+    assert_eq!(row[5], format!("{:.0}", wall * 1000.0 / published), "{row:?}");
+    let first = v["analysis"]["crossover"]["first_size"].as_u64().map_or("none of its sizes".to_string(), |s| format!("{s} B"));
+    assert_eq!(row[6], first, "{row:?}");
+    // Each figure's verdict is a footnote naming the record it came from.
+    let note: usize = row[3].split(" [").nth(1).unwrap().trim_end_matches(']').parse().unwrap();
+    let file = record.file_name().unwrap().to_string_lossy();
+    assert!(md.lines().any(|l| l.starts_with(&format!("{note}. ")) && l.contains(&*file)), "footnote {note} names {file}:\n{md}");
+}
+
+#[test]
+fn a_report_of_real_runs_reads_in_a_real_browser_and_as_markdown() {
+    let _g = heavy();
+    let dir = scratch("report");
+    let mut runs = memif_runs(&dir);
+    let afp = af_packet_runs(&dir);
+    runs.extend(afp.clone().unwrap_or_default());
+    let (html, md) = (dir.join("report.html"), dir.join("report.md"));
+    let mut labels = vec!["memif-a", "memif-b", "fixed", "knee", "drop"];
+    labels.extend(afp.iter().flat_map(|_| ["afp-drop", "afp-single"]));
+    let mut extra = vec!["--html", html.to_str().unwrap(), "--markdown", md.to_str().unwrap()];
+    for l in &labels {
+        extra.extend(["--label", l]);
+    }
+    let out = report(&runs, &extra);
+    assert!(out.status.success(), "blast report: {}\n{}", out.stdout, out.stderr);
+
+    // The browser's view: every part is there, and the page is not blank.
+    let png = dir.join("report.png");
+    let dom = render_in_browser(&html, &png, 1400, 2400);
+    for part in [
+        "Read first",
+        "Atlas: one row per instance type or label",
+        "memif-a",
+        "memif-b",
+        "Every step",
+        "Ceilings",
+        "Bandwidth crossover",
+        "Fixed-rate latency",
+        "floor",
+        "ceiling",
+        "The knee",
+        "Every trial",
+        "Windows served to blast",
+        "Sentences to paste",
+    ] {
+        assert!(dom.contains(part), "the rendered page lacks {part:?}");
+    }
+    if afp.is_some() {
+        assert!(dom.contains("net_af_packet") && dom.contains("Sender-side only (no receiver)"), "af_packet runs");
+    }
+    assert!(dom.matches("<table").count() >= 12, "tables: {}", dom.matches("<table").count());
+    assert!(dom.matches("<svg").count() >= 4, "plots: {}", dom.matches("<svg").count());
+    // Nothing to fetch: no script, no link or source; the only address is SVG's namespace, a name.
+    let addresses = dom.replace("http://www.w3.org/2000/svg", "");
+    assert!(
+        !dom.contains("<script") && !dom.contains(" src=") && !dom.contains(" href=") && !addresses.contains("http"),
+        "nothing fetched, no script"
+    );
+    let inked = inked_share(&png);
+    assert!(inked > 0.03, "the screenshot is (near) blank: {:.1}% inked", inked * 100.0);
+
+    // The Markdown is GitHub's dialect: its tables parse as tables, its plots are SVG files beside it.
+    let text = std::fs::read_to_string(&md).unwrap();
+    let mut html_md = String::new();
+    pulldown_cmark::html::push_html(&mut html_md, pulldown_cmark::Parser::new_ext(&text, pulldown_cmark::Options::ENABLE_TABLES));
+    let captions = text.lines().filter(|l| l.starts_with("**") && l.ends_with("**")).count();
+    assert!(
+        captions >= 12 && html_md.matches("<table>").count() >= captions,
+        "{} tables for {captions} captions",
+        html_md.matches("<table>").count()
+    );
+    for l in text.lines().filter(|l| l.starts_with("![")) {
+        let file = l.rsplit('(').next().unwrap().trim_end_matches(')');
+        roxmltree::Document::parse(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+
+    // The atlas, figure for figure.
+    assert_atlas_matches(&text, "memif-a", &runs[0]);
+    assert_atlas_matches(&text, "memif-b", &runs[1]);
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/report-test");
+    let _ = std::fs::create_dir_all(&target);
+    for f in [&html, &md, &png] {
+        let _ = std::fs::copy(f, target.join(f.file_name().unwrap()));
+    }
+}
+
+#[test]
+fn records_it_cannot_read_are_refused_with_the_fix() {
+    let dir = scratch("report-refuse");
+    let newer = dir.join("newer.json");
+    std::fs::write(&newer, r#"{"tool": "blast", "mode": "ladder", "schema_version": 99}"#).unwrap();
+    let out = report(std::slice::from_ref(&newer), &["--html", dir.join("r.html").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("schema_version 99") && out.stderr.contains("use the blastdrop that wrote it"), "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "one line: {}", out.stderr);
+    assert!(!dir.join("r.html").exists(), "nothing written");
+
+    let old = dir.join("old.json");
+    std::fs::write(&old, r#"{"tool": "drop", "summary": {}}"#).unwrap();
+    let out = report(&[old], &["--markdown", dir.join("r.md").to_str().unwrap()]);
+    assert!(out.stderr.contains("no schema_version") && out.stderr.contains("run it again"), "{}", out.stderr);
+
+    let out = report(std::slice::from_ref(&newer), &[]);
+    assert!(out.stderr.contains("without --html FILE or --markdown FILE"), "{}", out.stderr);
+    let out = report(&[newer.clone(), newer], &["--label", "a", "--label", "b", "--label", "c", "--html", "x.html"]);
+    assert!(out.stderr.contains("--label is given 3 times for 2 runs"), "{}", out.stderr);
+    // What blast writes, the report knows.
+    assert!(report::KNOWN_SCHEMA_VERSIONS.contains(&(blastdrop::out::SCHEMA_VERSION as u64)));
+}
