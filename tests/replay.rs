@@ -16,30 +16,6 @@ fn empty_pcap(dir: &Path) -> String {
     p.display().to_string()
 }
 
-/// A little-endian microsecond pcap of `(time in us, frame)`.
-fn pcap_bytes(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
-    let mut b = Vec::new();
-    for v in [0xa1b2_c3d4u32.to_le_bytes().to_vec(), 2u16.to_le_bytes().to_vec(), 4u16.to_le_bytes().to_vec(), vec![0; 8]] {
-        b.extend(v);
-    }
-    b.extend(65535u32.to_le_bytes());
-    b.extend(1u32.to_le_bytes());
-    for (us, f) in frames {
-        for v in [(us / 1_000_000) as u32, (us % 1_000_000) as u32, f.len() as u32, f.len() as u32] {
-            b.extend(v.to_le_bytes());
-        }
-        b.extend(f);
-    }
-    b
-}
-
-fn udp_frame(size: usize, src_port: u16) -> Vec<u8> {
-    let spec = wire::FrameSpec { frame_size: size, src_port, ..wire::FrameSpec::default() };
-    let mut f = vec![0u8; spec.len_without_fcs()];
-    wire::write_frame(&spec, &mut f).unwrap();
-    f
-}
-
 fn read_capture(path: &Path) -> capture::Capture {
     capture::Capture::parse(std::fs::read(path).unwrap()).unwrap()
 }

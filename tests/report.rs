@@ -1,6 +1,6 @@
 //! `blast report` on real runs made here: two labelled memif ladders (the
-//! atlas), a fixed-rate ladder with round trips, a knee search, drop's own
-//! record, and a standalone drop with a single blast over af_packet on a
+//! atlas), a fixed-rate ladder with round trips, a knee search, a capture
+//! replay, drop's own record, and a standalone drop with a single blast over af_packet on a
 //! veth pair. The HTML is read in a real browser (chromium headless: the
 //! DOM it built and a screenshot that is not blank), the Markdown parsed as
 //! GitHub's dialect (its tables are tables), and the atlas compared with
@@ -23,7 +23,7 @@ fn blast_run(dir: &Path, sock: &str, addr: &str, name: &str, args: &[&str]) -> P
 }
 
 /// The memif runs: two labelled ladders, a fixed-rate ladder with --reflect,
-/// a knee search, then drop's own record.
+/// a knee search, a capture replay, then drop's own record.
 fn memif_runs(dir: &Path) -> Vec<PathBuf> {
     let drop_json = dir.join("drop.json");
     let (d, addr, sock) = listening_drop(dir, "rep", 2, &["--reflect", "--json", &drop_json.display().to_string()]);
@@ -45,6 +45,12 @@ fn memif_runs(dir: &Path) -> Vec<PathBuf> {
             &["--queues", "1", "--size", "64", "--find-knee", "--rate", "200k", "--search-duration", "0.5", "--duration", "1"],
         ),
     ];
+    // A capture of 3 flows and 3 sizes, 300 frames 200 us apart, replayed twice.
+    let frames: Vec<(u64, Vec<u8>)> =
+        (0..300usize).map(|i| (200 * i as u64, udp_frame([64, 700, 1500][i % 3], 3000 + (i % 3) as u16))).collect();
+    let pcap = dir.join("three.pcap");
+    std::fs::write(&pcap, pcap_bytes(&frames)).unwrap();
+    runs.push(blast_run(dir, &sock, &addr, "replay", &["--pcap", pcap.to_str().unwrap(), "--pcap-loop", "2"]));
     sigint(&d);
     let out = d.finish(Duration::from_secs(30));
     assert!(out.status.success(), "drop: {}\n{}", out.stdout, out.stderr);
@@ -146,7 +152,7 @@ fn a_report_of_real_runs_reads_in_a_real_browser_and_as_markdown() {
     let afp = af_packet_runs(&dir);
     runs.extend(afp.clone().unwrap_or_default());
     let (html, md) = (dir.join("report.html"), dir.join("report.md"));
-    let mut labels = vec!["memif-a", "memif-b", "fixed", "knee", "drop"];
+    let mut labels = vec!["memif-a", "memif-b", "fixed", "knee", "replay", "drop"];
     labels.extend(afp.iter().flat_map(|_| ["afp-drop", "afp-single"]));
     let mut extra = vec!["--html", html.to_str().unwrap(), "--markdown", md.to_str().unwrap()];
     for l in &labels {
@@ -231,6 +237,18 @@ fn records_it_cannot_read_are_refused_with_the_fix() {
     let out = report(&[old], &["--markdown", dir.join("r.md").to_str().unwrap()]);
     assert!(out.stderr.contains("no schema_version") && out.stderr.contains("run it again"), "{}", out.stderr);
 
+    // A record cut short (a run killed while writing), a missing file, a directory.
+    let cut = dir.join("cut.json");
+    std::fs::write(&cut, r#"{"tool": "blast", "mode": "ladder", "schema_version": 1, "steps": [{"step": 0, "qu"#).unwrap();
+    for (bad, want) in [(cut, "is not JSON"), (dir.join("missing.json"), "cannot read"), (dir.clone(), "cannot read")] {
+        let out = report(std::slice::from_ref(&bad), &["--html", dir.join("r.html").to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}: {}", bad.display(), out.stderr);
+        assert!(
+            out.stderr.starts_with("blast report: error: ") && out.stderr.contains(want) && out.stderr.lines().count() == 1,
+            "{}",
+            out.stderr
+        );
+    }
     let out = report(std::slice::from_ref(&newer), &[]);
     assert!(out.stderr.contains("without --html FILE or --markdown FILE"), "{}", out.stderr);
     let out = report(&[newer.clone(), newer], &["--label", "a", "--label", "b", "--label", "c", "--html", "x.html"]);

@@ -456,3 +456,28 @@ pub fn render_in_browser(html: &std::path::Path, png: &std::path::Path, width: u
     assert!(shot.status.success() && png.exists(), "chromium --screenshot: {}", shot.stderr);
     dom.stdout
 }
+
+/// A little-endian microsecond pcap of `(time in us, frame)`.
+pub fn pcap_bytes(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
+    let mut b = Vec::new();
+    for v in [0xa1b2_c3d4u32.to_le_bytes().to_vec(), 2u16.to_le_bytes().to_vec(), 4u16.to_le_bytes().to_vec(), vec![0; 8]] {
+        b.extend(v);
+    }
+    b.extend(65535u32.to_le_bytes());
+    b.extend(1u32.to_le_bytes());
+    for (us, f) in frames {
+        for v in [(us / 1_000_000) as u32, (us % 1_000_000) as u32, f.len() as u32, f.len() as u32] {
+            b.extend(v.to_le_bytes());
+        }
+        b.extend(f);
+    }
+    b
+}
+
+/// A UDP frame of `size` bytes (FCS included) from `src_port`.
+pub fn udp_frame(size: usize, src_port: u16) -> Vec<u8> {
+    let spec = wire::FrameSpec { frame_size: size, src_port, ..wire::FrameSpec::default() };
+    let mut f = vec![0u8; spec.len_without_fcs()];
+    wire::write_frame(&spec, &mut f).unwrap();
+    f
+}

@@ -145,6 +145,18 @@ fn traffic(r: &Record) -> String {
     if r.kind == Kind::Drop {
         return join(&[format!("queues {}", c.text("queues")), opt("listen", c.text("listen"))], ", ");
     }
+    // A replay's frames are the capture's: --size and --flows do not apply.
+    if r.kind == Kind::Replay {
+        return join(
+            &[
+                format!("queues {}", c.text("queues")),
+                opt("capture", c.text("pcap")),
+                opt("timing", c.text("pcap_timing")),
+                opt("passes", c.text("pcap_loop")),
+            ],
+            ", ",
+        );
+    }
     join(
         &[
             format!("queues {}", c.text("queues")),

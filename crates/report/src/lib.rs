@@ -172,3 +172,49 @@ fn over_time_sentences(r: &Record) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+    use std::path::Path;
+
+    /// Records of a known version whose fields are missing or of the wrong
+    /// type: the report says what it cannot read or shows less; it never panics.
+    #[test]
+    fn mangled_records_give_an_error_or_less_never_a_panic() {
+        let wrong: [Value; 6] = [json!(null), json!(7), json!("x"), json!([1, "a"]), json!({"a": 1}), json!(-1.5)];
+        let fields = [
+            "steps",
+            "aggregates",
+            "analysis",
+            "environment",
+            "config",
+            "summary",
+            "trials",
+            "result",
+            "series",
+            "windows",
+            "step_series",
+            "capture",
+        ];
+        for (tool, mode) in [("blast", "ladder"), ("blast", "knee"), ("blast", "single"), ("blast", "replay"), ("drop", "")] {
+            for f in fields {
+                for w in &wrong {
+                    let v = json!({"tool": tool, "mode": mode, "schema_version": 1, f: w});
+                    let r = Record::from_json(Path::new("m.json"), v, Some("l".into())).unwrap();
+                    let _ = build(std::slice::from_ref(&r)).map(|d| (html::render(&d), markdown::render(&d, |n| n.to_string())));
+                }
+            }
+        }
+        // Interrupted before its first step: nothing to show, and it says so by showing nothing.
+        for v in [
+            json!({"tool": "blast", "mode": "ladder", "schema_version": 1, "steps": [], "aggregates": [], "interrupted": true}),
+            json!({"tool": "blast", "mode": "knee", "schema_version": 1, "trials": [], "latency_under_load": []}),
+        ] {
+            let r = Record::from_json(Path::new("e.json"), v, None).unwrap();
+            let d = build(std::slice::from_ref(&r)).unwrap();
+            assert!(html::render(&d).contains("e.json"));
+        }
+    }
+}

@@ -152,6 +152,19 @@ pub fn sentences(r: &Record) -> Vec<String> {
             opt(m.f64("received/mpps"), mpps),
             m.text("limit")
         )],
+        crate::Kind::Replay => vec![format!(
+            "{} ({}) replayed {} ({} frames, {} flows) from {q} queue(s): {} Mpps sent (sender-side), {} Mpps received (receiver-side), loss {}; timing {} held: {}.",
+            port.text("name"),
+            port.text("driver"),
+            r.j().text("capture/file"),
+            r.j().text("capture/frames"),
+            r.j().text("capture/flows"),
+            opt(m.f64("sent/mpps"), mpps),
+            opt(m.f64("received/mpps"), mpps),
+            opt(m.f64("loss_pct"), pct),
+            m.text("timing/timing"),
+            m.text("timing/held")
+        )],
         _ => vec![],
     }
 }
