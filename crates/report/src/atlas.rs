@@ -40,7 +40,8 @@ pub struct Row {
     pub published_gbps: Option<f64>,
     pub one_queue: Option<Fig>,
     pub wall: Option<Fig>,
-    pub crossover: Option<String>,
+    /// The first size within 3% of the published figure, and per size what held it.
+    pub crossover: Option<Cell>,
     pub at_1500: Option<Fig>,
     pub jumbo: Option<Fig>,
 }
@@ -107,7 +108,12 @@ fn row(label: &str, runs: &[&Record]) -> Result<Row, String> {
     let wall = first(runs, |r| wall(r, basis.size));
     let crossover = first(runs, |r| {
         let x = r.j().at("analysis/crossover");
-        (!x.is_null()).then(|| x.u64("first_size").map_or_else(|| "none of its sizes".to_string(), |s| format!("{s} B")))
+        (!x.is_null()).then(|| {
+            let first = x.u64("first_size").map_or_else(|| "none of its sizes".to_string(), |s| format!("{s} B"));
+            let held: Vec<String> =
+                x.arr("sizes").iter().map(J).map(|s| format!("{} B held by {}", s.text("size"), s.text("held_by"))).collect();
+            Cell::noted(first, format!("{}: {}", r.file_name(), held.join(", ")))
+        })
     });
     let at_1500 = first(runs, |r| step_fig(r, |_, s| MTU_1500.contains(&s), Measure::Gbps));
     let jumbo = first(runs, |r| step_fig(r, |_, s| JUMBO.contains(&s), Measure::Gbps));
@@ -280,7 +286,7 @@ fn cells(r: &Row) -> Vec<Cell> {
         fig_cell(&r.wall, |f| mpps(f.value)),
         Cell::new(r.wall.as_ref().map_or("-".to_string(), |w| w.at.to_string())),
         Cell::new(r.kpps_per_gbps().map_or("-".to_string(), |k| format!("{k:.0}"))),
-        Cell::new(r.crossover.clone().unwrap_or_else(|| "no --published-gbps".to_string())),
+        r.crossover.clone().unwrap_or_else(|| Cell::new("no --published-gbps")),
         fig_cell(&r.at_1500, of_published),
         fig_cell(&r.jumbo, of_published),
         Cell::new(r.files.join(", ")),
@@ -345,7 +351,7 @@ mod tests {
         assert_eq!(row.wall.as_ref().unwrap().limit.text, "pps-allowance");
         assert!(row.wall.as_ref().unwrap().limit.note.as_deref().unwrap().contains("evidence at 8x64"));
         assert_eq!(row.kpps_per_gbps().map(|k| k.round()), Some(122.0));
-        assert_eq!(row.crossover.as_deref(), Some("1518 B"));
+        assert_eq!(row.crossover.as_ref().map(|c| c.text.as_str()), Some("1518 B"));
         assert_eq!(row.at_1500.as_ref().map(|f| (f.value, f.at)), Some((282.0, 1518)));
         assert_eq!(row.jumbo.as_ref().map(|f| (f.value, f.at)), Some((304.0, 9018)));
         let t = &tables(&rows)[0];

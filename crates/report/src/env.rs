@@ -27,6 +27,7 @@ pub fn facts(r: &Record) -> Vec<(String, String)> {
         }
     }
     put("lcores", lcores(e));
+    put("placement", placement(e));
     if matches!(r.kind, Kind::Ladder | Kind::Knee) {
         put("receiver", receiver(r.j().at("environment/receiver")));
     }
@@ -130,6 +131,16 @@ fn lcores(e: J) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// Where blastdrop placed the lcores ("" when -l/--lcores placed them).
+fn placement(e: J) -> String {
+    let p = e.at("placement");
+    if p.is_null() {
+        return String::new();
+    }
+    let nic = p.u64("nic_node").map_or("unknown".to_string(), |n| n.to_string());
+    format!("placed by blastdrop: main lcore on CPU {}, workers on CPUs {}, the NIC's NUMA node {nic}", p.text("main"), p.text("workers"))
 }
 
 fn receiver(h: J) -> String {
