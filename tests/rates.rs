@@ -61,8 +61,10 @@ fn paced_shapes_hold_the_rate_and_differ_as_asked() {
     for attempt in 0..3 {
         let (summary, stdout) = shape_run("even", attempt);
         let a = summary["achieved_shape"].clone();
-        if even_held(&a) {
-            assert!(summary.get("shape_bunched").is_none(), "a held shape carries no note: {summary}");
+        // blast's own rule (more than 5% of frames bunched) is stricter than
+        // even_held's: a try near its edge (5.1% once on CI, a stall of the
+        // host behind it) carries the note, and counts as not held.
+        if even_held(&a) && summary.get("shape_bunched").is_none() {
             even = Some(a);
             break;
         }

@@ -28,12 +28,7 @@ pub use record::{Kind, ReadError, Record, KNOWN_SCHEMA_VERSIONS};
 
 /// The report of these records, in the order given.
 pub fn build(records: &[Record]) -> Result<Doc, String> {
-    let mut doc = Doc { title: title(records), ..Doc::default() };
-    for r in records {
-        for w in env::warnings(r).into_iter().chain(figures::warnings(r)) {
-            doc.warnings.push(format!("{}: {w}", r.file_name()));
-        }
-    }
+    let mut doc = Doc { title: title(records), warnings: warnings(records), ..Doc::default() };
     if let Some(s) = atlas_section(records)? {
         doc.sections.push(s);
     }
@@ -41,6 +36,20 @@ pub fn build(records: &[Record]) -> Result<Doc, String> {
         doc.sections.push(run_section(i + 1, r, records.len() > 1)?);
     }
     Ok(doc)
+}
+
+/// Every run's warnings, a warning several runs share said once with their names.
+fn warnings(records: &[Record]) -> Vec<String> {
+    let mut said: Vec<(String, Vec<String>)> = Vec::new();
+    for r in records {
+        for w in env::warnings(r).into_iter().chain(figures::warnings(r)) {
+            match said.iter_mut().find(|(text, _)| *text == w) {
+                Some((_, files)) => files.push(r.file_name()),
+                None => said.push((w, vec![r.file_name()])),
+            }
+        }
+    }
+    said.into_iter().map(|(w, files)| format!("{}: {w}", files.join(", "))).collect()
 }
 
 fn title(records: &[Record]) -> String {

@@ -11,7 +11,8 @@ use clap::Parser;
 /// Turns blast and drop records (--json) into one report.
 #[derive(Parser, Debug)]
 #[command(
-    name = "blast report",
+    name = "blast-report",
+    bin_name = "blast report",
     about = "Write one self-contained HTML report and/or Markdown from blast and drop records (--json files)",
     after_help = "Examples:\n  \
                   blast report ladder.json drop.json --html run.html --markdown run.md\n  \
@@ -22,7 +23,7 @@ use clap::Parser;
 )]
 pub struct ReportArgs {
     /// Records written by blast --json or drop --json, in the order the report shows them
-    #[arg(required = true, value_name = "RUN.json")]
+    #[arg(value_name = "RUN.json")]
     pub runs: Vec<PathBuf>,
     /// Write the report as one HTML file (inline SVG and CSS, nothing fetched)
     #[arg(long, value_name = "FILE")]
@@ -33,13 +34,24 @@ pub struct ReportArgs {
     /// The atlas row a run belongs to (e.g. an instance type): once for all runs, or once per run in order
     #[arg(long, value_name = "LABEL")]
     pub label: Vec<String>,
+    /// Print the man page (blast-report.1) and exit
+    #[arg(long, hide = true)]
+    pub generate_man: bool,
 }
 
 pub fn main(argv: Vec<std::ffi::OsString>) -> Result<(), Failure> {
     let args: ReportArgs = blastdrop::session::parse_args_from(argv)?;
+    if blastdrop::session::generated_docs::<ReportArgs>(None, args.generate_man)? {
+        return Ok(());
+    }
+    if args.runs.is_empty() {
+        return Err(Failure::usage("blast report needs the records to report: blast report RUN.json [RUN.json ...] --html FILE"));
+    }
     if args.html.is_none() && args.markdown.is_none() {
         return Err(Failure::usage("blast report writes nothing without --html FILE or --markdown FILE: give one or both"));
     }
+    // Where the files go is checked before any record is read.
+    blastdrop::session::check_outputs(&[("--html", args.html.as_deref()), ("--markdown", args.markdown.as_deref())])?;
     let labels = labels(&args)?;
     let records =
         args.runs.iter().zip(labels).map(|(p, l)| report::Record::read(p, l).map_err(Failure::usage)).collect::<Result<Vec<_>, _>>()?;
