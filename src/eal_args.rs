@@ -228,19 +228,39 @@ pub struct MemifVdev {
 /// memif's socket when the vdev names none.
 pub const MEMIF_DEFAULT_SOCKET: &str = "/run/memif.sock";
 
-/// The net_memif devices among the EAL arguments, in order.
-pub fn memif_vdevs(args: &[String]) -> Vec<MemifVdev> {
+/// Every --vdev's value among the EAL arguments ("net_memif0,role=server"), in order.
+pub fn vdev_specs(args: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let spec = match a.strip_prefix("--vdev=") {
-            Some(v) => v.to_owned(),
-            None if a == "--vdev" => match it.next() {
-                Some(v) => v.clone(),
-                None => continue,
-            },
-            None => continue,
-        };
+        match a.strip_prefix("--vdev=") {
+            Some(v) => out.push(v.to_owned()),
+            None if a == "--vdev" => out.extend(it.next().cloned()),
+            None => {}
+        }
+    }
+    out
+}
+
+/// Why the EAL refused a --vdev ("No such device": no driver by its name),
+/// naming the devices given, or None when no --vdev was given.
+pub fn unknown_vdev_hint(user: &[String]) -> Option<String> {
+    let names: Vec<String> = vdev_specs(user).iter().map(|v| v.split(',').next().unwrap_or_default().trim().to_owned()).collect();
+    if names.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} {}: DPDK has no driver by that name (a vdev is its driver's name and a number: net_null0, net_memif0, \
+         net_af_packet0, net_ring0, net_tap0); check the spelling, and that the driver's package is installed",
+        if names.len() == 1 { "--vdev" } else { "one of --vdev" },
+        names.join(", ")
+    ))
+}
+
+/// The net_memif devices among the EAL arguments, in order.
+pub fn memif_vdevs(args: &[String]) -> Vec<MemifVdev> {
+    let mut out = Vec::new();
+    for spec in vdev_specs(args) {
         let mut parts = spec.split(',');
         let name = parts.next().unwrap_or_default().trim().to_owned();
         if !name.starts_with("net_memif") {
@@ -352,6 +372,15 @@ mod tests {
         for a in ["--queues", "--rate", "-v", "--nonsense", "-", "--"] {
             assert_eq!(eal_option(a), None, "{a}");
         }
+    }
+
+    #[test]
+    fn an_unknown_vdev_is_named() {
+        assert_eq!(unknown_vdev_hint(&s(&["--no-huge", "-l", "0-1"])), None);
+        let one = unknown_vdev_hint(&s(&["--vdev=net_bogus0,x=1", "-l", "0-1"])).unwrap();
+        assert!(one.starts_with("--vdev net_bogus0: DPDK has no driver by that name"), "{one}");
+        let two = unknown_vdev_hint(&s(&["--vdev", "net_null0", "--vdev=net_nul1"])).unwrap();
+        assert!(two.starts_with("one of --vdev net_null0, net_nul1:"), "{two}");
     }
 
     #[test]

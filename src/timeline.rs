@@ -125,10 +125,24 @@ pub struct Timeline {
     max_rows: usize,
 }
 
+/// The `--metrics` endpoint, bound (or not asked for).
+pub struct MetricsEndpoint(Option<(Arc<Metrics>, MetricsServer)>);
+
+/// Binds `--metrics` (refused by the control port's rules, or an address in
+/// use) before the EAL and the ports start, so a refusal is the tool's one
+/// line with nothing of DPDK's before it.
+pub fn bind_metrics(cfg: &TimelineConfig) -> Result<MetricsEndpoint, Failure> {
+    let Some(spec) = &cfg.metrics else { return Ok(MetricsEndpoint(None)) };
+    let m = Arc::new(Metrics::new(cfg.tool, cfg.direction));
+    let server = openmetrics::serve(spec, m.clone()).map_err(|e| Failure::usage(format!("--metrics {spec}: {e}")))?;
+    crate::say!("{}: metrics at http://{}/metrics", cfg.tool, server.local_addr());
+    Ok(MetricsEndpoint(Some((m, server))))
+}
+
 impl Timeline {
-    /// Opens the CSV (refused at once if it cannot be written) and binds
-    /// the endpoint (refused by the control port's rules).
-    pub fn new(cfg: &TimelineConfig, counters: Vec<(String, CounterKind)>) -> Result<Timeline, Failure> {
+    /// Opens the CSV (refused at once if it cannot be written) and takes
+    /// the endpoint bound before the EAL started ([`bind_metrics`]).
+    pub fn new(cfg: &TimelineConfig, counters: Vec<(String, CounterKind)>, endpoint: MetricsEndpoint) -> Result<Timeline, Failure> {
         let csv = match &cfg.csv {
             None => None,
             Some(path) => {
@@ -140,15 +154,7 @@ impl Timeline {
                 Some((sink, path.clone()))
             }
         };
-        let metrics = match &cfg.metrics {
-            None => None,
-            Some(spec) => {
-                let m = Arc::new(Metrics::new(cfg.tool, cfg.direction));
-                let server = openmetrics::serve(spec, m.clone()).map_err(|e| Failure::usage(format!("--metrics {spec}: {e}")))?;
-                crate::say!("{}: metrics at http://{}/metrics", cfg.tool, server.local_addr());
-                Some((m, server))
-            }
-        };
+        let metrics = endpoint.0;
         let n = counters.len();
         Ok(Timeline {
             series: Series::new(cfg.interval.as_secs_f64(), counters, Series::DEFAULT_MAX_ROWS),

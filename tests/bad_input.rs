@@ -456,3 +456,54 @@ fn a_run_folder_another_process_uses_is_kept() {
     assert!(other.exists(), "a folder that was there before is not this process's");
     std::fs::remove_dir_all(&run_dir).unwrap();
 }
+
+/// --metrics on an address another process listens on: refused before the
+/// EAL and the port start (nothing of DPDK's, no stack dump before it), with
+/// the fix for that cause; looped, as users retry.
+#[test]
+fn metrics_on_an_address_in_use_is_one_line_before_the_port_starts() {
+    let _g = heavy();
+    let squatter = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let spec = squatter.local_addr().unwrap().to_string();
+    for bin in [DROP, BLAST, DROP] {
+        let mut eal = eal_base();
+        eal.extend(strings(&["--vdev=net_null0", "--lcores=0@0,1@1"]));
+        let mut all = strings(&["--port", "net_null0", "--duration", "1", "--metrics", &spec, "--"]);
+        all.extend(eal);
+        let out = run(bin, &all, Duration::from_secs(20));
+        assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+        let last = out.stderr.lines().last().unwrap_or_default();
+        assert!(last.contains(&format!("--metrics {spec}")) && last.contains("another process listens there: give a free port"), "{last}");
+        for noise in ["rx_pkt_burst", "not ready port", "EAL:", "Backtrace", "stack"] {
+            assert!(!out.stderr.contains(noise), "{noise:?} before the error:\n{}", out.stderr);
+        }
+    }
+}
+
+/// A queue count neither the lcores nor this DPDK build can hold names the
+/// queue count against what there is, never the EAL's memory.
+#[test]
+fn a_queue_count_beyond_the_lcores_is_named_not_memory() {
+    let _g = heavy();
+    let mut eal = eal_base();
+    eal.extend(strings(&["--vdev=net_null0", "--lcores=0@0,1@1"]));
+    let l = one_line_error(BLAST, &["--port", "net_null0", "--queues", "1,2,1000", "--duration", "0.2"], Some(eal));
+    assert!(l.contains("--queues 1000 needs 1000 worker lcores but the EAL has 1"), "{l}");
+    assert!(!l.contains("memory"), "{l}");
+    let mut eal = eal_base();
+    eal.push("--vdev=net_null0".into());
+    let l = one_line_error(BLAST, &["--port", "net_null0", "--queues", "1,2,1000", "--duration", "0.2"], Some(eal));
+    assert!(l.contains("--queues 1000 needs 1001 lcores") && l.contains("RTE_MAX_LCORE") && l.contains("lower --queues"), "{l}");
+}
+
+/// A --vdev whose driver DPDK does not have: the line names it.
+#[test]
+fn an_unknown_vdev_is_named() {
+    let _g = heavy();
+    for bin in [BLAST, DROP] {
+        let mut eal = eal_base();
+        eal.extend(strings(&["--vdev=net_bogus0", "-l", "0,1"]));
+        let l = one_line_error(bin, &["--port", "net_bogus0", "--duration", "0.2"], Some(eal));
+        assert!(l.contains("--vdev net_bogus0: DPDK has no driver by that name"), "{l}");
+    }
+}

@@ -179,17 +179,22 @@ impl Sender {
             cache: 0,
             data_room: dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE,
         };
-        let (mut sides, mut rx_pools) = (Vec::new(), Vec::new());
+        let mut sides = Vec::new();
+        // The device's limits first, then the lcores: each names the flag to
+        // change, where a pool sized for an impossible queue count would only
+        // say "give the EAL more memory".
         let opened = plane::open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n), cfg.size_flag)?;
         for (p, plane) in opened.into_iter().enumerate() {
             let own_mac = MacAddr(plane.port.mac()?);
             let addressing = cfg.addressing[p].clone();
             let src_mac = addressing.src_mac.unwrap_or(own_mac);
-            rx_pools.push(Mempool::create(&format!("bd_txrx_{}", plane.port.id()), &rx_sizing, plane.port.socket())?);
             sides.push(TxSide { plane, own_mac, src_mac, addressing, link: Link::default() });
         }
-        // The device's limits first: they name the flag to change.
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
+        let rx_pools = sides
+            .iter()
+            .map(|s| Mempool::create(&format!("bd_txrx_{}", s.port.id()), &rx_sizing, s.port.socket()))
+            .collect::<Result<Vec<_>, _>>()?;
         let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &tx_sizing), MempoolRecord::new(u32::from(nports), &rx_sizing)];
         let pools = plane::queue_pools("tx", spread, &tx_sizing, |p| &sides[usize::from(p)].port)?.into_iter().map(Arc::new).collect();
         Ok(Sender {

@@ -175,6 +175,18 @@ pub struct Started {
 
 /// `ports`: the --port specs, for placing each port's workers on its NUMA node.
 pub fn start_eal(tool: &str, user: &[String], workers: u16, ports: &[String]) -> Result<Started, Failure> {
+    // The EAL would refuse the --lcores made for them with its whole usage
+    // text. (Lcores the user chose are checked against the device's limits
+    // first, then counted: worker_lcores.)
+    let max_lcores = dpdk::ffi::RTE_MAX_LCORE;
+    if !eal_args::user_chose_lcores(user) && u32::from(workers) + 1 > max_lcores {
+        return Err(Failure::usage(format!(
+            "--queues {workers} needs {} lcores (one per queue and the main one), but this DPDK build has at most {max_lcores} \
+             (RTE_MAX_LCORE): lower --queues to {} or fewer",
+            u32::from(workers) + 1,
+            max_lcores - 1
+        )));
+    }
     let plan = eal_args::plan(user, workers, ports);
     check_memif_sockets(&plan.args)?;
     if let Some(p) = &plan.placement {
@@ -186,7 +198,11 @@ pub fn start_eal(tool: &str, user: &[String], workers: u16, ports: &[String]) ->
     tracing::debug!("EAL arguments: {}", plan.args.join(" "));
     let eal = Eal::init(tool, &plan.args).map_err(|e| match e {
         dpdk::Error::EalInit { reason } => {
-            Failure::runtime(format!("the DPDK EAL failed to start ({reason}): {}", eal_args::init_failure_hint(user)))
+            // ENODEV: a --vdev whose driver DPDK does not have.
+            let hint = eal_args::unknown_vdev_hint(user)
+                .filter(|_| reason.contains("No such device"))
+                .unwrap_or_else(|| eal_args::init_failure_hint(user));
+            Failure::runtime(format!("the DPDK EAL failed to start ({reason}): {hint}"))
         }
         other => other.into(),
     })?;

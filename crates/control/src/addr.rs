@@ -44,6 +44,18 @@ pub fn all_loopback(addrs: &[SocketAddr]) -> bool {
     })
 }
 
+/// The fix for a failed bind of ADDR:PORT, by its cause: a port another
+/// process holds wants a free port, an address that is not this host's
+/// wants one that is.
+pub fn bind_fix(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::AddrInUse => "another process listens there: give a free port",
+        std::io::ErrorKind::AddrNotAvailable => "that address is not this host's: give ADDR:PORT of this host",
+        std::io::ErrorKind::PermissionDenied => "ports below 1024 need root: give a port above 1023 or run as root",
+        _ => "give ADDR:PORT of this host",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,7 +24,7 @@ mod session;
 mod shared;
 mod window;
 
-pub use addr::{all_loopback, listen_addrs, unspecified, ListenError};
+pub use addr::{all_loopback, bind_fix, listen_addrs, unspecified, ListenError};
 pub use arrivals::{q_burst, window_arrivals, LaneArrivals};
 pub use auth::{nonce, Secret, SecretError, SecretSource, SECRET_ENV};
 pub use backend::{Backend, BackendError};

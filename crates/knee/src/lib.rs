@@ -15,6 +15,15 @@
 //! confirmation, and a confirmed figure is always the rate its confirming
 //! trial delivered. A result bounded by the sender rather than by loss is
 //! a lower bound on the path's knee ("at least").
+//!
+//! A shortfall is the sender's own only while the sender has never
+//! delivered the offered rate: once a trial has carried a rate, a later
+//! trial that falls short of it at or below that rate was held back by
+//! something else (the path pushing back, the receiver, or the host
+//! standing the sender's lanes still; the trial's verdict says which).
+//! Such a trial bounds the search from above as the sender's cap does, but
+//! a result below it is bounded by [`Bound::HeldBack`], never "at least
+//! ...: the sender delivered no more".
 
 use serde::Serialize;
 
@@ -42,6 +51,12 @@ pub enum Bound {
     Sender,
     /// The top of the search itself passed: the path carries at least this.
     Top,
+    /// A trial above it fell short of a rate the sender had delivered in an
+    /// earlier trial: held back by the path, the receiver or the host (that
+    /// trial's verdict says which). The result is what this run carried.
+    #[serde(rename = "held-back")]
+    #[schemars(rename = "held-back")]
+    HeldBack,
 }
 
 /// One goal's search: the highest passing and the lowest failing rate seen.
@@ -56,14 +71,25 @@ pub struct Bounds {
     pub confirmed: Option<f64>,
     /// What bounded the confirmed result from above.
     pub bounded_by: Option<Bound>,
-    /// Confirmations that failed, and of them those the sender fell short on.
+    /// Confirmations that failed, of them those the sender fell short on,
+    /// and of those the ones held back (below a rate it had delivered).
     pub failed_confirms: u32,
     pub short_confirms: u32,
+    pub held_back_confirms: u32,
 }
 
 impl Bounds {
     fn new(loss_pct: f64) -> Bounds {
-        Bounds { loss_pct, pass: None, fail: None, confirmed: None, bounded_by: None, failed_confirms: 0, short_confirms: 0 }
+        Bounds {
+            loss_pct,
+            pass: None,
+            fail: None,
+            confirmed: None,
+            bounded_by: None,
+            failed_confirms: 0,
+            short_confirms: 0,
+            held_back_confirms: 0,
+        }
     }
 
     fn record(&mut self, rate: f64, passed: bool) {
@@ -119,6 +145,10 @@ pub struct Counted {
     pub sender_short: bool,
     /// The delivered rate as a share of the offered one (1.0: all of it).
     pub delivered_share: f64,
+    /// The trial fell short of a rate the sender had already delivered in
+    /// an earlier trial: held back by the path, the receiver or the host,
+    /// its offered rate bounds the search as `held_cap`, not as the sender's cap.
+    pub held_back: bool,
     /// The rate the trial's loss result counted at: the offered rate, or
     /// the delivered one when the sender fell short. None: the trial carried
     /// less than the search's floor and counted for nothing but the cap.
@@ -149,6 +179,12 @@ pub struct Search {
     /// The lowest offered rate the sender could not deliver: it bounds both
     /// goals from above like a fail.
     sender_cap: Option<f64>,
+    /// The most any trial has delivered (frames/s): what the sender has
+    /// shown it can send.
+    most_delivered: f64,
+    /// The lowest offered rate a trial was held back from (below what the
+    /// sender had delivered): it bounds both goals from above like a fail.
+    held_cap: Option<f64>,
 }
 
 impl Search {
@@ -158,7 +194,14 @@ impl Search {
 
     pub fn new(cfg: SearchConfig) -> Search {
         assert!(cfg.max_rate > 0.0 && cfg.min_rate > 0.0 && cfg.precision > 0.0);
-        Search { cfg, ndr: Bounds::new(cfg.ndr_loss_pct), pdr: Bounds::new(cfg.pdr_loss_pct), sender_cap: None }
+        Search {
+            cfg,
+            ndr: Bounds::new(cfg.ndr_loss_pct),
+            pdr: Bounds::new(cfg.pdr_loss_pct),
+            sender_cap: None,
+            most_delivered: 0.0,
+            held_cap: None,
+        }
     }
 
     pub fn bounds(&self, g: Goal) -> &Bounds {
@@ -180,25 +223,31 @@ impl Search {
         self.sender_cap
     }
 
-    /// The lowest rate known not to pass: a fail, or the sender's cap.
+    /// The lowest offered rate a trial was held back from, if any.
+    pub fn held_cap(&self) -> Option<f64> {
+        self.held_cap
+    }
+
+    /// The lowest rate known not to pass: a fail, the sender's cap, or a
+    /// rate the sender was held back from.
     fn upper(&self, b: &Bounds) -> Option<f64> {
-        match (b.fail, self.sender_cap) {
-            (Some(f), Some(c)) => Some(f.min(c)),
-            (f, c) => f.or(c),
-        }
+        [b.fail, self.sender_cap, self.held_cap].into_iter().flatten().reduce(f64::min)
     }
 
     /// What bounds `b` from above now.
     /// What bounds a result at `rate` from above: a fail within the
     /// precision of it locates the path's knee whatever the sender's cap.
     fn bound_of(&self, b: &Bounds, rate: f64) -> Bound {
-        match (b.fail, self.sender_cap) {
-            (Some(f), _) if (f - rate) / f <= self.cfg.precision => Bound::Path,
-            (None, None) => Bound::Top,
-            (Some(f), Some(c)) if c <= f => Bound::Sender,
-            (None, Some(_)) => Bound::Sender,
-            _ => Bound::Path,
+        if b.fail.is_some_and(|f| (f - rate) / f <= self.cfg.precision) {
+            return Bound::Path;
         }
+        // The lowest of what stops the search above; on a tie the sender's
+        // cap first, then a held-back trial, then a fail.
+        [(self.sender_cap, Bound::Sender), (self.held_cap, Bound::HeldBack), (b.fail, Bound::Path)]
+            .into_iter()
+            .filter_map(|(at, bound)| at.map(|at| (at, bound)))
+            .reduce(|low, next| if next.0 < low.0 { next } else { low })
+            .map_or(Bound::Top, |(_, bound)| bound)
     }
 
     fn narrowed(&self, b: &Bounds) -> bool {
@@ -254,6 +303,10 @@ impl Search {
     pub fn record(&mut self, next: &Next, offered: f64, delivered: f64, loss_pct: f64, latency_ok: bool) -> Counted {
         let delivered = if delivered.is_finite() { delivered.max(0.0) } else { 0.0 };
         let short = sender_short(offered, delivered);
+        // A rate the sender has delivered before is one it can send: falling
+        // short of it now is the path's, the receiver's or the host's doing.
+        let held_back = short && !sender_short(offered, self.most_delivered);
+        self.most_delivered = self.most_delivered.max(delivered);
         let carried = offered.min(delivered);
         // Within the tolerance the trial carried the offered load; beyond
         // it, only what it delivered.
@@ -261,13 +314,14 @@ impl Search {
         // A trial that carried less than the floor says nothing about the
         // path within the search's range.
         let at = (at >= self.cfg.min_rate).then_some(at);
-        if short && !self.sender_cap.is_some_and(|c| c <= offered) {
-            self.sender_cap = Some(offered);
+        let cap = if held_back { &mut self.held_cap } else { &mut self.sender_cap };
+        if short && !cap.is_some_and(|c| c <= offered) {
+            *cap = Some(offered);
         }
         let ndr_pass = loss_pct <= self.cfg.ndr_loss_pct && latency_ok;
         let pdr_pass = loss_pct <= self.cfg.pdr_loss_pct && latency_ok;
         let confirmed = match (next.kind, next.goal) {
-            (TrialKind::Confirm, Some(g)) => Some(self.confirm(g, offered, carried, at, short, (ndr_pass, pdr_pass))),
+            (TrialKind::Confirm, Some(g)) => Some(self.confirm(g, offered, carried, at, (short, held_back), (ndr_pass, pdr_pass))),
             _ => {
                 if let Some(at) = at {
                     self.ndr.record(at, ndr_pass);
@@ -277,13 +331,23 @@ impl Search {
             }
         };
         self.keep_consistent();
-        Counted { sender_short: short, delivered_share: if offered > 0.0 { delivered / offered } else { 0.0 }, at, confirmed }
+        let delivered_share = if offered > 0.0 { delivered / offered } else { 0.0 };
+        Counted { sender_short: short, delivered_share, held_back, at, confirmed }
     }
 
     /// A confirmation of goal `g` at `offered` (counted `at`, carried
     /// `carried`), the trial having kept the NDR's and the PDR's limits or
     /// not: whether it confirmed; a failed one takes the goal's pass back.
-    fn confirm(&mut self, g: Goal, offered: f64, carried: f64, at: Option<f64>, short: bool, (ndr_pass, pdr_pass): (bool, bool)) -> bool {
+    /// `short`: the sender fell short, and whether it was held back (not its own cap).
+    fn confirm(
+        &mut self,
+        g: Goal,
+        offered: f64,
+        carried: f64,
+        at: Option<f64>,
+        (short, held_back): (bool, bool),
+        (ndr_pass, pdr_pass): (bool, bool),
+    ) -> bool {
         let passed = if g == Goal::Ndr { ndr_pass } else { pdr_pass };
         let confirmed = if passed && !short && at.is_some() {
             let bound = self.bound_of(self.bounds(g), offered);
@@ -295,6 +359,7 @@ impl Search {
             let b = self.bounds_mut(g);
             b.failed_confirms += 1;
             b.short_confirms += u32::from(short);
+            b.held_back_confirms += u32::from(held_back);
             b.pass = None;
             if let Some(at) = at {
                 b.record(at, passed);
@@ -325,9 +390,10 @@ impl Search {
                 self.ndr.record(f, false);
             }
         }
-        // A pass at or above the sender's cap is not one the sender can
-        // repeat (only a confirmation can put the cap below a pass).
-        if let Some(c) = self.sender_cap {
+        // A pass at or above the sender's cap (or a rate it was held back
+        // from) is not one it can repeat (only a confirmation can put a cap
+        // below a pass).
+        if let Some(c) = [self.sender_cap, self.held_cap].into_iter().flatten().reduce(f64::min) {
             for b in [&mut self.ndr, &mut self.pdr] {
                 if b.confirmed.is_none() && b.pass.is_some_and(|p| p >= c) {
                     b.pass = None;
@@ -393,7 +459,22 @@ impl Qualifiers {
 /// sentence then quotes none.
 pub fn sentence(q: &Qualifiers, mpps: f64, loss_pct: f64, latency: Option<(&str, f64)>) -> String {
     let lat = latency.map(|(p, us)| format!("{} < {us:.1} us at ", pretty_percentile(p))).unwrap_or_default();
-    format!("{lat}{mpps:.3} Mpps, loss <= {}%, {} (receiver-side)", trim_float(loss_pct), q.text())
+    format!("{lat}{} Mpps, loss <= {}%, {} (receiver-side)", mpps_floor(mpps), trim_float(loss_pct), q.text())
+}
+
+/// A rate (Mpps) that a result claims the path carries, as it is written
+/// everywhere: never rounded up, since a capacity or an "at least" must not
+/// claim more than a trial delivered. Three decimals, and below 0.1 Mpps
+/// three significant figures (0.0067 Mpps is "0.00670", not "0.007").
+pub fn mpps_floor(mpps: f64) -> String {
+    if !mpps.is_finite() || mpps < 0.0 {
+        return "unknown".to_string();
+    }
+    let decimals = if mpps >= 0.1 || mpps == 0.0 { 3 } else { (2 - mpps.log10().floor() as i32).clamp(3, 9) as usize };
+    let scale = 10f64.powi(decimals as i32);
+    // The relative nudge keeps 6.55 (6.549999... in binary) at 6.550.
+    let floored = (mpps * scale * (1.0 + 1e-12)).floor() / scale;
+    format!("{floored:.decimals$}")
 }
 
 /// The sentence for a result that is a lower bound on the path's knee (the
@@ -402,7 +483,7 @@ pub fn sentence(q: &Qualifiers, mpps: f64, loss_pct: f64, latency: Option<(&str,
 pub fn sentence_at_least(q: &Qualifiers, mpps: f64, loss_pct: f64, latency: Option<(&str, f64)>) -> String {
     let s = sentence(q, mpps, loss_pct, latency);
     let s = s.strip_suffix(" (receiver-side)").unwrap_or(&s);
-    format!("{s} (receiver-side; sender-limited: the path's knee is at least {mpps:.3} Mpps)")
+    format!("{s} (receiver-side; sender-limited: the path's knee is at least {} Mpps)", mpps_floor(mpps))
 }
 
 fn pretty_percentile(p: &str) -> String {
@@ -605,8 +686,13 @@ mod tests {
         assert_eq!(s.pdr.failed_confirms, 1);
         let pdr = s.result(Goal::Pdr).expect("confirmed below what the sender fell short of");
         assert!(pdr < first.next.rate, "below the rate the sender fell short of: {pdr}");
-        assert!(s.sender_cap().is_some_and(|c| c <= first.next.rate));
-        assert!(s.sender_limited(Goal::Pdr), "bounded by the sender's cap, not by loss");
+        // The sender had delivered that rate in a search trial: held back
+        // (the host, the path), not the sender's own cap.
+        assert!(first.counted.held_back);
+        assert_eq!(s.pdr.held_back_confirms, 1);
+        assert!(s.held_cap().is_some_and(|c| c <= first.next.rate) && s.sender_cap().is_none());
+        assert_eq!(s.bounded_by(Goal::Pdr), Some(Bound::HeldBack));
+        assert!(!s.sender_limited(Goal::Pdr), "bounded by a trial held back, neither the sender's cap nor loss");
         assert_eq!((s.ndr.short_confirms, s.ndr.failed_confirms), (1, 1));
         assert!(s.result(Goal::Ndr).is_some_and(|n| n <= pdr));
         assert_results_were_delivered(&s, &trials);
@@ -642,6 +728,63 @@ mod tests {
         assert!(!s.sender_limited(Goal::Pdr) && !s.sender_limited(Goal::Ndr));
         assert_eq!(s.sender_cap(), Some(1_000_000.0), "only the first trial fell short");
         assert_results_were_delivered(&s, &trials);
+    }
+
+    /// The issue's case: the first trial delivered 135k (the sender can send
+    /// that much), the receiver loses above 6.7k, and the host stalls the
+    /// sender's lanes on trials between 6.8k and 20k. Falling short of a rate
+    /// it has already delivered is not the sender's limit: the NDR is the
+    /// path's knee (bounded by the path), never "at least ...: the sender
+    /// delivered no more".
+    #[test]
+    fn a_shortfall_below_what_the_sender_delivered_is_held_back_not_its_cap() {
+        let mut s = Search::new(cfg());
+        let receiver = |r: f64| if r <= 6_700.0 { 0.0 } else { (r - 6_700.0) / 100.0 };
+        let mut first = true;
+        let trials = run_with(&mut s, receiver, |r, _| {
+            if std::mem::take(&mut first) {
+                r.min(135_000.0)
+            } else if (6_800.0..20_000.0).contains(&r) {
+                r * 0.9
+            } else {
+                r
+            }
+        });
+        assert!(trials.iter().any(|t| t.counted.held_back), "a stalled trial below 135k is held back");
+        assert!(trials.iter().filter(|t| t.counted.held_back).all(|t| t.next.rate <= 135_000.0 && t.counted.sender_short));
+        assert_eq!(s.sender_cap(), Some(1_000_000.0), "only the first trial, above anything delivered, caps the search");
+        let ndr = s.result(Goal::Ndr).expect("an NDR");
+        assert!((6_700.0 * 0.98..=6_700.0).contains(&ndr), "{ndr}");
+        assert!(matches!(s.bounded_by(Goal::Ndr), Some(Bound::Path | Bound::HeldBack)), "{:?}", s.bounded_by(Goal::Ndr));
+        assert!(!s.sender_limited(Goal::Ndr) && !s.sender_limited(Goal::Pdr));
+        assert_eq!(
+            s.bounds(Goal::Ndr).short_confirms,
+            s.bounds(Goal::Ndr).held_back_confirms,
+            "no confirmation failed for the sender's own cap"
+        );
+        assert_results_were_delivered(&s, &trials);
+    }
+
+    /// Capacities are never rounded up, and small ones keep three
+    /// significant figures.
+    #[test]
+    fn a_capacity_is_never_rounded_up() {
+        assert_eq!(mpps_floor(0.0067), "0.00670");
+        assert_eq!(mpps_floor(0.00679), "0.00679");
+        assert_eq!(mpps_floor(0.006799), "0.00679");
+        assert_eq!(mpps_floor(0.0499), "0.0499");
+        assert_eq!(mpps_floor(6.55), "6.550");
+        assert_eq!(mpps_floor(6.5509), "6.550");
+        assert_eq!(mpps_floor(0.1249999), "0.124");
+        assert_eq!(mpps_floor(36.6), "36.600");
+        assert_eq!(mpps_floor(0.0), "0.000");
+        assert_eq!(mpps_floor(f64::NAN), "unknown");
+        for x in [0.0067, 0.00123456, 0.098765, 1.23456789, 123.4567] {
+            let shown: f64 = mpps_floor(x).parse().unwrap();
+            assert!(shown <= x && shown >= x * 0.99, "{x} shown as {shown}");
+        }
+        let q = Qualifiers { queues: 1, size: 64, flows: 1, mtu: 1500, shape: "even".into() };
+        assert!(sentence_at_least(&q, 0.0067, 0.0, None).ends_with("at least 0.00670 Mpps)"));
     }
 
     #[test]
@@ -714,11 +857,12 @@ mod tests {
     fn a_fail_within_the_precision_locates_the_knee_whatever_the_cap() {
         let mut s = Search::new(cfg());
         let search = |rate| Next { rate, kind: TrialKind::Search, goal: None, full_length: false };
-        // The path loses at 500k; the sender falls short at 499k; 496k passes.
+        // The path loses at 500k; the sender falls short at 499k (after
+        // delivering 500k: held back); 496k passes.
         s.record(&search(500_000.0), 500_000.0, 500_000.0, 5.0, true);
         s.record(&search(499_000.0), 499_000.0, 450_000.0, 0.0, true);
         s.record(&search(496_000.0), 496_000.0, 496_000.0, 0.0, true);
-        assert_eq!(s.sender_cap(), Some(499_000.0));
+        assert_eq!((s.sender_cap(), s.held_cap()), (None, Some(499_000.0)));
         let n = s.next().unwrap();
         assert_eq!((n.kind, n.goal, n.rate), (TrialKind::Confirm, Some(Goal::Pdr), 496_000.0));
         let c = s.record(&n, n.rate, n.rate, 0.0, true);

@@ -13,7 +13,7 @@ mod record;
 mod stalls;
 mod table;
 
-pub use analysis::{crossover, find_ceiling, spread, Ceiling, Crossover, SizeVerdict, Spread};
+pub use analysis::{crossover, find_ceiling, spread, Ceiling, Crossover, SizeVerdict, Spread, ABOVE_PUBLISHED};
 pub use failure::StepFailure;
 pub use plan::{parse_list, Ladder, Order, PlanError, StepSpec};
 pub use plot::{line_rate_mpps, render_knee_svg, render_svg, KneePoint, LadderPlot, LatencyPoint, PlotError};

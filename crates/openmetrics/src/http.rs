@@ -52,7 +52,7 @@ pub enum ServeError {
     #[error(transparent)]
     Refused(#[from] control::ListenError),
     /// The address is allowed but the bind failed (in use, not this host's).
-    #[error("cannot listen on {spec}: {source}; give ADDR:PORT of this host")]
+    #[error("cannot listen on {spec}: {source}; {}", control::bind_fix(source))]
     Bind { spec: String, source: std::io::Error },
     /// The accept thread could not be started.
     #[error("cannot start the metrics thread: {0}")]

@@ -109,7 +109,11 @@ fn row(label: &str, runs: &[&Record]) -> Result<Row, String> {
     let crossover = first(runs, |r| {
         let x = r.j().at("analysis/crossover");
         (!x.is_null()).then(|| {
-            let first = x.u64("first_size").map_or_else(|| "none of its sizes".to_string(), |s| format!("{s} B"));
+            let first = match x.u64("first_size") {
+                _ if x.bool("published_exceeded") == Some(true) => "unknown: above published".to_string(),
+                Some(s) => format!("{s} B"),
+                None => "none of its sizes".to_string(),
+            };
             let held: Vec<String> =
                 x.arr("sizes").iter().map(J).map(|s| format!("{} B held by {}", s.text("size"), s.text("held_by"))).collect();
             Cell::noted(first, format!("{}: {}", r.file_name(), held.join(", ")))
@@ -276,6 +280,12 @@ fn fig_cell(f: &Option<Fig>, text: impl Fn(&Fig) -> String) -> Cell {
 
 fn cells(r: &Row) -> Vec<Cell> {
     let of_published = |f: &Fig| match r.published_gbps {
+        Some(p) if f.value > p * ladder::ABOVE_PUBLISHED => format!(
+            "{} at {} B ({} of published: above it, so that figure does not bound this port)",
+            gbps(f.value),
+            f.at,
+            pct(100.0 * f.value / p)
+        ),
         Some(p) => format!("{} at {} B ({} of published)", gbps(f.value), f.at, pct(100.0 * f.value / p)),
         None => format!("{} at {} B", gbps(f.value), f.at),
     };
@@ -357,6 +367,12 @@ mod tests {
         let t = &tables(&rows)[0];
         assert_eq!(t.rows[0][7].text, "282.00 at 1518 B (94.00% of published)");
         assert_eq!(t.rows[0][8].text, "304.00 at 9018 B (101.33% of published)");
+        // A port that carried more than the published figure (memif against
+        // a published 100 Gb/s): the cell says the figure does not bound it.
+        let memif =
+            ladder("memif.json", Some("memif"), json!(1), Some(100.0), &[(1, 64, 2.0, 1.0, "sender"), (1, 1518, 25.6, 310.72, "sender")]);
+        let tm = &tables(&super::rows(&[&memif]).unwrap())[0];
+        assert_eq!(tm.rows[0][7].text, "310.72 at 1518 B (310.72% of published: above it, so that figure does not bound this port)");
         assert_eq!(t.rows[0][7].note.as_deref(), Some("big.json: bw-out-allowance (sender): bw-out-allowance evidence at 16x1518"));
     }
 

@@ -4,8 +4,21 @@
 use crate::doc::Cell;
 use crate::record::J;
 
+/// A measured rate: three decimals, or three significant figures below
+/// 0.1 Mpps (0.0067 is "0.00670": three decimals would make it 0.007).
 pub fn mpps(x: f64) -> String {
-    format!("{x:.3}")
+    if x.is_finite() && x > 0.0 && x < 0.1 {
+        let decimals = (2 - x.log10().floor() as i32).clamp(3, 9) as usize;
+        format!("{x:.decimals$}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// A rate a result claims the path carries (NDR, PDR, knee, committable):
+/// never rounded up, written as the knee's own sentences write it.
+pub fn capacity(x: f64) -> String {
+    knee::mpps_floor(x)
 }
 
 pub fn gbps(x: f64) -> String {

@@ -4,7 +4,7 @@
 use ladder::{KneePoint, LatencyPoint, StepRecord};
 
 use crate::doc::{Block, Cell, Section, Table};
-use crate::fmt::{limit_cell, mpps, opt, pct, us};
+use crate::fmt::{capacity, limit_cell, mpps, opt, pct, us};
 use crate::record::{Record, J};
 
 pub fn blocks(r: &Record, s: &mut Section) -> Result<(), String> {
@@ -21,15 +21,20 @@ pub fn blocks(r: &Record, s: &mut Section) -> Result<(), String> {
     )));
     let mut t =
         Table::new("The knee (receiver-side: what drop counted of each trial's frames)", &["figure", "Mpps", "in words", "bounded by"]);
-    t.row(vec!["NDR (no loss)".into(), opt(res.f64("ndr_mpps"), mpps).into(), res.text("ndr").into(), res.text("ndr_bounded_by").into()]);
+    t.row(vec![
+        "NDR (no loss)".into(),
+        opt(res.f64("ndr_mpps"), capacity).into(),
+        res.text("ndr").into(),
+        res.text("ndr_bounded_by").into(),
+    ]);
     t.row(vec![
         "PDR (loss within --pdr-loss)".into(),
-        opt(res.f64("pdr_mpps"), mpps).into(),
+        opt(res.f64("pdr_mpps"), capacity).into(),
         res.text("pdr").into(),
         res.text("pdr_bounded_by").into(),
     ]);
-    t.row(vec!["knee".into(), opt(res.f64("knee_mpps"), mpps).into(), "".into(), limit_above(res)]);
-    t.row(vec!["committable (70% of the knee)".into(), opt(res.f64("committable_mpps"), mpps).into(), "".into(), "".into()]);
+    t.row(vec!["knee".into(), opt(res.f64("knee_mpps"), capacity).into(), "".into(), limit_above(res)]);
+    t.row(vec!["committable (70% of the knee)".into(), opt(res.f64("committable_mpps"), capacity).into(), "".into(), "".into()]);
     s.push(Block::Table(t));
     s.push(Block::Table(trial_table(r)));
     if let Some(t) = under_load(r) {
@@ -128,4 +133,29 @@ fn plot(r: &Record) -> Result<Block, String> {
 
 pub fn sentences(r: &Record) -> Vec<String> {
     r.j().str("result/sentence").map(|s| vec![s.to_string()]).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::path::Path;
+
+    /// An NDR of 0.0067 Mpps is written 0.00670, never 0.007: a capacity is
+    /// never rounded up, and keeps three significant figures.
+    #[test]
+    fn results_are_never_rounded_up() {
+        let v = json!({"tool": "blast", "mode": "knee", "schema_version": 1,
+            "qualifiers": {"queues": 1, "size": 64, "flows": 1, "mtu": 1500, "shape": "even"}, "max_rate_mpps": 0.135,
+            "result": {"ndr_mpps": 0.0067, "pdr_mpps": 0.00679, "knee_mpps": 0.00679, "committable_mpps": 0.004753,
+                "ndr": "0.00670 Mpps", "pdr": "0.00679 Mpps", "ndr_bounded_by": "path", "pdr_bounded_by": "path", "limit_above": "receiver"},
+            "trials": [], "latency_under_load": []});
+        let r = Record::from_json(Path::new("k.json"), v, None).unwrap();
+        let mut s = Section { level: 2, heading: "k".into(), blocks: vec![] };
+        let _ = blocks(&r, &mut s);
+        let Some(Block::Table(t)) = s.blocks.iter().find(|b| matches!(b, Block::Table(_))) else { panic!("no table") };
+        let col: Vec<&str> = t.rows.iter().map(|row| row[1].text.as_str()).collect();
+        assert_eq!(col, ["0.00670", "0.00679", "0.00679", "0.00475"]);
+        assert_eq!(t.rows[2][3].text, "receiver");
+    }
 }

@@ -121,7 +121,12 @@ fn crossover_table(r: &Record) -> Option<Table> {
         return None;
     }
     let published = c.f64("published_gbps")?;
-    let first = c.u64("first_size").map_or("none of the sizes run".to_string(), |s| format!("{s} B"));
+    let exceeded = c.arr("sizes").iter().any(|v| J(v).f64("gbps").is_some_and(|g| g > published * ladder::ABOVE_PUBLISHED));
+    let first = match c.u64("first_size") {
+        _ if exceeded => "none: a size carried more than 3% above the published figure, which does not bound this port (a software port, or the wrong --published-gbps)".to_string(),
+        Some(s) => format!("{s} B"),
+        None => "none of the sizes run".to_string(),
+    };
     let mut t = Table::new(
         format!("Bandwidth crossover against the published {published} Gb/s: first size within 3% of it: {first}"),
         &["size B", "best received Gb/s (frames)", "of published", "held by"],

@@ -22,6 +22,7 @@ use blastdrop::fail::{self, Failure};
 use blastdrop::sender::{Addressing, Sender, SenderConfig};
 use blastdrop::session::{self, Started};
 use blastdrop::signals;
+use blastdrop::timeline::MetricsEndpoint;
 use blastdrop::{events, out};
 
 use args::Args;
@@ -74,12 +75,13 @@ fn run(args: Args) -> Result<(), Failure> {
         events::open("blast", path)?;
         events::emit("start", &serde_json::json!({ "mode": mode.name(), "version": env!("CARGO_PKG_VERSION"), "config": &args }));
     }
+    let endpoint = blastdrop::timeline::bind_metrics(&args.timeline.config("blast", "sent"))?;
     let started = session::start_eal("blast", &args.eal, args.max_queues(), &args.port)?;
     let largest = match &mode {
         Mode::Replay(r) => Some(r.capture.largest() as u32),
         _ => None,
     };
-    let mut sender = sender(&args, &started, largest)?;
+    let mut sender = sender(&args, &started, largest, endpoint)?;
     preflight::preflight(&args, &sender)?;
     let result = match mode {
         Mode::Single(m) => single::run(&args, &m, &started, &mut sender),
@@ -92,8 +94,8 @@ fn run(args: Args) -> Result<(), Failure> {
 }
 
 /// The sender, its ports open for the largest step (or the capture's
-/// largest frame, `largest`), and its memory said.
-fn sender(args: &Args, started: &Started, largest: Option<u32>) -> Result<Sender, Failure> {
+/// largest frame, `largest`), its timeline on `endpoint`, and its memory said.
+fn sender(args: &Args, started: &Started, largest: Option<u32>, endpoint: MetricsEndpoint) -> Result<Sender, Failure> {
     let cfg = SenderConfig {
         ports: args.port.clone(),
         max_queues: args.max_queues(),
@@ -114,7 +116,7 @@ fn sender(args: &Args, started: &Started, largest: Option<u32>) -> Result<Sender
     };
     let mut sender = Sender::new(&started.eal, cfg)?;
     let columns = blastdrop::timeline::counter_columns(&sender.sides().iter().map(|s| &s.watch).collect::<Vec<_>>());
-    sender.set_timeline(blastdrop::timeline::Timeline::new(&args.timeline.config("blast", "sent"), columns)?);
+    sender.set_timeline(blastdrop::timeline::Timeline::new(&args.timeline.config("blast", "sent"), columns, endpoint)?);
     blastdrop::say!(
         "blast: memory: {}; {}",
         sender.mempools[0].describe("TX mempools"),

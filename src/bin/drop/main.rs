@@ -97,6 +97,7 @@ fn run(args: Args) -> Result<(), Failure> {
 /// Starts the receiver, counts (serving blast's steps when served) until
 /// stopped, then reports.
 fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
+    let endpoint = blastdrop::timeline::bind_metrics(&args.timeline.config("drop", "received"))?;
     let started = session::start_eal("drop", &args.eal, args.queues, &args.port)?;
     let mut receiver = Receiver::new(&started.eal, start::receiver_config(args))?;
     blastdrop::say!("drop: memory: {}", receiver.mempools[0].describe("RX mempools"));
@@ -114,7 +115,7 @@ fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
     let baseline_ports = lock(&rx).sides().iter().map(|s| s.port.stats()).collect::<Result<Vec<_>, _>>()?;
     let xs_start = lock(&rx).watch_samples();
     let columns = blastdrop::timeline::counter_columns(&lock(&rx).sides().iter().map(|s| &s.watch).collect::<Vec<_>>());
-    let mut timeline = blastdrop::timeline::Timeline::new(&args.timeline.config("drop", "received"), columns)?;
+    let mut timeline = blastdrop::timeline::Timeline::new(&args.timeline.config("drop", "received"), columns, endpoint)?;
     let last_sample = live_loop(&rx, PortStats::total(&baseline_ports), Instant::now(), args, &mut timeline);
     signals::request_stop();
     if let Some(s) = server {

@@ -80,7 +80,5 @@ fn listener(args: &Args, has_secret: bool) -> Result<Option<TcpListener>, Failur
             "--listen {addr} is reachable from other hosts: give a shared secret (--token-file FILE or BLASTDROP_TOKEN), or listen on 127.0.0.1"
         )));
     }
-    TcpListener::bind(&addrs[..])
-        .map(Some)
-        .map_err(|e| Failure::usage(format!("cannot listen on {addr}: {e}; give ADDR:PORT of this host")))
+    TcpListener::bind(&addrs[..]).map(Some).map_err(|e| Failure::usage(format!("cannot listen on {addr}: {e}; {}", control::bind_fix(&e))))
 }

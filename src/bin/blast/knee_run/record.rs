@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use blastdrop::fail::Failure;
 use blastdrop::report as out;
-use knee::{Bound, Goal, Qualifiers, Search, TrialKind, COMMIT_SHARE, DELIVERY_TOLERANCE};
+use knee::{mpps_floor, Bound, Goal, Qualifiers, Search, TrialKind, COMMIT_SHARE, DELIVERY_TOLERANCE};
 use ladder::StepRecord;
 
 use crate::args::Args;
@@ -26,6 +26,11 @@ pub struct Trial {
     pub sender_short: bool,
     /// What the sender delivered, percent of the offered rate.
     pub delivered_pct: f64,
+    /// The sender fell short of a rate it had delivered in an earlier
+    /// trial: held back by the path, the receiver or the host (the trial's
+    /// verdict says which), so the trial is a fail at the offered rate
+    /// rather than the sender's cap.
+    pub held_back: bool,
     /// The rate the trial's result counted at: the offered one, or what the
     /// sender delivered when it fell short; null when it delivered less than
     /// the search's floor (then it only capped the search).
@@ -52,6 +57,8 @@ pub struct KneeResult {
     knee_mpps: Option<f64>,
     committable_mpps: Option<f64>,
     /// What bounds each result: "path" (a trial above it failed: the knee),
+    /// "held-back" (a trial above it fell short of a rate the sender had
+    /// delivered before: the path, the receiver or the host held it back),
     /// "sender" (the sender delivered no more) or "top" (the top of the
     /// search passed); the last two make the result "at least".
     ndr_bounded_by: Option<Bound>,
@@ -135,9 +142,17 @@ impl KneeResult {
 pub fn result_text(search: &Search, g: Goal) -> String {
     let b = search.bounds(g);
     match (search.result(g), search.bounded_by(g)) {
-        (Some(r), Some(Bound::Sender)) => format!("at least {:.3} Mpps: the sender delivered no more", r / 1e6),
-        (Some(r), Some(Bound::Top)) => format!("at least {:.3} Mpps: the top of the search passed", r / 1e6),
-        (Some(r), _) => format!("{:.3} Mpps", r / 1e6),
+        (Some(r), Some(Bound::Sender)) => format!("at least {} Mpps: the sender delivered no more", mpps_floor(r / 1e6)),
+        (Some(r), Some(Bound::Top)) => format!("at least {} Mpps: the top of the search passed", mpps_floor(r / 1e6)),
+        (Some(r), Some(Bound::HeldBack)) => format!(
+            "{} Mpps: a trial above it fell short of a rate the sender had delivered before (held back by the path, the receiver or the host: its limit says which)",
+            mpps_floor(r / 1e6)
+        ),
+        (Some(r), _) => format!("{} Mpps", mpps_floor(r / 1e6)),
+        (None, _) if b.short_confirms > 0 && b.held_back_confirms == b.short_confirms => format!(
+            "none confirmed: {} of {} confirmations fell short of a rate the sender had delivered before (held back by the path, the receiver or the host)",
+            b.short_confirms, b.failed_confirms
+        ),
         (None, _) if b.short_confirms > 0 => format!(
             "none confirmed: the sender fell short of the offered rate in {} of {} confirmations",
             b.short_confirms, b.failed_confirms
@@ -170,12 +185,25 @@ fn limit_above(search: &Search, trials: &[Trial]) -> Option<String> {
         // The sender delivered no more: it is the limit above the figure.
         (Some(_), Some(Bound::Sender)) => Some("sender".to_string()),
         (Some(_), Some(Bound::Top)) | (None, _) => None,
-        // The first trial counted above the knee that failed: what stops the path there.
+        // The lowest failure above the knee, a loss or a load held back:
+        // its verdict is what stops the path there.
         (Some(k), _) => trials
             .iter()
-            .filter(|t| !t.pdr_pass && t.counted_at_mpps.is_some_and(|r| r * 1e6 > k))
-            .min_by(|a, b| a.counted_at_mpps.partial_cmp(&b.counted_at_mpps).unwrap_or(std::cmp::Ordering::Equal))
-            .map(|t| t.step.limit()),
+            .filter_map(|t| failed_at(t).filter(|&r| r * 1e6 > k).map(|r| (r, t)))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, t)| t.step.limit()),
+    }
+}
+
+/// The rate (Mpps) at which a trial failed, if it did: where its loss
+/// counted, or the offered rate a held-back trial did not carry.
+fn failed_at(t: &Trial) -> Option<f64> {
+    if t.held_back {
+        t.step.offered_mpps
+    } else if !t.pdr_pass {
+        t.counted_at_mpps
+    } else {
+        None
     }
 }
 

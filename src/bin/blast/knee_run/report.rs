@@ -2,7 +2,7 @@
 //! results with their qualifiers (and the sentence, with --sentence).
 
 use control::PeerInfo;
-use knee::{Bound, Counted, Goal, Next, Qualifiers, Search, TrialKind, COMMIT_SHARE, DELIVERY_TOLERANCE};
+use knee::{mpps_floor, Bound, Counted, Goal, Next, Qualifiers, Search, TrialKind, COMMIT_SHARE, DELIVERY_TOLERANCE};
 
 use super::record::{KneeResult, LoadPoint, Trial};
 use crate::args::Args;
@@ -61,18 +61,30 @@ fn print_ceiling(args: &Args, search: &Search, result: &KneeResult, qualifiers: 
     match search.result(Goal::Pdr) {
         Some(k) => {
             blastdrop::say!(
-                "ceiling for this traffic: {}{:.3} Mpps{}, committable at {:.0}% of it: {:.3} Mpps  [{}{}]",
+                "ceiling for this traffic: {}{} Mpps{}, committable at {:.0}% of it: {} Mpps  [{}{}]",
                 if result.sender_limited { "at least " } else { "" },
-                k / 1e6,
+                mpps_floor(k / 1e6),
                 match search.bounded_by(Goal::Pdr) {
                     Some(Bound::Sender) => " (the sender delivered no more: the path's knee is at or above it)",
                     Some(Bound::Top) => " (the top of the search passed: the path's knee is at or above it)",
+                    Some(Bound::HeldBack) =>
+                        " (a trial above it fell short of a rate the sender had delivered before: held back, not the sender's limit)",
                     _ => "",
                 },
                 COMMIT_SHARE * 100.0,
-                k * COMMIT_SHARE / 1e6,
+                mpps_floor(k * COMMIT_SHARE / 1e6),
                 qualifiers.text(),
                 result.limit_above.as_ref().map_or(String::new(), |l| format!("; limit above it: {l}"))
+            );
+        }
+        None if search.bounds(Goal::Pdr).short_confirms > 0 && search.bounds(Goal::Pdr).held_back_confirms > 0 => {
+            let b = search.bounds(Goal::Pdr);
+            blastdrop::say!(
+                "no knee confirmed: {} of {} confirmations fell more than {}% short of the offered rate, {} of them below a rate the sender had delivered before (held back by the path, the receiver or the host: each trial's limit says which)",
+                b.short_confirms,
+                b.failed_confirms,
+                DELIVERY_TOLERANCE * 100.0,
+                b.held_back_confirms
             );
         }
         None if search.bounds(Goal::Pdr).short_confirms > 0 => {
@@ -82,7 +94,7 @@ fn print_ceiling(args: &Args, search: &Search, result: &KneeResult, qualifiers: 
                 DELIVERY_TOLERANCE * 100.0,
                 b.short_confirms,
                 b.failed_confirms,
-                search.result(Goal::Ndr).map_or(String::new(), |r| format!(" (the NDR's confirmation carried {:.3} Mpps within the PDR limit too)", r / 1e6))
+                search.result(Goal::Ndr).map_or(String::new(), |r| format!(" (the NDR's confirmation carried {} Mpps within the PDR limit too)", mpps_floor(r / 1e6)))
             );
         }
         None if search.gave_up(Goal::Pdr) => {
@@ -130,6 +142,12 @@ fn outcome(t: &Trial, next: &Next, counted: &Counted) -> String {
     let verdicts = format!("NDR {}, PDR {}", if t.ndr_pass { "pass" } else { "fail" }, if t.pdr_pass { "pass" } else { "fail" });
     match (counted.sender_short, counted.at) {
         (false, _) => format!(" -> {verdicts}"),
+        (true, at) if counted.held_back => format!(
+            "; held back: delivered {:.1}% of offered, a rate the sender has carried before (the verdict says what held it): a fail at {:.3} Mpps{}",
+            counted.delivered_share * 100.0,
+            next.rate / 1e6,
+            at.map_or(String::new(), |at| format!("; at {:.3} Mpps delivered: {verdicts}", at / 1e6))
+        ),
         (true, Some(at)) => format!(
             "; sender short: delivered {:.1}% of offered: not a pass at {:.3} Mpps -> at {:.3} Mpps delivered: {verdicts}",
             counted.delivered_share * 100.0,

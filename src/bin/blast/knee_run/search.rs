@@ -117,6 +117,7 @@ impl<'a> Trials<'a> {
                 pdr_pass: loss <= args.pdr_loss && latency_ok,
                 sender_short: counted.sender_short,
                 delivered_pct: counted.delivered_share * 100.0,
+                held_back: counted.held_back,
                 counted_at_mpps: counted.at.map(|r| r / 1e6),
                 confirmed: counted.confirmed,
                 step: rec,

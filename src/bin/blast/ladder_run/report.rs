@@ -147,6 +147,9 @@ pub fn print_analysis(a: &Analysis, paced: Vec<f64>) {
     }
     if let Some(x) = &a.crossover {
         match x.first_size {
+            None if x.published_exceeded => {
+                blastdrop::say!("bandwidth: {} [{side}]", x.exceeded_note().unwrap_or_default())
+            }
             Some(s) => {
                 blastdrop::say!(
                     "bandwidth: {} B frames are the smallest to reach {:.1} Gb/s of frames (within 3%) [{side}]",
