@@ -472,7 +472,7 @@ fn tshark_ipv4_addresses(pcap: &Path) -> std::collections::BTreeSet<String> {
         .args(["-n", "-r", &pcap.display().to_string(), "-T", "fields", "-E", "separator=,", "-e", "ip.src", "-e", "ip.dst"])
         .output()
         .unwrap();
-    String::from_utf8_lossy(&out.stdout).split(|c| c == ',' || c == '\n').filter(|a| !a.is_empty()).map(String::from).collect()
+    String::from_utf8_lossy(&out.stdout).split([',', '\n']).filter(|a| !a.is_empty()).map(String::from).collect()
 }
 
 const BAD_CHECKSUM: &str = "ip.checksum.status == \"Bad\" || udp.checksum.status == \"Bad\" || tcp.checksum.status == \"Bad\" || icmp.checksum.status == \"Bad\" || (ipv6 && udp.checksum.zero)";
