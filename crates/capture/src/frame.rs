@@ -31,7 +31,8 @@ pub enum FlowKind {
     /// Ethertype IPv4 but no whole IPv4 header (too short, a wrong version
     /// or header length): only its MACs are rewritten.
     Ipv4Malformed,
-    /// IPv6: only its MACs are rewritten (blast has no IPv6 address to give).
+    /// IPv6: its addresses rewritten when IPv6 addresses are given, else
+    /// only its MACs.
     Ipv6,
     /// ARP: only its MACs are rewritten (the addresses in its body are kept).
     Arp,
@@ -71,7 +72,7 @@ pub(crate) fn is_icmp_error(icmp_type: u8) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameInfo {
     pub kind: FlowKind,
-    /// Where the IPv4 header starts (after any VLAN tags).
+    /// Where the IPv4 or IPv6 header starts (after any VLAN tags).
     pub ip_at: Option<usize>,
     /// A hash of the flow, the same for both directions of a conversation,
     /// so spreading frames over queues by it keeps each flow's order.
@@ -95,7 +96,7 @@ impl FrameInfo {
         };
         match ethertype {
             Some(ETHERTYPE_IPV4) => {}
-            Some(ETHERTYPE_IPV6) => return non_ip(FlowKind::Ipv6),
+            Some(ETHERTYPE_IPV6) => return FrameInfo { ip_at: Some(l2), ..non_ip(FlowKind::Ipv6) },
             Some(ETHERTYPE_ARP) => return non_ip(FlowKind::Arp),
             _ => return non_ip(FlowKind::OtherEthertype),
         }

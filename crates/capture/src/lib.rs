@@ -13,5 +13,5 @@ mod schedule;
 pub use frame::{FlowKind, FrameInfo};
 pub use probes::ProbeStats;
 pub use read::{Capture, CaptureError, Format};
-pub use rewrite::{Rewrite, RewriteStats, ICMP_QUOTE_KEPT};
+pub use rewrite::{Rewrite, RewriteStats, ICMPV6_QUOTE_KEPT, ICMP_QUOTE_KEPT, IPV6_EXTENSIONS_KEPT, IPV6_MALFORMED_KEPT};
 pub use schedule::{QueuePlan, Schedule, Timing, TimingError};

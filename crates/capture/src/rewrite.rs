@@ -6,7 +6,7 @@
 //! addresses too. Frames of other kinds keep their L3 and are counted by kind.
 
 use std::collections::BTreeMap;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 use wire::MacAddr;
 
@@ -21,6 +21,9 @@ pub struct Rewrite {
     pub dst_mac: MacAddr,
     pub src_ip: Ipv4Addr,
     pub dst_ip: Ipv4Addr,
+    /// The IPv6 source and destination; without them IPv6 frames keep
+    /// their addresses (only their MACs change).
+    pub ipv6: Option<(Ipv6Addr, Ipv6Addr)>,
 }
 
 /// What the rewrite did. It zeroes no checksum: the frames a probe is
@@ -41,15 +44,23 @@ pub struct RewriteStats {
     /// datagram (its checksum covers every fragment's bytes, which the
     /// rewrite leaves as they were), or a datagram captured truncated.
     pub l4_incremental: u64,
-    /// IPv4 frames whose L4 checksum could not be rewritten (its field not
-    /// captured): sent with the old one, now wrong for the new addresses.
+    /// IPv4 and IPv6 frames whose L4 checksum could not be rewritten (its
+    /// field not captured, or a UDP-over-IPv6 datagram not whole captured
+    /// with checksum 0): sent with the old one, now wrong for the new addresses.
     pub l4_left: u64,
+    /// IPv6 frames whose addresses were rewritten (UDP, TCP or ICMPv6 right
+    /// after the IPv6 header), their checksums following.
+    pub l3_ipv6: u64,
     /// ICMP errors whose quoted IPv4 header was rewritten (the addresses
     /// mirrored, as sent by the receiver to this port) with its checksums.
     pub icmp_quoted: u64,
     /// Frames whose L3 was left as captured (only their MACs rewritten), by
-    /// kind: `ipv6`, `arp`, `other ethertype`, `ipv4 malformed`, and
-    /// `ipv4 icmp error quote` (an ICMP error whose quoted header is not whole).
+    /// kind: `ipv6` (no IPv6 addresses given), `ipv6 malformed` (its header
+    /// not whole), `ipv6 extension headers`
+    /// (or another next header than UDP, TCP, ICMPv6: where its L4 checksum
+    /// is was not looked for), `arp`, `other ethertype`, `ipv4 malformed`,
+    /// and `ipv4 icmp error quote` (an ICMP error whose quoted header is not
+    /// whole). An ICMPv6 error's quoted header is kept too (`ipv6 icmp error quote`).
     pub kept: BTreeMap<&'static str, u64>,
 }
 
@@ -66,6 +77,10 @@ impl Capture {
             f[0..6].copy_from_slice(&r.dst_mac.0);
             f[6..12].copy_from_slice(&r.src_mac.0);
             s.l2 += 1;
+            if let (FlowKind::Ipv6, Some(ip), Some(addrs)) = (info.kind, info.ip_at, r.ipv6) {
+                rewrite_ipv6(f, ip, addrs, &mut s);
+                continue;
+            }
             let Some(ip) = info.ip_at.filter(|_| info.kind.is_ipv4()) else {
                 *s.kept.entry(info.kind.as_str()).or_insert(0) += 1;
                 continue;
@@ -162,6 +177,74 @@ fn update_l4_checksum(f: &mut [u8], c: usize, proto: u8, old: &[u8], new: &[u8])
     f[c..c + 2].copy_from_slice(&now.to_be_bytes());
 }
 
+/// The kinds counted when an IPv6 frame is not (all) rewritten.
+pub const IPV6_EXTENSIONS_KEPT: &str = "ipv6 extension headers";
+pub const ICMPV6_QUOTE_KEPT: &str = "ipv6 icmp error quote";
+pub const IPV6_MALFORMED_KEPT: &str = "ipv6 malformed";
+
+/// The IPv6 header at `ip` given `addrs`, when UDP, TCP or ICMPv6 follows
+/// it directly (each covers the addresses in its checksum: computed over a
+/// whole datagram, else updated for the addresses, else counted left);
+/// another next header (extension headers) is kept and counted.
+fn rewrite_ipv6(f: &mut [u8], ip: usize, (src, dst): (Ipv6Addr, Ipv6Addr), s: &mut RewriteStats) {
+    let l4 = ip + 40;
+    if f.len() < l4 {
+        *s.kept.entry(IPV6_MALFORMED_KEPT).or_insert(0) += 1;
+        return;
+    }
+    let at = match f[ip + 6] {
+        17 => 6,
+        6 => 16,
+        58 => 2,
+        _ => {
+            *s.kept.entry(IPV6_EXTENSIONS_KEPT).or_insert(0) += 1;
+            return;
+        }
+    };
+    let proto = f[ip + 6];
+    let end = l4 + usize::from(u16::from_be_bytes([f[ip + 4], f[ip + 5]]));
+    let old: [u8; 32] = f[ip + 8..ip + 40].try_into().expect("an IPv6 header's addresses");
+    f[ip + 8..ip + 24].copy_from_slice(&src.octets());
+    f[ip + 24..ip + 40].copy_from_slice(&dst.octets());
+    s.l3_ipv6 += 1;
+    if proto == 58 && f.get(l4).is_some_and(|&t| t < 128) {
+        *s.kept.entry(ICMPV6_QUOTE_KEPT).or_insert(0) += 1;
+    }
+    let c = l4 + at;
+    if end <= f.len() && c + 2 <= end {
+        f[c..c + 2].fill(0);
+        let mut sum = l4_checksum_v6(&f[ip + 8..ip + 40], proto, &f[l4..end]);
+        // 0 is "no checksum", which IPv6 forbids for UDP (RFC 8200): its complement.
+        if sum == 0 && proto == 17 {
+            sum = 0xffff;
+        }
+        f[c..c + 2].copy_from_slice(&sum.to_be_bytes());
+        s.l4 += 1;
+    } else if c + 2 <= end.min(f.len()) && !(proto == 17 && f[c..c + 2] == [0, 0]) {
+        let new: [u8; 32] = f[ip + 8..ip + 40].try_into().expect("an IPv6 header's addresses");
+        update_l4_checksum(f, c, proto, &old, &new);
+        s.l4_incremental += 1;
+    } else {
+        s.l4_left += 1;
+    }
+}
+
+/// The Internet checksum of an L4 segment over IPv6 (`addrs`: source and
+/// destination), its pseudo-header (RFC 8200 8.1) included.
+fn l4_checksum_v6(addrs: &[u8], proto: u8, seg: &[u8]) -> u16 {
+    let mut pseudo = [0u8; 40];
+    pseudo[0..32].copy_from_slice(addrs);
+    pseudo[32..36].copy_from_slice(&(seg.len() as u32).to_be_bytes());
+    pseudo[39] = proto;
+    let a = u32::from(!wire::checksum(&pseudo));
+    let b = u32::from(!wire::checksum(seg));
+    let mut sum = a + b;
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
 /// An ICMP error's quoted datagram (at 8 bytes into the ICMP message of
 /// the IPv4 header at `ip`) was sent by the host the error goes to: in the
 /// rewritten capture, the receiver to this port. Its addresses become
@@ -248,6 +331,7 @@ mod tests {
             dst_mac: MacAddr([2, 0, 0, 0, 0, 0xbb]),
             src_ip: Ipv4Addr::new(10, 1, 0, 1),
             dst_ip: Ipv4Addr::new(10, 1, 0, 2),
+            ipv6: None,
         }
     }
 
@@ -448,6 +532,7 @@ mod tests {
         let mut c = Capture::parse(pcap(&frames)).unwrap();
         let s = c.rewrite(&rw());
         let kept = BTreeMap::from([("ipv6", 2), ("arp", 1), ("other ethertype", 1), ("ipv4 malformed", 1)]);
+        // Without IPv6 addresses to give, IPv6 keeps its own.
         assert_eq!(s, RewriteStats { l2: 5, kept, ..RewriteStats::default() });
         for (i, (_, f)) in frames.iter().enumerate() {
             assert_eq!(&c.frame(i)[12..], &f[12..], "frame {i}: only the MACs");
@@ -523,5 +608,97 @@ mod tests {
         let sum = l4_checksum(&[0; 4], &[0; 4], 0, &seg);
         // Pseudo-header adds the length (8): 0xddf2 + 8 folded, complemented.
         assert_eq!(sum, !(0xddf2u16 + 8));
+    }
+
+    /// UDP (or `proto` with its checksum at `at`) over IPv6, fd00::1 ->
+    /// fd00::2, with a right checksum: `payload` bytes after an 8-byte L4 header.
+    fn ipv6_frame(proto: u8, at: usize, payload: usize) -> Vec<u8> {
+        let mut f = vec![0u8; 14 + 40 + 8 + payload];
+        f[12..14].copy_from_slice(&0x86ddu16.to_be_bytes());
+        f[14] = 0x60;
+        f[18..20].copy_from_slice(&((8 + payload) as u16).to_be_bytes());
+        (f[20], f[21]) = (proto, 64);
+        f[22..38].copy_from_slice(&"fd00::1".parse::<Ipv6Addr>().unwrap().octets());
+        f[38..54].copy_from_slice(&"fd00::2".parse::<Ipv6Addr>().unwrap().octets());
+        f[54..58].copy_from_slice(&[0x13, 0x88, 0x13, 0x89]);
+        match proto {
+            17 => f[58..60].copy_from_slice(&((8 + payload) as u16).to_be_bytes()),
+            58 => (f[54], f[55]) = (128, 0), // echo request
+            _ => {}
+        }
+        for (i, b) in f[62..].iter_mut().enumerate() {
+            *b = (i * 11 + 5) as u8;
+        }
+        let sum = l4_checksum_v6(&f[22..54].to_vec(), proto, &f[54..]);
+        f[54 + at..56 + at].copy_from_slice(&sum.to_be_bytes());
+        f
+    }
+
+    /// Whether an IPv6 frame's L4 checksum verifies (the segment with its
+    /// pseudo-header sums to 0xffff), by plain word sums.
+    fn v6_verifies(f: &[u8], proto: u8) -> bool {
+        let seg = &f[54..];
+        let mut pseudo = f[22..54].to_vec();
+        pseudo.extend_from_slice(&(seg.len() as u32).to_be_bytes());
+        pseudo.extend_from_slice(&[0, 0, 0, proto]);
+        let mut s: u64 = 0;
+        for part in [&pseudo[..], seg] {
+            for w in part.chunks(2) {
+                s += u64::from(w[0]) << 8 | u64::from(*w.get(1).unwrap_or(&0));
+            }
+        }
+        while s > 0xffff {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        s == 0xffff
+    }
+
+    #[test]
+    fn ipv6_addresses_are_rewritten_when_given_with_their_checksums() {
+        let mut r = rw();
+        let (src, dst): (Ipv6Addr, Ipv6Addr) = ("2001:db8::a".parse().unwrap(), "2001:db8::b".parse().unwrap());
+        r.ipv6 = Some((src, dst));
+        let mut zero_udp = ipv6_frame(17, 6, 40);
+        zero_udp[60..62].fill(0); // captured with 0 (illegal over IPv6): computed now
+        let mut hop_by_hop = ipv6_frame(17, 6, 40);
+        hop_by_hop[20] = 0;
+        let mut unreachable = ipv6_frame(58, 2, 40);
+        unreachable[54] = 1; // an ICMPv6 error: its quote is kept
+        unreachable[56..58].fill(0);
+        let sum = l4_checksum_v6(&unreachable[22..54].to_vec(), 58, &unreachable[54..]);
+        unreachable[56..58].copy_from_slice(&sum.to_be_bytes());
+        let mut truncated = ipv6_frame(17, 6, 400);
+        truncated.truncate(14 + 40 + 8 + 100);
+        let frames = vec![
+            (0, ipv6_frame(17, 6, 40)),
+            (1, ipv6_frame(6, 16, 60)),
+            (2, ipv6_frame(58, 2, 30)),
+            (3, zero_udp),
+            (4, unreachable),
+            (5, hop_by_hop.clone()),
+            (6, truncated),
+            (7, tagged(&ipv6_frame(17, 6, 40), &[0x88a8, 0x8100])),
+        ];
+        let mut c = Capture::parse(pcap(&frames)).unwrap();
+        let s = c.rewrite(&r);
+        let kept = BTreeMap::from([(IPV6_EXTENSIONS_KEPT, 1), (ICMPV6_QUOTE_KEPT, 1)]);
+        assert_eq!(s, RewriteStats { l2: 8, l3_ipv6: 7, l4: 6, l4_incremental: 1, kept, ..RewriteStats::default() });
+        for (i, proto) in [(0, 17), (1, 6), (2, 58), (3, 17), (4, 58)] {
+            let f = c.frame(i);
+            assert_eq!(&f[22..38], &src.octets(), "frame {i}");
+            assert_eq!(&f[38..54], &dst.octets(), "frame {i}");
+            assert!(v6_verifies(f, proto), "frame {i}: its checksum over the new pseudo-header");
+        }
+        assert_ne!(&c.frame(3)[60..62], &[0, 0], "UDP over IPv6 never 0");
+        assert_eq!(&c.frame(5)[14..], &hop_by_hop[14..], "extension headers: kept whole");
+        // The truncated datagram: updated for the addresses, as computed over it whole.
+        let mut whole = Capture::parse(pcap(&[(0, ipv6_frame(17, 6, 400))])).unwrap();
+        whole.rewrite(&r);
+        assert_eq!(&c.frame(6)[60..62], &whole.frame(0)[60..62]);
+        // Behind QinQ: the IPv6 header 8 bytes on.
+        let q = c.frame(7);
+        let untagged: Vec<u8> = [&q[..12], &q[20..]].concat();
+        assert_eq!(&untagged[22..38], &src.octets());
+        assert!(v6_verifies(&untagged, 17));
     }
 }
