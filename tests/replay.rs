@@ -221,6 +221,8 @@ fn bad_captures_are_refused_with_one_line_before_anything_starts() {
         (vec!["--pcap", &f, "--peer", "127.0.0.1:1", "--group", "g", "--senders", "2"], "leave out --group"),
         (vec!["--pcap", &f, "--pcap-timing", "scaled:0"], "above 0"),
         (vec!["--pcap-loop", "2"], "--pcap"),
+        (vec!["--pcap", &f, "--pcap-src-ip6", "2001:db8::1"], "--pcap-dst-ip6"),
+        (vec!["--pcap", &f, "--pcap-src-ip6", "::1", "--pcap-dst-ip6", "::2", "--pcap-keep-addresses"], "cannot be used with"),
         // Checked before the replay whatever its timing.
         (
             vec!["--pcap", &f, "--pcap-timing", "rate", "--rate", "1M", "--json", "/nonexistent/dir/r.json"],
@@ -538,9 +540,15 @@ fn every_frame_a_replay_sends_has_right_checksums_by_tshark_in_each_mode() {
     assert_eq!((r["ipv4"].as_u64(), r["ipv4_tagged"].as_u64(), r["icmp_quoted_headers"].as_u64()), (Some(6), Some(2), Some(1)), "{r}");
     assert_eq!(r["not_rewritten"], serde_json::json!({"ipv6": 1}));
     assert_eq!(j["capture"]["kinds"]["ipv6"], 1);
-    assert!(stdout.contains("L3 kept as captured (MACs only): ipv6 1"), "{stdout}");
+    assert!(stdout.contains("L3 kept as captured: ipv6 1"), "{stdout}");
     let want: std::collections::BTreeSet<String> = ["10.7.0.1", "10.7.0.2"].map(String::from).into();
     assert_eq!(tshark_ipv4_addresses(&p), want, "every IPv4 address, quoted ones included, rewritten");
     assert_eq!(tshark_count(&p, "udp.checksum.status == \"Good\""), 3, "UDP checksums computed where no probe goes: tagged and IPv6");
     assert_matches_schema(&j, "blast-replay");
+
+    // IPv6 addresses given: the IPv6 frame gets them, its UDP checksum over the new pseudo-header.
+    let (p, j, _) = replay("rewrite-ipv6", &["--pcap-src-ip6", "2001:db8::1", "--pcap-dst-ip6", "2001:db8::2"]);
+    let r = &j["capture"]["rewrite"];
+    assert_eq!((r["ipv6"].as_u64(), &r["not_rewritten"]), (Some(1), &serde_json::json!({})), "{r}");
+    assert_eq!(tshark_count(&p, "ipv6.src == 2001:db8::1 && ipv6.dst == 2001:db8::2 && udp.checksum.status == \"Good\""), 1);
 }

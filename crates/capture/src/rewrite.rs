@@ -629,7 +629,7 @@ mod tests {
         for (i, b) in f[62..].iter_mut().enumerate() {
             *b = (i * 11 + 5) as u8;
         }
-        let sum = l4_checksum_v6(&f[22..54].to_vec(), proto, &f[54..]);
+        let sum = l4_checksum_v6(&f[22..54], proto, &f[54..]);
         f[54 + at..56 + at].copy_from_slice(&sum.to_be_bytes());
         f
     }
@@ -665,7 +665,7 @@ mod tests {
         let mut unreachable = ipv6_frame(58, 2, 40);
         unreachable[54] = 1; // an ICMPv6 error: its quote is kept
         unreachable[56..58].fill(0);
-        let sum = l4_checksum_v6(&unreachable[22..54].to_vec(), 58, &unreachable[54..]);
+        let sum = l4_checksum_v6(&unreachable[22..54], 58, &unreachable[54..]);
         unreachable[56..58].copy_from_slice(&sum.to_be_bytes());
         let mut truncated = ipv6_frame(17, 6, 400);
         truncated.truncate(14 + 40 + 8 + 100);

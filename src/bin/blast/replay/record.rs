@@ -52,6 +52,8 @@ pub struct RewriteRecord {
     pub ipv4: u64,
     /// Of those, behind 802.1Q or QinQ tags.
     pub ipv4_tagged: u64,
+    /// IPv6 frames whose addresses were rewritten (--pcap-src-ip6, --pcap-dst-ip6).
+    pub ipv6: u64,
     pub l4_checksums_computed: u64,
     /// L4 checksums updated for the new addresses only (RFC 1624): first
     /// fragments of fragmented datagrams, datagrams captured truncated.
@@ -61,8 +63,9 @@ pub struct RewriteRecord {
     /// ICMP errors whose quoted IPv4 header got the addresses (receiver to
     /// this port), its checksums and the ICMP checksum following.
     pub icmp_quoted_headers: u64,
-    /// Frames whose L3 was left as captured (MACs rewritten only), by kind:
-    /// ipv6 (blast has no IPv6 address to give), arp, other ethertype, ipv4
+    /// Frames whose L3 (or part of it) was left as captured, by kind: ipv6
+    /// (no --pcap-src-ip6/--pcap-dst-ip6), ipv6 extension headers, ipv6
+    /// malformed, ipv6 icmp error quote, arp, other ethertype, ipv4
     /// malformed, ipv4 icmp error quote (the quoted header not whole).
     pub not_rewritten: BTreeMap<&'static str, u64>,
 }
@@ -166,6 +169,7 @@ pub fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<Rewri
             macs: r.l2,
             ipv4: r.l3,
             ipv4_tagged: r.l3_tagged,
+            ipv6: r.l3_ipv6,
             l4_checksums_computed: r.l4,
             l4_checksums_updated: r.l4_incremental,
             l4_checksums_left: r.l4_left,

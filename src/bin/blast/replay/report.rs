@@ -56,10 +56,11 @@ fn announce_changes(c: &CaptureRecord) {
         Some(r) => {
             let kept: Vec<String> = r.not_rewritten.iter().map(|(k, n)| format!("{k} {n}")).collect();
             blastdrop::say!(
-                "blast: addresses rewritten to this port's: MACs of {} frames, IPv4 addresses of {} ({} behind VLAN tags), quoted headers of {} ICMP errors; L4 checksums computed {}, updated for the addresses {} (first fragments, truncated datagrams), left {} (not captured: wrong now); L3 kept as captured (MACs only): {}",
+                "blast: addresses rewritten to this port's: MACs of {} frames, IPv4 addresses of {} ({} behind VLAN tags), IPv6 addresses of {}, quoted headers of {} ICMP errors; L4 checksums computed {}, updated for the addresses {} (first fragments, truncated datagrams), left {} (not captured: wrong now); L3 kept as captured: {}",
                 r.macs,
                 r.ipv4,
                 r.ipv4_tagged,
+                r.ipv6,
                 r.icmp_quoted_headers,
                 r.l4_checksums_computed,
                 r.l4_checksums_updated,
