@@ -479,13 +479,11 @@ fn tshark_ipv4_addresses(pcap: &Path) -> std::collections::BTreeSet<String> {
 
 const BAD_CHECKSUM: &str = "ip.checksum.status == \"Bad\" || udp.checksum.status == \"Bad\" || tcp.checksum.status == \"Bad\" || icmp.checksum.status == \"Bad\" || (ipv6 && udp.checksum.zero)";
 
-#[test]
-fn every_frame_a_replay_sends_has_right_checksums_by_tshark_in_each_mode() {
-    let _g = heavy();
-    let dir = scratch("replay-checksums");
-    let empty = empty_pcap(&dir);
-    // Two frames with probe room (right UDP checksums, not 0), TCP, UDP
-    // behind 802.1Q and behind QinQ, an ICMP error quoting the first, UDP over IPv6.
+/// A capture of every class the rewrite knows, each frame's checksums
+/// right: two frames with probe room (UDP checksums not 0), TCP, UDP behind
+/// 802.1Q and behind QinQ, an ICMP error quoting the first, UDP over IPv6.
+/// Its path and frame count.
+fn mixed_capture(dir: &Path) -> (std::path::PathBuf, usize) {
     let first = udp4(64, 1000);
     let frames: Vec<Vec<u8>> = vec![
         first.clone(),
@@ -500,6 +498,15 @@ fn every_frame_a_replay_sends_has_right_checksums_by_tshark_in_each_mode() {
     std::fs::write(&input, pcap_bytes(&frames.iter().enumerate().map(|(i, f)| (i as u64 * 10, f.clone())).collect::<Vec<_>>())).unwrap();
     assert_eq!(tshark_count(&input, BAD_CHECKSUM), 0, "the input's checksums are right");
     assert_eq!(tshark_count(&input, "udp.checksum.status == \"Good\""), 5, "tshark checks them");
+    (input, frames.len())
+}
+
+#[test]
+fn every_frame_a_replay_sends_has_right_checksums_by_tshark_in_each_mode() {
+    let _g = heavy();
+    let dir = scratch("replay-checksums");
+    let empty = empty_pcap(&dir);
+    let (input, frames) = mixed_capture(&dir);
     let captured = tshark_ipv4_addresses(&input);
 
     let replay = |name: &str, flags: &[&str]| {
@@ -511,7 +518,7 @@ fn every_frame_a_replay_sends_has_right_checksums_by_tshark_in_each_mode() {
         args.extend(pcap_eal(format!("--vdev=net_pcap0,rx_pcap={empty},tx_pcap={}", out_pcap.display())));
         let out = run(BLAST, &args, Duration::from_secs(60));
         assert!(out.status.success(), "{name}: {}\n{}", out.stdout, out.stderr);
-        assert_eq!(read_capture(&out_pcap).len(), frames.len(), "{name}: every frame sent");
+        assert_eq!(read_capture(&out_pcap).len(), frames, "{name}: every frame sent");
         assert_eq!(tshark_count(&out_pcap, BAD_CHECKSUM), 0, "{name}: tshark finds a bad checksum\n{}", out.stdout);
         (out_pcap, read_json(&json), out.stdout)
     };
@@ -551,4 +558,34 @@ fn every_frame_a_replay_sends_has_right_checksums_by_tshark_in_each_mode() {
     let r = &j["capture"]["rewrite"];
     assert_eq!((r["ipv6"].as_u64(), &r["not_rewritten"]), (Some(1), &serde_json::json!({})), "{r}");
     assert_eq!(tshark_count(&p, "ipv6.src == 2001:db8::1 && ipv6.dst == 2001:db8::2 && udp.checksum.status == \"Good\""), 1);
+}
+
+#[test]
+fn a_replay_over_af_packet_arrives_at_the_peer_veth_with_right_checksums() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("a_replay_over_af_packet_arrives_at_the_peer_veth_with_right_checksums", Netns::with_pair) else {
+        return;
+    };
+    let dir = scratch("replay-afp-checksums");
+    let (input, frames) = mixed_capture(&dir);
+    for (name, flag) in [("keep-addresses", "--pcap-keep-addresses"), ("keep-payload", "--pcap-keep-payload"), ("rewrite", "")] {
+        // tshark on the peer end, bounded by the frame count and a time limit
+        // (stderr to stdout, where the test reads its "Capturing on" line).
+        let got = dir.join(format!("{name}.pcapng"));
+        let cmd = format!("exec tshark -n -i bd-b -f 'not arp and not icmp6' -c {frames} -a duration:20 -w {} 2>&1", got.display());
+        let mut tshark = spawn("ip", &ns.exec("sh", strings(&["-c", &cmd])));
+        tshark.wait_for_line("Capturing on", Duration::from_secs(20));
+        let mut args = strings(&["--port", "net_af_packet0", "--pcap", &input.display().to_string(), "--pcap-timing", "fast"]);
+        args.extend(strings(&["--src-ip", "10.7.0.1", "--dst-ip", "10.7.0.2", "--dst-mac", "02:00:00:00:07:02"]));
+        args.extend(strings(&[flag].into_iter().filter(|f| !f.is_empty()).collect::<Vec<_>>()));
+        args.push("--".into());
+        args.extend(eal_base());
+        args.extend(strings(&["--vdev=net_af_packet0,iface=bd-a", "--lcores=0@0,1@0"]));
+        let out = run_af_packet("ip", &ns.exec(BLAST, args), Duration::from_secs(60));
+        assert!(out.status.success(), "{name}: {}\n{}", out.stdout, out.stderr);
+        let t = tshark.finish(Duration::from_secs(30));
+        assert!(t.status.success(), "{name}: tshark: {}\n{}", t.stdout, t.stderr);
+        assert_eq!(tshark_count(&got, "frame"), frames, "{name}: every frame arrived at bd-b");
+        assert_eq!(tshark_count(&got, BAD_CHECKSUM), 0, "{name}: tshark finds a bad checksum on the wire\n{}", out.stdout);
+    }
 }
