@@ -32,6 +32,8 @@ blastdrop_deps() {
         # A real browser to render `blast report`'s HTML in the report test (Ubuntu's
         # chromium is a snap stub: chromium-browser is tried there too).
         { command -v chromium || command -v chromium-browser; } >/dev/null 2>&1 || need+=(chromium fonts-dejavu-core)
+        # tshark checks what a replay sends (tests/replay.rs); DEBIAN_FRONTEND=noninteractive below takes its setuid question's default (no).
+        command -v tshark >/dev/null 2>&1 || need+=(tshark)
     fi
     if [ "${#need[@]}" -gt 0 ]; then
         echo "blastdrop: installing ${need[*]}" >&2

@@ -221,6 +221,8 @@ fn bad_captures_are_refused_with_one_line_before_anything_starts() {
         (vec!["--pcap", &f, "--peer", "127.0.0.1:1", "--group", "g", "--senders", "2"], "leave out --group"),
         (vec!["--pcap", &f, "--pcap-timing", "scaled:0"], "above 0"),
         (vec!["--pcap-loop", "2"], "--pcap"),
+        (vec!["--pcap", &f, "--pcap-src-ip6", "2001:db8::1"], "--pcap-dst-ip6"),
+        (vec!["--pcap", &f, "--pcap-src-ip6", "::1", "--pcap-dst-ip6", "::2", "--pcap-keep-addresses"], "cannot be used with"),
         // Checked before the replay whatever its timing.
         (
             vec!["--pcap", &f, "--pcap-timing", "rate", "--rate", "1M", "--json", "/nonexistent/dir/r.json"],
@@ -361,4 +363,229 @@ fn blast_killed_mid_replay_three_times_leaves_drop_exact_for_the_next() {
     sigint(&drop);
     let d = drop.finish(Duration::from_secs(30));
     assert!(d.status.success(), "drop: {:?}\n{}", d.status, d.stderr);
+}
+
+/// The one's-complement checksum over the parts, as one run of bytes
+/// (every part but the last of even length): written here apart from
+/// the code under test, to build the input capture.
+fn ones_checksum(parts: &[&[u8]]) -> u16 {
+    let mut s: u32 = 0;
+    for p in parts {
+        for w in p.chunks(2) {
+            s += u32::from(w[0]) << 8 | u32::from(*w.get(1).unwrap_or(&0));
+        }
+    }
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    !(s as u16)
+}
+
+/// The IPv4 header at `ip` and its UDP or TCP segment given right checksums.
+fn fix_ipv4_checksums(f: &mut [u8], ip: usize) {
+    f[ip + 10..ip + 12].fill(0);
+    let sum = ones_checksum(&[&f[ip..ip + 20]]);
+    f[ip + 10..ip + 12].copy_from_slice(&sum.to_be_bytes());
+    let (total, proto) = (usize::from(u16::from_be_bytes([f[ip + 2], f[ip + 3]])), f[ip + 9]);
+    let at = ip + 20 + if proto == 17 { 6 } else { 16 };
+    f[at..at + 2].fill(0);
+    let len = ((total - 20) as u16).to_be_bytes();
+    let mut sum = ones_checksum(&[&f[ip + 12..ip + 20], &[0, proto], &len, &f[ip + 20..ip + total]]);
+    if sum == 0 {
+        sum = 0xffff;
+    }
+    f[at..at + 2].copy_from_slice(&sum.to_be_bytes());
+}
+
+/// A UDP frame over IPv4 with a right, non-zero UDP checksum.
+fn udp4(size: usize, src_port: u16) -> Vec<u8> {
+    let mut f = udp_frame(size, src_port);
+    for (i, b) in f[42..].iter_mut().enumerate() {
+        *b = (i * 13 + 1) as u8;
+    }
+    fix_ipv4_checksums(&mut f, 14);
+    f
+}
+
+fn tcp4(size: usize) -> Vec<u8> {
+    let mut f = udp4(size, 1100);
+    f[23] = 6;
+    f[38..54].copy_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x18, 0x20, 0, 0, 0, 0, 0]);
+    fix_ipv4_checksums(&mut f, 14);
+    f
+}
+
+fn vlan_tagged(f: &[u8], tpids: &[u16]) -> Vec<u8> {
+    let mut v = f[..12].to_vec();
+    for t in tpids {
+        v.extend_from_slice(&t.to_be_bytes());
+        v.extend_from_slice(&[0, 7]);
+    }
+    v.extend_from_slice(&f[12..]);
+    v
+}
+
+/// An ICMP port unreachable about `quoted` (a UDP frame), from its
+/// destination back to its source, quoting its IPv4 header and 8 bytes.
+fn icmp_unreachable(quoted: &[u8]) -> Vec<u8> {
+    let mut f = [&quoted[6..12], &quoted[0..6], &[0x08, 0x00]].concat();
+    let total = (20 + 8 + 28) as u16;
+    f.extend_from_slice(&[0x45, 0, 0, 0, 0, 1, 0, 0, 64, 1, 0, 0]);
+    f[16..18].copy_from_slice(&total.to_be_bytes());
+    f.extend_from_slice(&quoted[30..34]);
+    f.extend_from_slice(&quoted[26..30]);
+    let sum = ones_checksum(&[&f[14..34]]);
+    f[24..26].copy_from_slice(&sum.to_be_bytes());
+    f.extend_from_slice(&[3, 3, 0, 0, 0, 0, 0, 0]);
+    f.extend_from_slice(&quoted[14..42]);
+    let sum = ones_checksum(&[&f[34..]]);
+    f[36..38].copy_from_slice(&sum.to_be_bytes());
+    f
+}
+
+/// UDP over IPv6, fd00::1 -> fd00::2, with a right checksum.
+fn udp6() -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x86, 0xdd, 0x60, 0, 0, 0, 0, 58, 17, 64];
+    f.extend_from_slice(&[0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    f.extend_from_slice(&[0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+    f.extend_from_slice(&[0x13, 0x88, 0x13, 0x89, 0, 58, 0, 0]);
+    f.extend((0..50u8).map(|i| i.wrapping_mul(7)));
+    let sum = ones_checksum(&[&f[22..54], &[0, 0, 0, 58, 0, 0, 0, 17], &f[54..]]);
+    f[60..62].copy_from_slice(&sum.to_be_bytes());
+    f
+}
+
+/// tshark's count of `filter`'s frames in `pcap`, with every checksum
+/// check it has turned on.
+fn tshark_count(pcap: &Path, filter: &str) -> usize {
+    let out = std::process::Command::new("tshark")
+        .args(["-n", "-r", &pcap.display().to_string()])
+        .args(["-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE"])
+        .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
+        .output()
+        .expect("tshark (scripts/deps.sh installs it for the test command)");
+    assert!(out.status.success(), "tshark -Y '{filter}': {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+/// Every IPv4 address tshark reads in `pcap`, quoted headers included.
+fn tshark_ipv4_addresses(pcap: &Path) -> std::collections::BTreeSet<String> {
+    let out = std::process::Command::new("tshark")
+        .args(["-n", "-r", &pcap.display().to_string(), "-T", "fields", "-E", "separator=,", "-e", "ip.src", "-e", "ip.dst"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).split([',', '\n']).filter(|a| !a.is_empty()).map(String::from).collect()
+}
+
+const BAD_CHECKSUM: &str = "ip.checksum.status == \"Bad\" || udp.checksum.status == \"Bad\" || tcp.checksum.status == \"Bad\" || icmp.checksum.status == \"Bad\" || (ipv6 && udp.checksum.zero)";
+
+/// A capture of every class the rewrite knows, each frame's checksums
+/// right: two frames with probe room (UDP checksums not 0), TCP, UDP behind
+/// 802.1Q and behind QinQ, an ICMP error quoting the first, UDP over IPv6.
+/// Its path and frame count.
+fn mixed_capture(dir: &Path) -> (std::path::PathBuf, usize) {
+    let first = udp4(64, 1000);
+    let frames: Vec<Vec<u8>> = vec![
+        first.clone(),
+        udp4(300, 1001),
+        tcp4(200),
+        vlan_tagged(&udp4(128, 1002), &[0x8100]),
+        vlan_tagged(&udp4(128, 1003), &[0x88a8, 0x8100]),
+        icmp_unreachable(&first),
+        udp6(),
+    ];
+    let input = dir.join("in.pcap");
+    std::fs::write(&input, pcap_bytes(&frames.iter().enumerate().map(|(i, f)| (i as u64 * 10, f.clone())).collect::<Vec<_>>())).unwrap();
+    assert_eq!(tshark_count(&input, BAD_CHECKSUM), 0, "the input's checksums are right");
+    assert_eq!(tshark_count(&input, "udp.checksum.status == \"Good\""), 5, "tshark checks them");
+    (input, frames.len())
+}
+
+#[test]
+fn every_frame_a_replay_sends_has_right_checksums_by_tshark_in_each_mode() {
+    let _g = heavy();
+    let dir = scratch("replay-checksums");
+    let empty = empty_pcap(&dir);
+    let (input, frames) = mixed_capture(&dir);
+    let captured = tshark_ipv4_addresses(&input);
+
+    let replay = |name: &str, flags: &[&str]| {
+        let (out_pcap, json) = (dir.join(format!("{name}.pcap")), dir.join(format!("{name}.json")));
+        let mut args = strings(&["--port", "net_pcap0", "--pcap", &input.display().to_string(), "--pcap-timing", "fast"]);
+        args.extend(strings(&["--src-ip", "10.7.0.1", "--dst-ip", "10.7.0.2", "--dst-mac", "02:00:00:00:07:02"]));
+        args.extend(strings(flags));
+        args.extend(strings(&["--json", &json.display().to_string(), "--"]));
+        args.extend(pcap_eal(format!("--vdev=net_pcap0,rx_pcap={empty},tx_pcap={}", out_pcap.display())));
+        let out = run(BLAST, &args, Duration::from_secs(60));
+        assert!(out.status.success(), "{name}: {}\n{}", out.stdout, out.stderr);
+        assert_eq!(read_capture(&out_pcap).len(), frames, "{name}: every frame sent");
+        assert_eq!(tshark_count(&out_pcap, BAD_CHECKSUM), 0, "{name}: tshark finds a bad checksum\n{}", out.stdout);
+        (out_pcap, read_json(&json), out.stdout)
+    };
+
+    // Addresses kept, probes stamped: the probe frames' UDP checksums were
+    // right for the captured payload; stamping must not leave them wrong.
+    let (p, j, stdout) = replay("keep-addresses", &["--pcap-keep-addresses"]);
+    assert_eq!(j["summary"]["stamped"], 2);
+    assert_eq!(j["capture"]["rewrite"], serde_json::Value::Null);
+    assert_eq!(j["capture"]["probes"], serde_json::json!({"frames": 2, "udp_checksums_zeroed": 2}));
+    assert!(stdout.contains("a probe goes into 2 frames: their UDP checksum set to 0"), "{stdout}");
+    assert_eq!(tshark_ipv4_addresses(&p), captured, "the capture's own addresses");
+
+    // Payload kept: no probe, so no checksum zeroed and none said to be.
+    let (p, j, stdout) = replay("keep-payload", &["--pcap-keep-payload"]);
+    assert_eq!(j["summary"]["stamped"], 0);
+    assert_eq!(j["capture"]["probes"], serde_json::Value::Null);
+    assert!(stdout.contains("no probes stamped (--pcap-keep-payload)") && !stdout.contains("probe frames"), "{stdout}");
+    assert_eq!(tshark_count(&p, "udp.checksum.status == \"Good\""), 5, "every UDP checksum computed, none zeroed");
+
+    // The default: every IPv4 header rewritten, behind tags and quoted in
+    // the ICMP error too; IPv6 kept, and said so by name.
+    let (p, j, stdout) = replay("rewrite", &[]);
+    assert_eq!(j["summary"]["stamped"], 2);
+    let r = &j["capture"]["rewrite"];
+    assert_eq!((r["ipv4"].as_u64(), r["ipv4_tagged"].as_u64(), r["icmp_quoted_headers"].as_u64()), (Some(6), Some(2), Some(1)), "{r}");
+    assert_eq!(r["not_rewritten"], serde_json::json!({"ipv6": 1}));
+    assert_eq!(j["capture"]["kinds"]["ipv6"], 1);
+    assert!(stdout.contains("L3 kept as captured: ipv6 1"), "{stdout}");
+    let want: std::collections::BTreeSet<String> = ["10.7.0.1", "10.7.0.2"].map(String::from).into();
+    assert_eq!(tshark_ipv4_addresses(&p), want, "every IPv4 address, quoted ones included, rewritten");
+    assert_eq!(tshark_count(&p, "udp.checksum.status == \"Good\""), 3, "UDP checksums computed where no probe goes: tagged and IPv6");
+    assert_matches_schema(&j, "blast-replay");
+
+    // IPv6 addresses given: the IPv6 frame gets them, its UDP checksum over the new pseudo-header.
+    let (p, j, _) = replay("rewrite-ipv6", &["--pcap-src-ip6", "2001:db8::1", "--pcap-dst-ip6", "2001:db8::2"]);
+    let r = &j["capture"]["rewrite"];
+    assert_eq!((r["ipv6"].as_u64(), &r["not_rewritten"]), (Some(1), &serde_json::json!({})), "{r}");
+    assert_eq!(tshark_count(&p, "ipv6.src == 2001:db8::1 && ipv6.dst == 2001:db8::2 && udp.checksum.status == \"Good\""), 1);
+}
+
+#[test]
+fn a_replay_over_af_packet_arrives_at_the_peer_veth_with_right_checksums() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("a_replay_over_af_packet_arrives_at_the_peer_veth_with_right_checksums", Netns::with_pair) else {
+        return;
+    };
+    let dir = scratch("replay-afp-checksums");
+    let (input, frames) = mixed_capture(&dir);
+    for (name, flag) in [("keep-addresses", "--pcap-keep-addresses"), ("keep-payload", "--pcap-keep-payload"), ("rewrite", "")] {
+        // tshark on the peer end, bounded by the frame count and a time limit
+        // (stderr to stdout, where the test reads its "Capturing on" line).
+        let got = dir.join(format!("{name}.pcapng"));
+        let cmd = format!("exec tshark -n -i bd-b -f 'not arp and not icmp6' -c {frames} -a duration:20 -w {} 2>&1", got.display());
+        let mut tshark = spawn("ip", &ns.exec("sh", strings(&["-c", &cmd])));
+        tshark.wait_for_line("Capturing on", Duration::from_secs(20));
+        let mut args = strings(&["--port", "net_af_packet0", "--pcap", &input.display().to_string(), "--pcap-timing", "fast"]);
+        args.extend(strings(&["--src-ip", "10.7.0.1", "--dst-ip", "10.7.0.2", "--dst-mac", "02:00:00:00:07:02"]));
+        args.extend(strings(&[flag].into_iter().filter(|f| !f.is_empty()).collect::<Vec<_>>()));
+        args.push("--".into());
+        args.extend(eal_base());
+        args.extend(strings(&["--vdev=net_af_packet0,iface=bd-a", "--lcores=0@0,1@0"]));
+        let out = run_af_packet("ip", &ns.exec(BLAST, args), Duration::from_secs(60));
+        assert!(out.status.success(), "{name}: {}\n{}", out.stdout, out.stderr);
+        let t = tshark.finish(Duration::from_secs(30));
+        assert!(t.status.success(), "{name}: tshark: {}\n{}", t.stdout, t.stderr);
+        assert_eq!(tshark_count(&got, "frame"), frames, "{name}: every frame arrived at bd-b");
+        assert_eq!(tshark_count(&got, BAD_CHECKSUM), 0, "{name}: tshark finds a bad checksum on the wire\n{}", out.stdout);
+    }
 }

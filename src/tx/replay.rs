@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-use capture::{Capture, Schedule};
+use capture::{Capture, ProbeStats, Schedule};
 use dpdk::{Burst, Mempool, TxQueue};
 use wire::{Probe, PROBE_LEN, PROBE_OFFSET};
 
@@ -24,7 +24,19 @@ pub struct Replay {
     pub capture: Capture,
     pub schedule: Schedule,
     /// Stamp probes where a frame has room (off: the payload as captured).
-    pub stamp: bool,
+    /// Set only by `new`, which readied those frames for it.
+    stamp: bool,
+}
+
+impl Replay {
+    /// The replay of `capture`; with `probes_for_run` (the run id), its
+    /// frames with room for a probe readied for one (UDP checksum 0, the run
+    /// id: capture::Capture::ready_for_probes), so the lane writes only the
+    /// probe per send and every frame it sends has right checksums.
+    pub fn new(mut capture: Capture, schedule: Schedule, probes_for_run: Option<u16>) -> (Replay, Option<ProbeStats>) {
+        let probes = probes_for_run.map(|run_id| capture.ready_for_probes(run_id));
+        (Replay { capture, schedule, stamp: probes.is_some() }, probes)
+    }
 }
 
 /// Everything one replay loop needs.

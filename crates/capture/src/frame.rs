@@ -1,10 +1,17 @@
 //! What a captured frame is, read from its headers: the kind of traffic,
-//! where its IPv4 header sits, its flow, and whether a probe fits.
+//! where its IPv4 header sits (behind any VLAN tags), its flow, and
+//! whether a probe fits.
 
 use wire::{ETHERNET_HEADER_LEN, PROBE_LEN, PROBE_OFFSET};
 
-const ETHERTYPE_VLAN: u16 = 0x8100;
+/// 802.1Q, 802.1ad (QinQ's outer tag) and the older 0x9100 outer tag.
+const ETHERTYPES_VLAN: [u16; 3] = [0x8100, 0x88a8, 0x9100];
+/// Tags read before giving up: QinQ is two; a longer stack is not a real path's.
+const MAX_TAGS: usize = 4;
 const ETHERTYPE_IPV4: u16 = 0x0800;
+const ETHERTYPE_IPV6: u16 = 0x86dd;
+const ETHERTYPE_ARP: u16 = 0x0806;
+pub(crate) const PROTO_ICMP: u8 = 1;
 const PROTO_TCP: u8 = 6;
 const PROTO_UDP: u8 = 17;
 
@@ -17,8 +24,20 @@ pub enum FlowKind {
     Ipv4Other,
     /// An IPv4 fragment: its L4 header is not (all) here.
     Ipv4Fragment,
-    /// Not IPv4 (IPv6, ARP, LLDP, ...): only its MACs are rewritten.
-    NonIpv4,
+    /// ICMP over IPv4 reporting an error (unreachable, time exceeded,
+    /// parameter problem, source quench, redirect): it quotes the IPv4
+    /// header of the datagram it is about.
+    Ipv4IcmpError,
+    /// Ethertype IPv4 but no whole IPv4 header (too short, a wrong version
+    /// or header length): only its MACs are rewritten.
+    Ipv4Malformed,
+    /// IPv6: its addresses rewritten when IPv6 addresses are given, else
+    /// only its MACs.
+    Ipv6,
+    /// ARP: only its MACs are rewritten (the addresses in its body are kept).
+    Arp,
+    /// Another ethertype (LLDP, MPLS, ...): only its MACs are rewritten.
+    OtherEthertype,
 }
 
 impl FlowKind {
@@ -28,16 +47,32 @@ impl FlowKind {
             FlowKind::Ipv4Tcp => "ipv4 tcp",
             FlowKind::Ipv4Other => "ipv4 other",
             FlowKind::Ipv4Fragment => "ipv4 fragment",
-            FlowKind::NonIpv4 => "not ipv4",
+            FlowKind::Ipv4IcmpError => "ipv4 icmp error",
+            FlowKind::Ipv4Malformed => "ipv4 malformed",
+            FlowKind::Ipv6 => "ipv6",
+            FlowKind::Arp => "arp",
+            FlowKind::OtherEthertype => "other ethertype",
         }
     }
+
+    /// Whether the rewrite gives this kind the new IPv4 addresses.
+    pub fn is_ipv4(self) -> bool {
+        matches!(self, FlowKind::Ipv4Udp | FlowKind::Ipv4Tcp | FlowKind::Ipv4Other | FlowKind::Ipv4Fragment | FlowKind::Ipv4IcmpError)
+    }
+}
+
+/// ICMP types whose message quotes the offending datagram's IPv4 header
+/// (RFC 792): destination unreachable, source quench, redirect, time
+/// exceeded, parameter problem.
+pub(crate) fn is_icmp_error(icmp_type: u8) -> bool {
+    matches!(icmp_type, 3 | 4 | 5 | 11 | 12)
 }
 
 /// One frame's headers, as far as replay needs them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameInfo {
     pub kind: FlowKind,
-    /// Where the IPv4 header starts (after one VLAN tag, if any).
+    /// Where the IPv4 or IPv6 header starts (after any VLAN tags).
     pub ip_at: Option<usize>,
     /// A hash of the flow, the same for both directions of a conversation,
     /// so spreading frames over queues by it keeps each flow's order.
@@ -52,25 +87,23 @@ impl FrameInfo {
     /// too short for what their headers claim are counted by their
     /// outermost header that fits.
     pub fn of(f: &[u8]) -> FrameInfo {
-        let mut l2 = ETHERNET_HEADER_LEN;
-        let mut ethertype = be16(f, 12);
-        if ethertype == Some(ETHERTYPE_VLAN) {
-            l2 += 4;
-            ethertype = be16(f, 16);
-        }
-        let non_ip = FrameInfo {
-            kind: FlowKind::NonIpv4,
+        let (l2, ethertype) = behind_tags(f);
+        let non_ip = |kind| FrameInfo {
+            kind,
             ip_at: None,
             flow: hash(&[f.get(..12).unwrap_or(f), &ethertype.unwrap_or(0).to_be_bytes()]),
             probe_room: false,
         };
-        if ethertype != Some(ETHERTYPE_IPV4) {
-            return non_ip;
+        match ethertype {
+            Some(ETHERTYPE_IPV4) => {}
+            Some(ETHERTYPE_IPV6) => return FrameInfo { ip_at: Some(l2), ..non_ip(FlowKind::Ipv6) },
+            Some(ETHERTYPE_ARP) => return non_ip(FlowKind::Arp),
+            _ => return non_ip(FlowKind::OtherEthertype),
         }
-        let Some(ip) = f.get(l2..l2 + 20) else { return non_ip };
+        let Some(ip) = f.get(l2..l2 + 20) else { return non_ip(FlowKind::Ipv4Malformed) };
         let ihl = usize::from(ip[0] & 0x0f) * 4;
         if ip[0] >> 4 != 4 || ihl < 20 || f.len() < l2 + ihl {
-            return non_ip;
+            return non_ip(FlowKind::Ipv4Malformed);
         }
         let proto = ip[9];
         let (src, dst) = (&ip[12..16], &ip[16..20]);
@@ -80,10 +113,12 @@ impl FrameInfo {
             PROTO_UDP | PROTO_TCP if !fragment => f.get(l4..l4 + 4),
             _ => None,
         };
+        let icmp_error = proto == PROTO_ICMP && f.get(l4).is_some_and(|&t| is_icmp_error(t));
         let kind = match (proto, fragment, ports.is_some()) {
             (_, true, _) => FlowKind::Ipv4Fragment,
             (PROTO_UDP, _, true) => FlowKind::Ipv4Udp,
             (PROTO_TCP, _, true) => FlowKind::Ipv4Tcp,
+            _ if icmp_error => FlowKind::Ipv4IcmpError,
             _ => FlowKind::Ipv4Other,
         };
         // Both directions of a conversation hash alike: the endpoints in order.
@@ -99,6 +134,23 @@ impl FrameInfo {
         };
         FrameInfo { kind, ip_at: Some(l2), flow, probe_room }
     }
+}
+
+/// Where the header after the Ethernet header and any VLAN tags starts,
+/// and its ethertype (None: the frame ends first).
+fn behind_tags(f: &[u8]) -> (usize, Option<u16>) {
+    let mut l2 = ETHERNET_HEADER_LEN;
+    let mut ethertype = be16(f, 12);
+    for _ in 0..MAX_TAGS {
+        match ethertype {
+            Some(t) if ETHERTYPES_VLAN.contains(&t) => {
+                l2 += 4;
+                ethertype = be16(f, l2 - 2);
+            }
+            _ => break,
+        }
+    }
+    (l2, ethertype)
 }
 
 fn be16(f: &[u8], at: usize) -> Option<u16> {
@@ -165,7 +217,13 @@ pub(crate) mod tests {
         assert_eq!(FrameInfo::of(&frag).kind, FlowKind::Ipv4Fragment);
         let mut arp = udp_frame(64, 1, 2);
         arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
-        assert_eq!(FrameInfo::of(&arp).kind, FlowKind::NonIpv4);
+        assert_eq!(FrameInfo::of(&arp).kind, FlowKind::Arp);
+        let mut v6 = udp_frame(80, 1, 2);
+        v6[12..14].copy_from_slice(&0x86ddu16.to_be_bytes());
+        assert_eq!(FrameInfo::of(&v6).kind, FlowKind::Ipv6);
+        let mut lldp = udp_frame(64, 1, 2);
+        lldp[12..14].copy_from_slice(&0x88ccu16.to_be_bytes());
+        assert_eq!(FrameInfo::of(&lldp).kind, FlowKind::OtherEthertype);
         // One VLAN tag: still UDP, but the probe's fixed offset is not its payload.
         let f = udp_frame(128, 1, 2);
         let mut v = f[..12].to_vec();
@@ -173,8 +231,27 @@ pub(crate) mod tests {
         v.extend_from_slice(&f[12..]);
         let i = FrameInfo::of(&v);
         assert_eq!((i.kind, i.ip_at, i.probe_room), (FlowKind::Ipv4Udp, Some(18), false));
-        // Too short for its IPv4 header: counted as not IPv4.
-        assert_eq!(FrameInfo::of(&f[..20]).kind, FlowKind::NonIpv4);
-        assert_eq!(FrameInfo::of(&[]).kind, FlowKind::NonIpv4);
+        // QinQ (802.1ad outer, 802.1Q inner), and two stacked 802.1Q tags.
+        for outer in [0x88a8u16, 0x8100] {
+            let mut q = f[..12].to_vec();
+            q.extend_from_slice(&outer.to_be_bytes());
+            q.extend_from_slice(&[0x00, 0x05, 0x81, 0x00, 0x00, 0x07]);
+            q.extend_from_slice(&f[12..]);
+            let i = FrameInfo::of(&q);
+            assert_eq!((i.kind, i.ip_at, i.probe_room), (FlowKind::Ipv4Udp, Some(22), false), "outer tag {outer:#x}");
+        }
+        // Too short for its IPv4 header: counted as a malformed IPv4 frame.
+        assert_eq!(FrameInfo::of(&f[..20]).kind, FlowKind::Ipv4Malformed);
+        assert_eq!(FrameInfo::of(&[]).kind, FlowKind::OtherEthertype);
+    }
+
+    #[test]
+    fn an_icmp_error_is_told_from_other_icmp() {
+        let mut f = udp_frame(100, 1, 2);
+        f[23] = PROTO_ICMP;
+        f[34] = 3; // destination unreachable
+        assert_eq!(FrameInfo::of(&f).kind, FlowKind::Ipv4IcmpError);
+        f[34] = 8; // echo request
+        assert_eq!(FrameInfo::of(&f).kind, FlowKind::Ipv4Other);
     }
 }

@@ -6,7 +6,7 @@ mod serialize;
 mod shorthand;
 mod values;
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -160,6 +160,12 @@ pub struct Args {
     /// Stamp no probe: every payload as captured (drop then counts the frames as non-probe)
     #[arg(long, requires = "pcap")]
     pub pcap_keep_payload: bool,
+    /// IPv6 source address a replay's IPv6 frames get (with --pcap-dst-ip6; without, they keep theirs)
+    #[arg(long, value_name = "ADDR", requires_all = ["pcap", "pcap_dst_ip6"], conflicts_with = "pcap_keep_addresses")]
+    pub pcap_src_ip6: Option<Ipv6Addr>,
+    /// IPv6 destination address a replay's IPv6 frames get (with --pcap-src-ip6)
+    #[arg(long, value_name = "ADDR", requires_all = ["pcap", "pcap_src_ip6"], conflicts_with = "pcap_keep_addresses")]
+    pub pcap_dst_ip6: Option<Ipv6Addr>,
     /// The most memory the capture may take (bytes: 512M, 4G)
     #[arg(long, default_value = "1G", value_name = "BYTES", value_parser = parse::count, requires = "pcap")]
     pub pcap_memory: u64,

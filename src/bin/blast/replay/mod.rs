@@ -30,10 +30,11 @@ pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) ->
     }
     sender.set_queues(m.queues)?;
     let ReplayRun { queues, file, mut capture, schedule, duration } = m;
-    let rewrite = (!args.pcap_keep_addresses).then(|| capture.rewrite(&rewrite_for(sender)));
-    let record = capture_record(&file, &capture, rewrite);
-    report::announce(&record, &schedule, queues, sender, peer_info.as_ref());
-    let replay = Arc::new(Replay { capture, schedule, stamp: !args.pcap_keep_payload });
+    let rewrite = (!args.pcap_keep_addresses).then(|| capture.rewrite(&rewrite_for(sender, args)));
+    let (replay, probes) = Replay::new(capture, schedule, (!args.pcap_keep_payload).then(|| sender.run_id()));
+    let record = capture_record(&file, &replay.capture, rewrite, probes);
+    report::announce(&record, &replay.schedule, queues, sender, peer_info.as_ref());
+    let replay = Arc::new(replay);
     let params = params(queues, largest, duration, peer.is_some(), replay.clone());
     let before = sender.read_counters();
     let mut hooks = PeerHooks::new(peer.as_mut(), None);
@@ -88,9 +89,11 @@ fn params(queues: u16, largest: u32, duration: Option<std::time::Duration>, wind
     }
 }
 
-/// The first port's addresses (a replay sends on one port's queues).
-fn rewrite_for(sender: &Sender) -> Rewrite {
+/// The first port's addresses (a replay sends on one port's queues), and
+/// the IPv6 ones given.
+fn rewrite_for(sender: &Sender, args: &Args) -> Rewrite {
     let side = &sender.sides()[0];
     let a = &side.addressing;
-    Rewrite { src_mac: side.src_mac, dst_mac: a.dst_mac, src_ip: a.src_ip, dst_ip: a.dst_ip, run_id: sender.run_id() }
+    let ipv6 = args.pcap_src_ip6.zip(args.pcap_dst_ip6);
+    Rewrite { src_mac: side.src_mac, dst_mac: a.dst_mac, src_ip: a.src_ip, dst_ip: a.dst_ip, ipv6 }
 }

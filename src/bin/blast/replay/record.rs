@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use blastdrop::report::{Environment, PerPacket, Rates};
-use capture::{Capture, RewriteStats};
+use capture::{Capture, ProbeStats, RewriteStats};
 
 use crate::args::Args;
 
@@ -29,20 +29,45 @@ pub struct CaptureRecord {
     pub kinds: BTreeMap<&'static str, u64>,
     /// None with --pcap-keep-addresses.
     pub rewrite: Option<RewriteRecord>,
+    /// The frames readied for a probe; None with --pcap-keep-payload (none stamped).
+    pub probes: Option<ProbeRecord>,
+}
+
+/// The frames a probe is stamped into, readied once before the replay.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct ProbeRecord {
+    /// Frames that carry a probe when sent (UDP over IPv4, no VLAN tag, no
+    /// IP options, 18 B of payload or more): their IPv4 identification is the run id.
+    pub frames: u64,
+    /// UDP checksums set to 0 ("none", legal over IPv4) in those frames,
+    /// because the probe changes the payload on every send; the rest were
+    /// captured with none.
+    pub udp_checksums_zeroed: u64,
 }
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct RewriteRecord {
     pub macs: u64,
+    /// IPv4 frames (behind VLAN tags too) whose addresses were rewritten.
     pub ipv4: u64,
+    /// Of those, behind 802.1Q or QinQ tags.
+    pub ipv4_tagged: u64,
+    /// IPv6 frames whose addresses were rewritten (--pcap-src-ip6, --pcap-dst-ip6).
+    pub ipv6: u64,
     pub l4_checksums_computed: u64,
-    /// UDP checksums set to 0 (none): the frames a probe is stamped into.
-    pub udp_checksums_zeroed: u64,
     /// L4 checksums updated for the new addresses only (RFC 1624): first
     /// fragments of fragmented datagrams, datagrams captured truncated.
     pub l4_checksums_updated: u64,
     /// L4 checksums left as captured (their field not in the bytes captured): wrong for the new addresses.
     pub l4_checksums_left: u64,
+    /// ICMP errors whose quoted IPv4 header got the addresses (receiver to
+    /// this port), its checksums and the ICMP checksum following.
+    pub icmp_quoted_headers: u64,
+    /// Frames whose L3 (or part of it) was left as captured, by kind: ipv6
+    /// (no --pcap-src-ip6/--pcap-dst-ip6), ipv6 extension headers, ipv6
+    /// malformed, ipv6 icmp error quote, arp, other ethertype, ipv4
+    /// malformed, ipv4 icmp error quote (the quoted header not whole).
+    pub not_rewritten: BTreeMap<&'static str, u64>,
 }
 
 /// How closely the replay kept the schedule.
@@ -128,7 +153,7 @@ pub struct Record<'a> {
     pub series_analysis: Option<series::Analysis>,
 }
 
-pub fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<RewriteStats>) -> CaptureRecord {
+pub fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<RewriteStats>, probes: Option<ProbeStats>) -> CaptureRecord {
     CaptureRecord {
         file: file.display().to_string(),
         format: c.format.as_str(),
@@ -143,11 +168,15 @@ pub fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<Rewri
         rewrite: rewrite.map(|r| RewriteRecord {
             macs: r.l2,
             ipv4: r.l3,
+            ipv4_tagged: r.l3_tagged,
+            ipv6: r.l3_ipv6,
             l4_checksums_computed: r.l4,
-            udp_checksums_zeroed: r.l4_zeroed,
             l4_checksums_updated: r.l4_incremental,
             l4_checksums_left: r.l4_left,
+            icmp_quoted_headers: r.icmp_quoted,
+            not_rewritten: r.kept,
         }),
+        probes: probes.map(|p| ProbeRecord { frames: p.frames, udp_checksums_zeroed: p.udp_checksums_zeroed }),
     }
 }
 

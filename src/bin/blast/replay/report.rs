@@ -21,13 +21,7 @@ pub fn announce(c: &CaptureRecord, s: &capture::Schedule, queues: u16, sender: &
         c.memory_bytes as f64 / 1e3,
         kinds.join(", ")
     );
-    match &c.rewrite {
-        Some(r) => blastdrop::say!(
-            "blast: addresses rewritten to this port's: MACs of {} frames, IPv4 addresses of {}; L4 checksums computed {}, zeroed {} (probe frames), updated for the addresses {} (first fragments, truncated datagrams), left {} (not captured: wrong now)",
-            r.macs, r.ipv4, r.l4_checksums_computed, r.udp_checksums_zeroed, r.l4_checksums_updated, r.l4_checksums_left
-        ),
-        None => blastdrop::say!("blast: addresses kept as captured (--pcap-keep-addresses)"),
-    }
+    announce_changes(c);
     if c.out_of_order > 0 {
         blastdrop::say!("blast: {} frame(s) are timed before the frame ahead of them: each leaves at the earlier time", c.out_of_order);
     }
@@ -53,6 +47,37 @@ pub fn announce(c: &CaptureRecord, s: &capture::Schedule, queues: u16, sender: &
             None => "sender-side figures".into(),
         }
     );
+}
+
+/// What the rewrite and the probe readying changed in the frames, each
+/// checksum counted once under what changed it.
+fn announce_changes(c: &CaptureRecord) {
+    match &c.rewrite {
+        Some(r) => {
+            let kept: Vec<String> = r.not_rewritten.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            blastdrop::say!(
+                "blast: addresses rewritten to this port's: MACs of {} frames, IPv4 addresses of {} ({} behind VLAN tags), IPv6 addresses of {}, quoted headers of {} ICMP errors; L4 checksums computed {}, updated for the addresses {} (first fragments, truncated datagrams), left {} (not captured: wrong now); L3 kept as captured: {}",
+                r.macs,
+                r.ipv4,
+                r.ipv4_tagged,
+                r.ipv6,
+                r.icmp_quoted_headers,
+                r.l4_checksums_computed,
+                r.l4_checksums_updated,
+                r.l4_checksums_left,
+                if kept.is_empty() { "none".to_string() } else { kept.join(", ") }
+            )
+        }
+        None => blastdrop::say!("blast: addresses kept as captured (--pcap-keep-addresses)"),
+    }
+    match &c.probes {
+        Some(p) => blastdrop::say!(
+            "blast: a probe goes into {} frames: their UDP checksum set to 0 (none: the probe changes the payload on every send) in {} of them, the rest captured with none; their IPv4 identification is the run id",
+            p.frames,
+            p.udp_checksums_zeroed
+        ),
+        None => blastdrop::say!("blast: no probes stamped (--pcap-keep-payload): payloads and their checksums as captured or rewritten"),
+    }
 }
 
 pub fn print_summary(s: &Summary) {
