@@ -5,14 +5,17 @@
 //!
 //! - **The rate** analysed is received frames per second (frames / secs of
 //!   each interval) where the series has received frames, else sent.
-//! - **The active span** runs from the first to the last interval with
-//!   frames. Those two edge intervals are partial (the sender started or
-//!   stopped inside them), so they are left out of every level's estimate
-//!   (an interval whose end did not report frames counts as 0 frames);
-//!   where the sender started (stopped) inside its edge interval is
-//!   estimated from the edge's frames at the first (last) level's rate,
-//!   and `active_s` runs between the two. A level is the plain mean of its
-//!   intervals' rates.
+//! - **The active span** runs, for a received rate whose series has the
+//!   trial's marks ([`Series::trial_frames_at`]: drop's first and last
+//!   probed frames), from the interval holding the first mark to the one
+//!   holding the last, and starts and ends at the marks (an idle lead-in's
+//!   stray kernel frames are not the trial); else from the first to the
+//!   last interval with frames, where the sender started (stopped) inside
+//!   its edge interval being estimated from the edge's frames at the first
+//!   (last) level's rate. The two edge intervals are partial, so they are
+//!   left out of every level's estimate (an interval whose end did not
+//!   report frames counts as 0 frames); `active_s` runs between start and
+//!   end. A level is the plain mean of its intervals' rates.
 //! - **A change** splits the active span into two levels where all of:
 //!   1. the mean rate moves by at least `min_change_pct` (default 20%) of
 //!      the earlier level;
@@ -61,11 +64,24 @@
 //!   higher, `burst_s` runs from the active span's start to the change;
 //!   `frames_above` is the sum, over the active span's intervals that start
 //!   before the change (the partial first interval included), of
-//!   (frames - baseline_pps x secs) floored at 0 per interval;
-//!   `bytes_above` the same from the byte column of the same end, where
-//!   there is one, with the lower level's mean bytes per second as the
-//!   baseline. Its `onset` is the earliest allowance onset within
-//!   [`ONSET_NEAR_INTERVALS`] (2) intervals of the change.
+//!   (frames - baseline_pps x the interval's seconds inside the active
+//!   span) floored at 0 per interval: the first interval is charged the
+//!   baseline only from where the trial began in it; `bytes_above` the
+//!   same from the byte column of the same end, where there is one, with
+//!   the lower level's mean bytes per second as the baseline. Its `onset`
+//!   is the earliest allowance onset within [`ONSET_NEAR_INTERVALS`] (2)
+//!   intervals of the change.
+//! - **A burst too short to resolve** (received rate, no change found): the
+//!   span's first two intervals against the level of the rest, by
+//!   `Rates::head_burst`; reported as a bucket with `resolved: false`
+//!   (`at_least: true` without the trial's marks).
+//! - **A sent rate's fall** is a bucket only where the sender's rows say
+//!   its queue pushed back ([`SENDER_PUSHED_BACK`]) in most of the lower
+//!   level's whole intervals; else it stays a change, with a
+//!   [`SenderFall`] that names the host where the lanes stood still
+//!   ([`SENDER_HOST_STALL`]) in most of them: what the sender itself sent
+//!   is no evidence of the network's bucket unless the network pushed it
+//!   back.
 //!
 //! # Measured on synthetic series (1000 seeds each, 1 s intervals)
 //!
@@ -829,8 +845,8 @@ fn head_sentence(a: &Analysis, b: &Bucket, interval_s: f64) -> String {
     };
     format!(
         "{rate} {} Mpps over the trial's first {} (its first two intervals), then {} Mpps (baseline) to the end ({}): \
-         those intervals carried {size} {}{bytes} above baseline, a credit bucket's burst shorter than the {interval_s} s \
-         interval can resolve (its rate and length are not measured: give a shorter --interval to see them){start}",
+         those intervals carried {size} {}{bytes} above baseline, a credit bucket whose burst was too short for {interval_s} s \
+         intervals to resolve (its rate and length are not measured: give a shorter --interval to see them){start}",
         mpps(b.burst_pps),
         fmt_duration(b.burst_s),
         mpps(b.baseline_pps),
