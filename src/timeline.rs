@@ -44,6 +44,34 @@ pub fn counter_deltas(xs: &WindowXstats, columns: &[(String, CounterKind)]) -> V
         .collect()
 }
 
+/// A sending lane whose loop stood still (net of its time inside tx_burst)
+/// for at least this share of the interval was held back by its host.
+pub const HOST_STALL_PCT: f64 = 10.0;
+
+/// What held a sender's rate in an interval, as the label its series row
+/// carries (the analysis reads a fall in the sent rate as a credit bucket
+/// only where the queue pushed back, docs/metrics.md): its lanes stood
+/// still, net of the time inside tx_burst (a driver that keeps the lane
+/// inside tx_burst is the path's doing, not the host's), for
+/// [`HOST_STALL_PCT`] of the lanes' time: the host (that outweighs a full
+/// queue: a lane that was descheduled catches up into it); else a tx_burst
+/// that came back short, or lanes inside tx_burst for
+/// `limits::PUSHED_BACK_TX_PCT` of their time: the path pushed back.
+pub fn sender_row_label(d: &Tally, secs: f64, lanes: usize, tsc_hz: u64) -> &'static str {
+    let lane_ticks = secs * tsc_hz as f64 * lanes.max(1) as f64;
+    if lane_ticks <= 0.0 {
+        return series::SENDER_UNHINDERED;
+    }
+    let pct = |ticks: u64| ticks as f64 / lane_ticks * 100.0;
+    if pct(d.stalled_ticks.saturating_sub(d.tx_cycles)) >= HOST_STALL_PCT {
+        series::SENDER_HOST_STALL
+    } else if d.ring_full_retries > 0 || pct(d.tx_cycles) >= limits::PUSHED_BACK_TX_PCT {
+        series::SENDER_PUSHED_BACK
+    } else {
+        series::SENDER_UNHINDERED
+    }
+}
+
 /// The flags both tools take for their figures over time.
 #[derive(clap::Args, Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct TimelineArgs {
@@ -189,6 +217,12 @@ impl Timeline {
         self.series.counters()
     }
 
+    /// The trial's own frames were seen moving at `t_s` (on the rows'
+    /// clock): the analysis runs from the first such time to the last.
+    pub fn trial_frames_at(&mut self, t_s: f64) {
+        self.series.trial_frames_at(t_s);
+    }
+
     /// One interval's row, into the series, the CSV and the endpoint; `queues`
     /// are each queue's totals so far, `exact`: whether `row.lost` is exact.
     pub fn push(&mut self, row: Row, queues: &[Tally], exact: bool) {
@@ -248,4 +282,23 @@ fn publish(m: &Metrics, s: &Series, row: &Row, queues: &[Tally], totals: &[u64],
 pub fn write_plot(path: &Path, series: &Series, analysis: &Analysis, title: &str) -> Result<(), Failure> {
     std::fs::write(path, series::svg(series, analysis, title))
         .map_err(|e| Failure::runtime(format!("--series-svg {}: cannot write it ({e})", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_senders_row_names_its_host_or_its_path() {
+        let hz = 1_000_000_000;
+        let t = |stalled_ticks, tx_cycles, ring_full_retries| Tally { stalled_ticks, tx_cycles, ring_full_retries, ..Tally::default() };
+        // Two lanes over 1 s: 2e9 lane ticks.
+        assert_eq!(sender_row_label(&t(600_000_000, 0, 0), 1.0, 2, hz), series::SENDER_HOST_STALL);
+        assert_eq!(sender_row_label(&t(600_000_000, 0, 40), 1.0, 2, hz), series::SENDER_HOST_STALL);
+        // A lane kept inside tx_burst reads as stood still too: the path's, not the host's.
+        assert_eq!(sender_row_label(&t(1_300_000_000, 1_200_000_000, 0), 1.0, 2, hz), series::SENDER_PUSHED_BACK);
+        assert_eq!(sender_row_label(&t(0, 0, 3), 1.0, 2, hz), series::SENDER_PUSHED_BACK);
+        assert_eq!(sender_row_label(&t(100_000_000, 0, 0), 1.0, 2, hz), series::SENDER_UNHINDERED);
+        assert_eq!(sender_row_label(&t(0, 0, 0), 0.0, 2, hz), series::SENDER_UNHINDERED);
+    }
 }

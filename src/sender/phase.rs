@@ -248,6 +248,7 @@ impl Sender {
             sent_bytes: Some(d.bytes),
             counters: counter_deltas(&xs, timeline.counters()),
             latency_ns,
+            verdict: Some(crate::timeline::sender_row_label(d, tick.secs, lanes.len(), self.hz).to_string()),
             ..Default::default()
         };
         let queues: Vec<Tally> = lanes.iter().map(|l| l.read()).collect();

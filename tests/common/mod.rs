@@ -383,6 +383,19 @@ impl Hogs {
     pub fn start(n: usize) -> Hogs {
         Hogs((0..n).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().expect("a shell for the CPU hog")).collect())
     }
+
+    /// `n` hogs pinned to `cpu` (taskset) at nice -10 (root): they take most
+    /// of that CPU's time from whatever else runs there, however loaded the
+    /// machine already is.
+    pub fn pinned(n: usize, cpu: u32) -> Hogs {
+        let hog = |_| {
+            Command::new("nice")
+                .args(["-n", "-10", "taskset", "-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
+                .spawn()
+                .expect("taskset (util-linux) for a pinned CPU hog")
+        };
+        Hogs((0..n).map(hog).collect())
+    }
 }
 
 impl Drop for Hogs {

@@ -23,4 +23,4 @@ pub use express::{express_evidence, express_mode, ExpressMode, SRD_RESOURCE_NEAR
 pub use preflight::{preflight, Finding, PreflightInput, Severity};
 pub use receiver_only::{receiver_verdict, ReceiverCounters};
 pub use sample::{check_step, SampleCheck, MAX_PLAUSIBLE_PER_SECOND};
-pub use verdict::{verdict, Limit, LimitKind, Side, Verdict, VerdictClass, WindowCounters, SATURATED_BUSY_PCT};
+pub use verdict::{verdict, Limit, LimitKind, Side, Verdict, VerdictClass, WindowCounters, PUSHED_BACK_TX_PCT, SATURATED_BUSY_PCT};

@@ -27,6 +27,10 @@ pub fn rebuild(columns: J) -> Option<Series> {
         .unwrap_or_default();
     let interval = columns.f64("interval_s").unwrap_or(1.0);
     let mut s = Series::new(interval, counters.clone(), t.len().max(Series::DEFAULT_MAX_ROWS));
+    if let (Some(first), Some(last)) = (columns.f64("trial_first_frame_s"), columns.f64("trial_last_frame_s")) {
+        s.trial_frames_at(first);
+        s.trial_frames_at(last);
+    }
     let at = |col: &str, i: usize| -> Option<u64> { columns.arr(col).get(i).and_then(Value::as_u64) };
     for (i, t_s) in t.iter().enumerate() {
         let latency = ["p50", "p99", "p999", "max"].map(|p| at(&format!("latency_ns/{p}"), i));
@@ -87,6 +91,8 @@ mod tests {
                 ..Row::default()
             });
         }
+        s.trial_frames_at(0.4);
+        s.trial_frames_at(4.6);
         let v = serde_json::to_value(&s).unwrap();
         let back = rebuild(J(&v)).unwrap();
         assert_eq!(serde_json::to_value(&back).unwrap(), v);

@@ -5,14 +5,17 @@
 //!
 //! - **The rate** analysed is received frames per second (frames / secs of
 //!   each interval) where the series has received frames, else sent.
-//! - **The active span** runs from the first to the last interval with
-//!   frames. Those two edge intervals are partial (the sender started or
-//!   stopped inside them), so they are left out of every level's estimate
-//!   (an interval whose end did not report frames counts as 0 frames);
-//!   where the sender started (stopped) inside its edge interval is
-//!   estimated from the edge's frames at the first (last) level's rate,
-//!   and `active_s` runs between the two. A level is the plain mean of its
-//!   intervals' rates.
+//! - **The active span** runs, for a received rate whose series has the
+//!   trial's marks ([`Series::trial_frames_at`]: drop's first and last
+//!   probed frames), from the interval holding the first mark to the one
+//!   holding the last, and starts and ends at the marks (an idle lead-in's
+//!   stray kernel frames are not the trial); else from the first to the
+//!   last interval with frames, where the sender started (stopped) inside
+//!   its edge interval being estimated from the edge's frames at the first
+//!   (last) level's rate. The two edge intervals are partial, so they are
+//!   left out of every level's estimate (an interval whose end did not
+//!   report frames counts as 0 frames); `active_s` runs between start and
+//!   end. A level is the plain mean of its intervals' rates.
 //! - **A change** splits the active span into two levels where all of:
 //!   1. the mean rate moves by at least `min_change_pct` (default 20%) of
 //!      the earlier level;
@@ -61,11 +64,24 @@
 //!   higher, `burst_s` runs from the active span's start to the change;
 //!   `frames_above` is the sum, over the active span's intervals that start
 //!   before the change (the partial first interval included), of
-//!   (frames - baseline_pps x secs) floored at 0 per interval;
-//!   `bytes_above` the same from the byte column of the same end, where
-//!   there is one, with the lower level's mean bytes per second as the
-//!   baseline. Its `onset` is the earliest allowance onset within
-//!   [`ONSET_NEAR_INTERVALS`] (2) intervals of the change.
+//!   (frames - baseline_pps x the interval's seconds inside the active
+//!   span) floored at 0 per interval: the first interval is charged the
+//!   baseline only from where the trial began in it; `bytes_above` the
+//!   same from the byte column of the same end, where there is one, with
+//!   the lower level's mean bytes per second as the baseline. Its `onset`
+//!   is the earliest allowance onset within [`ONSET_NEAR_INTERVALS`] (2)
+//!   intervals of the change.
+//! - **A burst too short to resolve** (received rate, no change found): the
+//!   span's first two intervals against the level of the rest, by
+//!   `Rates::head_burst`; reported as a bucket with `resolved: false`
+//!   (`at_least: true` without the trial's marks).
+//! - **A sent rate's fall** is a bucket only where the sender's rows say
+//!   its queue pushed back ([`SENDER_PUSHED_BACK`]) in most of the lower
+//!   level's whole intervals; else it stays a change, with a
+//!   [`SenderFall`] that names the host where the lanes stood still
+//!   ([`SENDER_HOST_STALL`]) in most of them: what the sender itself sent
+//!   is no evidence of the network's bucket unless the network pushed it
+//!   back.
 //!
 //! # Measured on synthetic series (1000 seeds each, 1 s intervals)
 //!
@@ -89,6 +105,10 @@ pub const NOISE_SE: f64 = 4.0;
 /// An allowance onset this many intervals or fewer from a bucket's change
 /// is read as the bucket running out.
 pub const ONSET_NEAR_INTERVALS: f64 = 2.0;
+/// The trial's first frame is marked by a poll of the lanes' counters
+/// (drop's, every 10 ms): up to this late, seconds. A burst read from the
+/// first intervals must carry more than the level would in this time.
+pub const TRIAL_MARK_SLACK_S: f64 = 0.02;
 /// An interval beside a split further than this many spreads from its
 /// level is where the rate moved.
 const MOVED_IN_SIGMAS: f64 = 2.0;
@@ -145,6 +165,53 @@ pub struct Bucket {
     pub bytes_above: Option<u64>,
     /// The allowance counter that began to tick at the change.
     pub onset: Option<Onset>,
+    /// false: the burst was shorter than the rows could resolve as a level
+    /// (it lay within the active span's first two intervals): `frames_above`
+    /// is counted all the same, but `burst_pps` is only those intervals'
+    /// mean rate and `burst_s` their active time, the most the burst lasted.
+    pub resolved: bool,
+    /// `frames_above` and `bytes_above` are the least the bucket held: the
+    /// trial's start inside its first interval was not known (the series
+    /// has no `trial_first_frame_s`), so that interval was charged a whole
+    /// interval of baseline.
+    pub at_least: bool,
+}
+
+/// The verdict labels a sender's rows carry: what held its rate in the
+/// interval. Its queue pushed back (tx_burst refused frames, or its lanes
+/// spent most of their time inside it): the path beneath pushed back.
+pub const SENDER_PUSHED_BACK: &str = "pushed-back";
+/// Its lanes stood still (descheduled by the host, or steal) for a share of
+/// the interval without the queue pushing back.
+pub const SENDER_HOST_STALL: &str = "host-stall";
+/// Neither.
+pub const SENDER_UNHINDERED: &str = "none";
+
+/// A fall in the sender's own rate that is not read as a credit bucket:
+/// the sender's queue did not push back in most of the lower level's
+/// intervals, so the sender, not the network, sent less.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SenderFall {
+    /// The lower level's whole intervals.
+    pub intervals: u32,
+    /// Of those, the ones labelled: pushed back by the path; with the
+    /// sending lanes stood still (the host).
+    pub pushed_back: u32,
+    pub host_stalled: u32,
+    /// How many carried a label at all (a series without them says nothing).
+    pub labelled: u32,
+}
+
+impl SenderFall {
+    /// A fall that is the path's: pushed back in most of the lower level.
+    fn is_push_back(&self) -> bool {
+        self.pushed_back * 2 > self.intervals
+    }
+
+    /// The host's: its lanes stood still in most of the lower level.
+    fn is_host(&self) -> bool {
+        self.host_stalled * 2 > self.intervals
+    }
 }
 
 /// What the series shows, with its evidence and its sentence.
@@ -157,6 +224,9 @@ pub struct Analysis {
     pub thresholds: Thresholds,
     pub changes: Vec<Change>,
     pub bucket: Option<Bucket>,
+    /// A sent rate's single fall without the push-back that would make it a
+    /// bucket: why not.
+    pub sender_fall: Option<SenderFall>,
     pub onsets: Vec<Onset>,
     pub sentence: String,
 }
@@ -226,10 +296,12 @@ struct Rates {
     a: usize,
     b: usize,
     rel_noise: f64,
+    /// When the trial's own first and last frames were seen, where the tool said.
+    trial: Option<(f64, f64)>,
 }
 
 impl Rates {
-    fn new(t: Vec<f64>, secs: Vec<f64>, frames: Vec<f64>, a: usize, b: usize) -> Rates {
+    fn new(t: Vec<f64>, secs: Vec<f64>, frames: Vec<f64>, (a, b): (usize, usize), trial: Option<(f64, f64)>) -> Rates {
         let x: Vec<f64> = frames.iter().zip(&secs).map(|(f, s)| if *s > 0.0 { f / s } else { 0.0 }).collect();
         let mut px = vec![0.0; x.len() + 1];
         for (i, v) in x.iter().enumerate() {
@@ -253,7 +325,7 @@ impl Rates {
             .collect();
         rel.sort_by(f64::total_cmp);
         let rel_noise = if rel.is_empty() { 0.0 } else { rel[(rel.len() - 1) / 2] * MEDIAN_DIFF_TO_SIGMA };
-        Rates { t, secs, frames, x, px, px2, c, pd, a, b, rel_noise }
+        Rates { t, secs, frames, x, px, px2, c, pd, a, b, rel_noise, trial }
     }
 
     /// Rows `p..q` as a level.
@@ -319,22 +391,62 @@ impl Rates {
         }
     }
 
-    /// Where the sender started, from the first edge's frames at the first level's rate.
+    /// Where the sender started: where its first frame was seen, where the
+    /// tool said; else from the first edge's frames at the first level's rate.
     fn active_start(&self, first: Option<f64>) -> f64 {
         let a = self.a;
+        if let Some((f, _)) = self.trial {
+            return f.clamp(self.start_of(a), self.t[a]);
+        }
         match first {
             Some(m) if m > 0.0 && self.b > a => self.t[a] - (self.frames[a] / m).min(self.secs[a]),
             _ => self.start_of(a),
         }
     }
 
-    /// Where the sender stopped, from the last edge's frames at the last level's rate.
+    /// Where the sender stopped: where its last frame was seen, where the
+    /// tool said; else from the last edge's frames at the last level's rate.
     fn active_end(&self, last: Option<f64>) -> f64 {
         let b = self.b;
+        if let Some((_, l)) = self.trial {
+            return l.clamp(self.start_of(b), self.t[b]);
+        }
         match last {
             Some(m) if m > 0.0 && b > self.a => self.start_of(b) + (self.frames[b] / m).min(self.secs[b]),
             _ => self.t[b],
         }
+    }
+
+    /// The part of row `i` inside the active span `start..end`, seconds.
+    fn active_secs(&self, i: usize, start: f64, end: f64) -> f64 {
+        (self.t[i].min(end) - self.start_of(i).max(start)).max(0.0)
+    }
+
+    /// A burst too short for the rows to resolve as a level: the frames the
+    /// active span's first two rows (the partial first, and the first whole
+    /// one it may spill into) carried above the level of the rows after
+    /// them, when either row's rate over its active time is `min_change_pct`
+    /// or more above that level and the frames above are beyond
+    /// [`NOISE_SE`] spreads: the level's spread over those rows' time, and
+    /// [`TRIAL_MARK_SLACK_S`] of the level for where the trial began.
+    /// Returns (frames above, the level, the rows' mean rate, their active
+    /// seconds).
+    fn head_burst(&self, start: f64, end: f64, th: &Thresholds) -> Option<(f64, Level, f64, f64)> {
+        let (lo, hi) = self.interior();
+        if hi < lo + 3 {
+            return None;
+        }
+        let level = self.level(lo + 1, hi);
+        let head = [self.a, lo].map(|i| (self.frames[i], self.active_secs(i, start, end)));
+        let (frames, secs) = (head[0].0 + head[1].0, head[0].1 + head[1].1);
+        if secs <= 0.0 || level.mean <= 0.0 {
+            return None;
+        }
+        let (rate, above) = (frames / secs, frames - level.mean * secs);
+        let moved = head.iter().any(|&(f, t)| t > 0.0 && (f / t - level.mean) / level.mean * 100.0 >= th.min_change_pct - EPS);
+        let spread = self.spread(level, self.floor(level, level), true) * (head[0].1.powi(2) + head[1].1.powi(2)).sqrt();
+        let sigma = spread.hypot(level.mean * TRIAL_MARK_SLACK_S);
+        (moved && above > NOISE_SE * sigma).then_some((above, level, rate, secs))
     }
 
     /// The interior: rows whose rates make levels.
@@ -518,20 +630,20 @@ pub fn analyse(series: &Series, th: &Thresholds) -> Analysis {
         if received { ("received", Count::ReceivedFrames, Count::ReceivedBytes) } else { ("sent", Count::SentFrames, Count::SentBytes) };
     let (t, secs): (Vec<f64>, Vec<f64>) = series.times().unzip();
     let frames: Vec<f64> = series.count(frames_col).map(|f| f.unwrap_or(0) as f64).collect();
-    let first = frames.iter().position(|&f| f > 0.0);
-    let last = frames.iter().rposition(|&f| f > 0.0);
-    let (Some(a), Some(b)) = (first, last) else {
+    let Some(span) = active_rows(&t, &frames, series.trial_span()) else {
         return Analysis {
             rate,
             active_s: 0.0,
             thresholds: *th,
             changes: Vec::new(),
             bucket: None,
+            sender_fall: None,
             onsets: Vec::new(),
             sentence: format!("no frames {rate} in the series ({} intervals): nothing to analyse", series.len()),
         };
     };
-    let r = Rates::new(t, secs, frames, a, b);
+    let (a, b) = span;
+    let r = Rates::new(t, secs, frames, span, series.trial_span().filter(|_| received));
     let checked = r.confirm(r.segment(th), th);
     let (lo, hi) = r.interior();
     let (first_mean, last_mean) = if hi > lo {
@@ -548,11 +660,17 @@ pub fn analyse(series: &Series, th: &Thresholds) -> Analysis {
         .map(|c| Change { at_s: c.at_s, before_pps: c.before.mean, after_pps: c.after.mean, before_s: c.before_s, held_s: c.held_s })
         .collect();
     let onsets = onsets(series, a, b);
-    let bucket = match changes.as_slice() {
-        [c] if c.after_pps < c.before_pps => Some(bucket(series, &r, c, start, bytes_col, &onsets)),
-        _ => None,
+    let span = (start, end);
+    let (bucket, sender_fall) = match changes.as_slice() {
+        [c] if c.after_pps < c.before_pps => match sender_fall(series, &r, c, received) {
+            Some(fall) if !fall.is_push_back() => (None, Some(fall)),
+            _ => (Some(bucket(series, &r, c, span, bytes_col, &onsets)), None),
+        },
+        [] if received => (r.head_burst(start, end, th).map(|h| head_bucket(series, &r, h, span, bytes_col, &onsets)), None),
+        _ => (None, None),
     };
-    let mut analysis = Analysis { rate, active_s: end - start, thresholds: *th, changes, bucket, onsets, sentence: String::new() };
+    let mut analysis =
+        Analysis { rate, active_s: end - start, thresholds: *th, changes, bucket, sender_fall, onsets, sentence: String::new() };
     analysis.sentence = sentence(&analysis, series.interval_s());
     analysis
 }
@@ -574,31 +692,94 @@ fn onsets(series: &Series, a: usize, b: usize) -> Vec<Onset> {
     out
 }
 
-fn bucket(series: &Series, r: &Rates, c: &Change, start: f64, bytes_col: Count, onsets: &[Onset]) -> Bucket {
-    let baseline = c.after_pps;
-    // Rows a..=b that start before the change.
-    let before: Vec<usize> = (r.a..=r.b).filter(|&i| r.start_of(i) < c.at_s - EPS).collect();
-    let frames_above: f64 = before.iter().map(|&i| (r.frames[i] - baseline * r.secs[i]).max(0.0)).sum();
-    let bytes_above = series.has(bytes_col).then(|| {
-        let bytes: Vec<Option<u64>> = series.count(bytes_col).collect();
-        // The lower level's rows: after the change, the partial last row left out.
-        let lower: Vec<f64> = (r.a + 1..r.b)
-            .filter(|&i| r.start_of(i) >= c.at_s - EPS && r.secs[i] > 0.0)
-            .filter_map(|i| bytes[i].map(|v| v as f64 / r.secs[i]))
-            .collect();
-        let base_bps = if lower.is_empty() { 0.0 } else { lower.iter().sum::<f64>() / lower.len() as f64 };
-        before.iter().map(|&i| (bytes[i].unwrap_or(0) as f64 - base_bps * r.secs[i]).max(0.0)).sum::<f64>().round() as u64
-    });
+/// The active span's first and last rows: those holding the trial's first
+/// and last frames where the tool said when it saw them (an idle lead-in's
+/// or tail's rows, stray kernel frames and all, are left out), else the
+/// first and last rows with frames.
+fn active_rows(t: &[f64], frames: &[f64], trial: Option<(f64, f64)>) -> Option<(usize, usize)> {
+    let first = frames.iter().position(|&f| f > 0.0)?;
+    let last = frames.iter().rposition(|&f| f > 0.0)?;
+    let Some((f, l)) = trial else { return Some((first, last)) };
+    let row_of = |x: f64| t.iter().position(|&end| end >= x - EPS).unwrap_or(t.len() - 1).clamp(first, last);
+    // Rows with frames at or after the first mark, at or before the last.
+    let a = (row_of(f)..=last).find(|&i| frames[i] > 0.0).unwrap_or(first);
+    let b = (a..=row_of(l)).rev().find(|&i| frames[i] > 0.0).unwrap_or(a);
+    Some((a, b))
+}
+
+/// A sent rate's fall, judged by the sender's own row labels over the
+/// lower level's whole intervals (None for a received rate: the receiver
+/// sees what the network carried).
+fn sender_fall(series: &Series, r: &Rates, c: &Change, received: bool) -> Option<SenderFall> {
+    if received {
+        return None;
+    }
+    let labels: Vec<Option<&str>> = series.verdicts().collect();
+    let lower: Vec<Option<&str>> = (r.a + 1..r.b).filter(|&i| r.start_of(i) >= c.at_s - EPS).map(|i| labels[i]).collect();
+    let count = |want: &str| lower.iter().filter(|l| **l == Some(want)).count() as u32;
+    Some(SenderFall {
+        intervals: lower.len() as u32,
+        pushed_back: count(SENDER_PUSHED_BACK),
+        host_stalled: count(SENDER_HOST_STALL),
+        labelled: lower.iter().filter(|l| l.is_some()).count() as u32,
+    })
+}
+
+/// Bytes above the lower level's mean bytes per second over `charged`
+/// rows (each charged for its part of `span`), where bytes were counted.
+fn bytes_above(series: &Series, r: &Rates, bytes_col: Count, charged: &[usize], lower: &[usize], span: (f64, f64)) -> Option<u64> {
+    if !series.has(bytes_col) {
+        return None;
+    }
+    let bytes: Vec<Option<u64>> = series.count(bytes_col).collect();
+    let rates: Vec<f64> = lower.iter().filter(|&&i| r.secs[i] > 0.0).filter_map(|&i| bytes[i].map(|v| v as f64 / r.secs[i])).collect();
+    let base_bps = if rates.is_empty() { 0.0 } else { rates.iter().sum::<f64>() / rates.len() as f64 };
+    let above = charged.iter().map(|&i| (bytes[i].unwrap_or(0) as f64 - base_bps * r.active_secs(i, span.0, span.1)).max(0.0));
+    Some(above.sum::<f64>().round() as u64)
+}
+
+/// The earliest allowance onset within [`ONSET_NEAR_INTERVALS`] of `at_s`.
+fn onset_near(series: &Series, onsets: &[Onset], at_s: f64) -> Option<Onset> {
     let near = ONSET_NEAR_INTERVALS * series.interval_s() + EPS;
     let allowance = |o: &&Onset| series.counters().iter().any(|(n, k)| *n == o.counter && *k == CounterKind::Allowance);
-    let onset = onsets.iter().filter(allowance).find(|o| (o.at_s - c.at_s).abs() <= near).cloned();
+    onsets.iter().filter(allowance).find(|o| (o.at_s - at_s).abs() <= near).cloned()
+}
+
+/// The bucket before a fall: each row that starts before the change is
+/// charged the baseline only for its part of the active span (the first
+/// row from where the trial began in it).
+fn bucket(series: &Series, r: &Rates, c: &Change, span: (f64, f64), bytes_col: Count, onsets: &[Onset]) -> Bucket {
+    let baseline = c.after_pps;
+    let before: Vec<usize> = (r.a..=r.b).filter(|&i| r.start_of(i) < c.at_s - EPS).collect();
+    let frames_above: f64 = before.iter().map(|&i| (r.frames[i] - baseline * r.active_secs(i, span.0, span.1)).max(0.0)).sum();
+    // The lower level's rows: after the change, the partial last row left out.
+    let lower: Vec<usize> = (r.a + 1..r.b).filter(|&i| r.start_of(i) >= c.at_s - EPS).collect();
     Bucket {
         burst_pps: c.before_pps,
-        burst_s: c.at_s - start,
+        burst_s: c.at_s - span.0,
         baseline_pps: baseline,
         frames_above: frames_above.round() as u64,
-        bytes_above,
-        onset,
+        bytes_above: bytes_above(series, r, bytes_col, &before, &lower, span),
+        onset: onset_near(series, onsets, c.at_s),
+        resolved: true,
+        at_least: false,
+    }
+}
+
+/// A burst within the active span's first two rows ([`Rates::head_burst`]).
+fn head_bucket(series: &Series, r: &Rates, head: (f64, Level, f64, f64), span: (f64, f64), bytes_col: Count, onsets: &[Onset]) -> Bucket {
+    let (above, level, rate, secs) = head;
+    let (lo, hi) = r.interior();
+    let lower: Vec<usize> = (lo + 1..hi).collect();
+    Bucket {
+        burst_pps: rate,
+        burst_s: secs,
+        baseline_pps: level.mean,
+        frames_above: above.round() as u64,
+        bytes_above: bytes_above(series, r, bytes_col, &[r.a, lo], &lower, span),
+        onset: onset_near(series, onsets, r.t[lo]),
+        resolved: false,
+        at_least: r.trial.is_none(),
     }
 }
 
@@ -643,48 +824,93 @@ pub fn fmt_bytes(n: u64) -> String {
     format!("{n} B")
 }
 
+/// "received rate moved from 0.020 to 0.030 Mpps at 20.4 s and held 39.6 s".
+fn moved(rate: &str, c: &Change) -> String {
+    format!(
+        "{rate} rate moved from {} to {} Mpps at {} and held {}",
+        mpps(c.before_pps),
+        mpps(c.after_pps),
+        fmt_duration(c.at_s),
+        fmt_duration(c.held_s)
+    )
+}
+
+/// A burst shorter than the rows resolve: sized, and said to be unresolved.
+fn head_sentence(a: &Analysis, b: &Bucket, interval_s: f64) -> String {
+    let bytes = b.bytes_above.map(|v| format!(" ({})", fmt_bytes(v))).unwrap_or_default();
+    let (size, start) = if b.at_least {
+        ("at least", "; where in its first interval the trial began is not known, so that interval was charged a whole one")
+    } else {
+        ("about", "")
+    };
+    format!(
+        "{rate} {} Mpps over the trial's first {} (its first two intervals), then {} Mpps (baseline) to the end ({}): \
+         those intervals carried {size} {}{bytes} above baseline, a credit bucket whose burst was too short for {interval_s} s \
+         intervals to resolve (its rate and length are not measured: give a shorter --interval to see them){start}",
+        mpps(b.burst_pps),
+        fmt_duration(b.burst_s),
+        mpps(b.baseline_pps),
+        fmt_duration(a.active_s - b.burst_s),
+        fmt_frames(b.frames_above),
+        rate = a.rate,
+    )
+}
+
+/// Why a fall in the sender's own rate is not a credit bucket, naming the
+/// host where its lanes stood still.
+fn fall_cause(f: &SenderFall) -> String {
+    let n = f.intervals;
+    if f.labelled == 0 {
+        return "not read as a credit bucket: the sender's series does not say whether its queue pushed back, and a fall in what \
+                the sender itself sent is no evidence of the network's (read the receiver's series)"
+            .to_string();
+    }
+    if f.is_host() {
+        return format!(
+            "the host, not a credit bucket: the sending lanes stood still (descheduled by their host, or its hypervisor's steal) \
+             in {} of the {n} intervals after the fall, and the queue pushed back in {}",
+            f.host_stalled, f.pushed_back
+        );
+    }
+    format!(
+        "not a credit bucket: the sender's queue pushed back in only {} of the {n} intervals after the fall (its lanes stood \
+         still in {}), so the sender itself sent less, not the network",
+        f.pushed_back, f.host_stalled
+    )
+}
+
 /// The most changes a sentence lists one by one.
 const LISTED: usize = 8;
 
 fn sentence(a: &Analysis, interval_s: f64) -> String {
     let rate = a.rate;
-    let mut s = if let Some(b) = &a.bucket {
-        let c = &a.changes[0];
-        let bytes = b.bytes_above.map(|v| format!(" ({})", fmt_bytes(v))).unwrap_or_default();
-        format!(
-            "{rate} {} Mpps for {}, then {} Mpps (baseline) to the end ({}); the bucket held about {}{bytes} above baseline",
-            mpps(b.burst_pps),
-            fmt_duration(b.burst_s),
-            mpps(b.baseline_pps),
-            fmt_duration(c.held_s),
-            fmt_frames(b.frames_above),
-        )
-    } else if !a.changes.is_empty() {
-        let mut parts: Vec<String> = a
-            .changes
-            .iter()
-            .take(LISTED)
-            .map(|c| {
-                format!(
-                    "{rate} rate moved from {} to {} Mpps at {} and held {}",
-                    mpps(c.before_pps),
-                    mpps(c.after_pps),
-                    fmt_duration(c.at_s),
-                    fmt_duration(c.held_s)
-                )
-            })
-            .collect();
-        if a.changes.len() > LISTED {
-            parts.push(format!("and {} more changes", a.changes.len() - LISTED));
+    let mut s = match (&a.bucket, &a.sender_fall, a.changes.first()) {
+        (Some(b), _, Some(c)) if b.resolved => {
+            let bytes = b.bytes_above.map(|v| format!(" ({})", fmt_bytes(v))).unwrap_or_default();
+            format!(
+                "{rate} {} Mpps for {}, then {} Mpps (baseline) to the end ({}); the bucket held about {}{bytes} above baseline",
+                mpps(b.burst_pps),
+                fmt_duration(b.burst_s),
+                mpps(b.baseline_pps),
+                fmt_duration(c.held_s),
+                fmt_frames(b.frames_above),
+            )
         }
-        parts.join("; ")
-    } else {
-        format!(
+        (Some(b), _, _) => head_sentence(a, b, interval_s),
+        (None, Some(f), Some(c)) => format!("{}: {}", moved(rate, c), fall_cause(f)),
+        _ if !a.changes.is_empty() => {
+            let mut parts: Vec<String> = a.changes.iter().take(LISTED).map(|c| moved(rate, c)).collect();
+            if a.changes.len() > LISTED {
+                parts.push(format!("and {} more changes", a.changes.len() - LISTED));
+            }
+            parts.join("; ")
+        }
+        _ => format!(
             "no change in the {rate} rate over {} (intervals of {interval_s} s; a change is {}% or more, held {} s or more, beyond the noise)",
             fmt_duration(a.active_s),
             a.thresholds.min_change_pct,
             a.thresholds.min_hold_s,
-        )
+        ),
     };
     // The bucket's own onset first, then the others by time.
     let own = a.bucket.as_ref().and_then(|b| b.onset.as_ref());
@@ -750,15 +976,16 @@ mod tests {
         shape.noise = Noise::Uniform(0.0);
         let a = analyse(&shape.series(1000), &Thresholds::default());
         // 0.6 s of burst in the first interval, a whole one, 0.7 s in the third:
-        // 24 000 + 40 000 + 29 476 frames, less 4 921 a second of baseline each.
-        assert_eq!(a.bucket.as_ref().unwrap().frames_above, 78_713);
+        // 24 000 + 40 000 + 29 476 frames, less 4 921 a second of baseline for
+        // each second of traffic (0.6 s in the first): (40 000 - 4 921) x 2.3 s.
+        assert_eq!(a.bucket.as_ref().unwrap().frames_above, 80_681);
         assert_eq!(
             a.sentence,
-            "received 0.040 Mpps for 2.3 s, then 0.005 Mpps (baseline) to the end (7.7 s); the bucket held about 79 k frames \
-             (40.3 MB) above baseline; pps_allowance_exceeded began at 3.0 s"
+            "received 0.040 Mpps for 2.3 s, then 0.005 Mpps (baseline) to the end (7.7 s); the bucket held about 81 k frames \
+             (41.3 MB) above baseline; pps_allowance_exceeded began at 3.0 s"
         );
         let json = serde_json::to_value(&a).unwrap();
-        assert_eq!(json["bucket"]["frames_above"], 78_713);
+        assert_eq!(json["bucket"]["frames_above"], 80_681);
         assert_eq!(json["thresholds"]["min_change_pct"], 20.0);
         assert_eq!(json["rate"], "received");
         let schema = serde_json::to_value(schemars::schema_for!(Analysis)).unwrap();
@@ -772,6 +999,124 @@ mod tests {
         assert_eq!(fmt_duration(312.0), "312.0 s");
         assert_eq!(fmt_duration(3600.0), "60.0 min");
         assert_eq!(fmt_duration(86_400.0), "24.00 h");
+    }
+
+    /// The issue's tbf runs: 1000 B frames at 20 kpps into tbf 50mbit with a
+    /// 20 MiB bucket (6 275 frames/s of 996 B; 21 053 frames above baseline),
+    /// and 100mbit with 5 MiB (12 550 frames/s; 5 264 frames above: 0.71 s
+    /// of burst, shorter than an interval). Bursts end when the bucket does.
+    const TBF50: (f64, f64) = (6275.0, 21_053.0);
+    const TBF100: (f64, f64) = (12_550.0, 5264.0);
+
+    fn tbf_run((baseline, above): (f64, f64), offset_s: f64, seed: u64) -> Shape {
+        let burst_s = above / (20_000.0 - baseline);
+        let mut s = Shape::new(&[(20_000.0, burst_s), (baseline, 12.0 - burst_s)]);
+        (s.offset_s, s.seed, s.noise, s.frame_bytes) = (offset_s, seed, Noise::Uniform(0.005), 1000);
+        s
+    }
+
+    #[test]
+    fn the_partial_first_interval_is_charged_baseline_only_for_its_traffic() {
+        for marks in [false, true] {
+            for offset_s in [0.05, 0.3, 0.6, 0.9, 0.97] {
+                let mut shape = tbf_run(TBF50, offset_s, 3);
+                shape.marks = marks;
+                let a = analyse(&shape.series(100), &Thresholds::default());
+                let ctx = format!("marks {marks}, offset {offset_s}: {a:?}");
+                let b = a.bucket.as_ref().unwrap_or_else(|| panic!("no bucket: {ctx}"));
+                assert!(b.resolved && !b.at_least, "{ctx}");
+                assert!(near(b.baseline_pps, TBF50.0, 0.02), "{ctx}");
+                assert!(near(b.frames_above as f64, TBF50.1, 0.05), "{} vs {}: {ctx}", b.frames_above, TBF50.1);
+            }
+        }
+    }
+
+    #[test]
+    fn a_burst_shorter_than_an_interval_is_sized_not_called_no_change() {
+        for offset_s in [0.02, 0.2, 0.5, 0.8, 0.95] {
+            let mut shape = tbf_run(TBF100, offset_s, 5);
+            shape.marks = true;
+            let a = analyse(&shape.series(100), &Thresholds::default());
+            let ctx = format!("offset {offset_s}: {a:?}");
+            let b = a.bucket.as_ref().unwrap_or_else(|| panic!("no bucket: {ctx}"));
+            assert!(near(b.frames_above as f64, TBF100.1, 0.05), "{} vs {}: {ctx}", b.frames_above, TBF100.1);
+            assert!(near(b.baseline_pps, TBF100.0, 0.02), "{ctx}");
+            assert!(!a.sentence.starts_with("no change"), "{ctx}");
+            if !b.resolved {
+                assert!(!b.at_least && a.changes.is_empty(), "{ctx}");
+                assert!(a.sentence.contains(" k frames (5.") && a.sentence.contains("give a shorter --interval"), "{}", a.sentence);
+            }
+        }
+        // Not told where the trial began: the least it held, said so.
+        let a = analyse(&tbf_run(TBF100, 0.1, 5).series(100), &Thresholds::default());
+        let b = a.bucket.as_ref().unwrap_or_else(|| panic!("{a:?}"));
+        assert!(b.at_least && !b.resolved && (b.frames_above as f64) < TBF100.1 * 1.05, "{a:?}");
+        assert!(a.sentence.contains("carried at least ") && a.sentence.contains("not known"), "{}", a.sentence);
+        // A steady run with its marks: no burst read into its first intervals.
+        for seed in 1..=20 {
+            let mut s = Shape::new(&[(20_000.0, 12.0)]);
+            (s.seed, s.offset_s, s.marks) = (seed, 0.05 * seed as f64 - 0.04, true);
+            let a = analyse(&s.series(100), &Thresholds::default());
+            assert!(a.bucket.is_none() && a.sentence.starts_with("no change"), "seed {seed}: {a:?}");
+        }
+    }
+
+    #[test]
+    fn an_idle_lead_in_with_stray_frames_is_not_the_trial() {
+        // drop started 3 s before blast: a few stray kernel frames a second
+        // before the trial and after it.
+        for offset_s in [0.1, 0.5, 0.9] {
+            let mut shape = tbf_run(TBF50, 3.0 + offset_s, 7);
+            shape.marks = true;
+            let mut s = Series::new(1.0, crate::synth::counters(), 100);
+            for mut row in shape.rows() {
+                if row.t_s <= 3.0 {
+                    row.received_frames = Some(2 + row.t_s as u64 % 3);
+                }
+                s.push(row);
+            }
+            for t in 17..=19 {
+                s.push(Row { t_s: t as f64, secs: 1.0, received_frames: Some(3), counters: vec![0, 0], ..Row::default() });
+            }
+            s.trial_frames_at(shape.offset_s);
+            s.trial_frames_at(shape.end_s());
+            let a = analyse(&s, &Thresholds::default());
+            let ctx = format!("offset {offset_s}: {a:?}");
+            let b = a.bucket.as_ref().unwrap_or_else(|| panic!("no bucket: {ctx}"));
+            assert!(near(b.frames_above as f64, TBF50.1, 0.05), "{} vs {}: {ctx}", b.frames_above, TBF50.1);
+            assert!(near(b.burst_pps, 20_000.0, 0.35) && near(b.baseline_pps, TBF50.0, 0.02), "{ctx}");
+            assert!((a.active_s - 12.0).abs() < 0.05, "{ctx}");
+            assert!(a.sentence.starts_with("received 0.0") && !a.sentence.contains("0.000"), "{}", a.sentence);
+        }
+    }
+
+    #[test]
+    fn a_sender_slowed_by_its_host_is_not_a_bucket() {
+        // blast's own series on a loaded host: 1.813 Mpps, then 0.940 with its
+        // lanes descheduled in every interval after the fall.
+        let mut shape = Shape::new(&[(1.813e6, 8.0), (0.940e6, 12.0)]);
+        (shape.received, shape.label_from, shape.seed) = (false, Some((8.4, SENDER_HOST_STALL)), 9);
+        let a = analyse(&shape.series(100), &Thresholds::default());
+        assert_eq!(a.rate, "sent");
+        assert!(a.bucket.is_none(), "{a:?}");
+        assert_eq!(a.changes.len(), 1, "the fall is still a change: {a:?}");
+        let f = a.sender_fall.as_ref().unwrap_or_else(|| panic!("{a:?}"));
+        assert_eq!((f.host_stalled, f.pushed_back), (f.intervals, 0), "{a:?}");
+        assert!(
+            a.sentence.starts_with("sent rate moved from 1.813 to 0.940 Mpps at 8.")
+                && a.sentence.contains(": the host, not a credit bucket: the sending lanes stood still"),
+            "{}",
+            a.sentence
+        );
+        assert!(!a.sentence.contains("(baseline)"), "{}", a.sentence);
+        // No labels (an older record): no bucket either, and it says why.
+        shape.label_from = None;
+        let a = analyse(&shape.series(100), &Thresholds::default());
+        assert!(a.bucket.is_none() && a.sentence.contains("does not say whether its queue pushed back"), "{}", a.sentence);
+        // Pushed back by the path after the fall: a bucket.
+        shape.label_from = Some((8.4, SENDER_PUSHED_BACK));
+        let a = analyse(&shape.series(100), &Thresholds::default());
+        assert!(a.bucket.is_some() && a.sender_fall.is_none(), "{a:?}");
     }
 
     #[test]
@@ -854,7 +1199,7 @@ mod tests {
     #[test]
     fn only_sent_figures() {
         let mut s = tbf(2, 0.4);
-        s.received = false;
+        (s.received, s.label_from) = (false, Some((2.7, SENDER_PUSHED_BACK)));
         let a = analyse(&s.series(100), &Thresholds::default());
         assert_eq!(a.rate, "sent");
         let b = a.bucket.as_ref().expect("a bucket in the sent figures");

@@ -19,6 +19,8 @@ pub mod store;
 mod synth;
 
 pub use crate::csv::CsvSink;
-pub use detect::{analyse, Analysis, Bucket, Change, Onset, Thresholds};
+pub use detect::{
+    analyse, Analysis, Bucket, Change, Onset, SenderFall, Thresholds, SENDER_HOST_STALL, SENDER_PUSHED_BACK, SENDER_UNHINDERED,
+};
 pub use plot::svg;
 pub use store::{Count, CounterKind, Row, Series};

@@ -171,6 +171,9 @@ pub struct Series {
     /// The row being gathered since the last complete one, and how many
     /// pushed rows it holds (fewer than 2^merges).
     pending: Option<(Row, u64)>,
+    /// When the trial's own first and last frames were seen, seconds since
+    /// the run began (see [`Series::trial_frames_at`]).
+    trial: Option<(f64, f64)>,
 }
 
 impl Series {
@@ -194,7 +197,25 @@ impl Series {
             verdict: Vec::new(),
             labels: Vec::new(),
             pending: None,
+            trial: None,
         }
+    }
+
+    /// The trial's own frames (the sender's: drop's probed frames, not a
+    /// stray kernel frame) were seen moving at `t_s`: the first call marks
+    /// where the trial's traffic began, the latest where it ended. The
+    /// analysis starts and ends there, not at the first and last interval
+    /// with any frame (an idle lead-in's stray frames are not the trial).
+    pub fn trial_frames_at(&mut self, t_s: f64) {
+        self.trial = Some(match self.trial {
+            Some((first, _)) => (first, t_s),
+            None => (t_s, t_s),
+        });
+    }
+
+    /// When the trial's first and last frames were seen, if the tool said.
+    pub fn trial_span(&self) -> Option<(f64, f64)> {
+        self.trial
     }
 
     /// Bytes a stored row takes with `counters` named counters.
@@ -429,6 +450,10 @@ impl serde::Serialize for Series {
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("interval_s", &self.interval_s())?;
         m.serialize_entry("merges", &self.merges)?;
+        if let Some((first, last)) = self.trial {
+            m.serialize_entry("trial_first_frame_s", &first)?;
+            m.serialize_entry("trial_last_frame_s", &last)?;
+        }
         m.serialize_entry("t_s", &Opt(|| self.times().map(|t| t.0)))?;
         m.serialize_entry("secs", &Opt(|| self.times().map(|t| t.1)))?;
         for c in Count::ALL {
@@ -487,6 +512,13 @@ struct SeriesColumns {
     interval_s: f64,
     /// How many times adjacent rows were merged to keep the series bounded.
     merges: u32,
+    /// When the trial's own first frame was seen (drop: its first probed
+    /// frame), seconds since the run began; the analysis starts there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trial_first_frame_s: Option<f64>,
+    /// When the trial's own last frame was seen; the analysis ends there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trial_last_frame_s: Option<f64>,
     /// End of each interval, seconds since the run began.
     t_s: Vec<f64>,
     /// Each interval's length, seconds (the last row may be shorter).

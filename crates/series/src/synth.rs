@@ -59,6 +59,10 @@ pub struct Shape {
     /// Which end's figures the rows carry.
     pub received: bool,
     pub sent: bool,
+    /// The sender's row label from this time on (rows that end after it), "none" before.
+    pub label_from: Option<(f64, &'static str)>,
+    /// The series is told when the trial's first and last frames were seen.
+    pub marks: bool,
 }
 
 impl Shape {
@@ -73,6 +77,8 @@ impl Shape {
             allowance_from: None,
             received: true,
             sent: true,
+            label_from: None,
+            marks: false,
         }
     }
 
@@ -116,7 +122,7 @@ impl Shape {
                 lost: (self.sent && self.received).then(|| (exact.round() as u64).saturating_sub(received)),
                 counters: vec![if tick { 100 } else { 0 }, 0],
                 latency_ns: None,
-                verdict: None,
+                verdict: self.label_from.map(|(from, label)| if t1 > from { label } else { "none" }.to_string()),
             }
         })
     }
@@ -124,6 +130,10 @@ impl Shape {
     pub fn series(&self, max_rows: usize) -> Series {
         let mut s = Series::new(self.iv, counters(), max_rows);
         self.rows().for_each(|r| s.push(r));
+        if self.marks {
+            s.trial_frames_at(self.offset_s);
+            s.trial_frames_at(self.end_s());
+        }
         s
     }
 }

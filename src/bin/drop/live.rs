@@ -35,6 +35,7 @@ pub(crate) fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instan
             return live.prev_port;
         }
         let (cur, lane_now) = live.read_lanes(rx);
+        live.mark_trial(cur, now.duration_since(began), timeline);
         if args.count.is_some_and(|c| cur.packets >= c) {
             return lock(rx).port_stats().unwrap_or(live.prev_port);
         }
@@ -63,6 +64,8 @@ struct Live {
     last_total: Tally,
     /// The lanes' timed probes at the last line (--one-way).
     prev_lat: LatencyCounts,
+    /// Probed frames (the trial's own, not a stray kernel frame) counted so far.
+    probed: u64,
 }
 
 impl Live {
@@ -78,6 +81,18 @@ impl Live {
             carried: Tally::default(),
             last_total: Tally::default(),
             prev_lat: LatencyCounts::default(),
+            probed: 0,
+        }
+    }
+
+    /// Marks on the series' clock when the trial's own frames (those with a
+    /// probe) moved, so its analysis runs from the trial's first frame to
+    /// its last, not from a stray kernel frame of an idle lead-in.
+    fn mark_trial(&mut self, cur: Tally, at: Duration, timeline: &mut Timeline) {
+        let probed = cur.packets.saturating_sub(cur.no_probe);
+        if probed > self.probed {
+            self.probed = probed;
+            timeline.trial_frames_at(at.as_secs_f64());
         }
     }
 
