@@ -35,7 +35,7 @@ fn monotonic_s() -> i64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    i64::from(ts.tv_sec)
+    ts.tv_sec
 }
 
 /// Writes `msg` to stderr with write(2), the only output a handler may do.

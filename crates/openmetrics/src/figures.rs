@@ -343,6 +343,29 @@ mod tests {
     }
 
     #[test]
+    fn a_step_exports_its_account_under_its_qualifiers_and_only_what_it_has() {
+        let m = Metrics::new("blast", "sent");
+        let step =
+            StepLabels { tool: "ignored".into(), step: 1, run: 2, queues: 4, size: 64, shape: "open".into(), offered_mpps: "max".into() };
+        m.set_step(&step, &StepAccount { sent: 1000, received: Some(282), lost: Some(718), loss_pct: Some(71.8) });
+        let other = StepLabels { step: 2, ..step.clone() };
+        m.set_step(&other, &StepAccount { sent: 5, received: None, lost: None, loss_pct: None });
+        m.set_lost(718, true);
+        let text = m.encode();
+        let q = r#"tool="blast",step="1",run="2",queues="4",size="64",shape="open",offered_mpps="max""#;
+        for (account, value) in [("sent", "1000"), ("received", "282"), ("lost", "718")] {
+            let series = format!("blastdrop_step_frames{{{q},account=\"{account}\"}}");
+            assert_eq!(sample(&text, &series).as_deref(), Some(value), "{series} in\n{text}");
+        }
+        assert_eq!(sample(&text, &format!("blastdrop_step_loss_percent{{{q}}}")).as_deref(), Some("71.8"), "{text}");
+        assert_eq!(sample(&text, r#"blastdrop_lost_frames_total{tool="blast",exact="true"}"#).as_deref(), Some("718"), "{text}");
+        // No account, no figure: the second step has only what it sent.
+        assert_eq!(text.matches(r#"step="2""#).count(), 1, "{text}");
+        // set_lost exports no interval loss (a sender has none to give).
+        assert!(!text.contains("blastdrop_interval_loss_percent{"), "{text}");
+    }
+
+    #[test]
     fn metrics_are_send_and_sync() {
         fn both<T: Send + Sync + 'static>() {}
         both::<Metrics>();

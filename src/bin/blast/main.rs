@@ -44,7 +44,7 @@ fn main() -> ExitCode {
     signals::install();
     let result = run(args);
     events::end(result.is_ok(), result.as_ref().err().map(|f| f.message.as_str()));
-    fail::exit("blast", result)
+    blastdrop::exit::exit("blast", result)
 }
 
 fn run(args: Args) -> Result<(), Failure> {

@@ -65,7 +65,7 @@ fn main() -> ExitCode {
     signals::install();
     let result = run(args);
     blastdrop::events::end(result.is_ok(), result.as_ref().err().map(|f| f.message.as_str()));
-    fail::exit("drop", result)
+    blastdrop::exit::exit("drop", result)
 }
 
 fn run(args: Args) -> Result<(), Failure> {
