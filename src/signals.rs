@@ -65,7 +65,10 @@ extern "C" fn on_signal(_sig: libc::c_int) {
 /// repeated signal is counted, not fatal; see the module's text).
 pub fn install() {
     use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-    let action = SigAction::new(SigHandler::Handler(on_signal), SaFlags::SA_RESTART, SigSet::empty());
+    // No SA_RESETHAND (a second signal would get the default action and kill
+    // the process before its record is written); no SA_RESTART, as before:
+    // a blocking call a signal interrupts returns, and the loops see the flag.
+    let action = SigAction::new(SigHandler::Handler(on_signal), SaFlags::empty(), SigSet::empty());
     for sig in [Signal::SIGINT, Signal::SIGTERM] {
         // SAFETY: the handler does only async-signal-safe work.
         unsafe { sigaction(sig, &action) }.expect("install signal handler");

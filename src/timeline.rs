@@ -314,11 +314,16 @@ impl Timeline {
         }
     }
 
-    /// A measured ladder step's record: its exact account under its
-    /// qualifiers, the run's exact losses so far, and its verdict (as
+    /// A measured ladder step's record (one that ran to its end): its
+    /// exact account under its qualifiers, the run's exact losses so far, and its verdict (as
     /// the record labels it), onto the endpoint.
     pub fn step_done(&mut self, rec: &ladder::StepRecord) {
         let Some(e) = &self.metrics else { return };
+        // A step that failed or was cut short has no account to give (its
+        // record's sent may be 0 though frames went out): nothing is said.
+        if rec.error.is_some() {
+            return;
+        }
         let m = &e.metrics;
         let labels = StepLabels {
             tool: String::new(),
