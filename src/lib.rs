@@ -9,6 +9,7 @@ pub mod eal_args;
 pub mod ec2_metadata;
 pub mod environment;
 pub mod events;
+pub mod exit;
 pub mod fail;
 pub mod host;
 pub mod live;

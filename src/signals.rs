@@ -1,24 +1,76 @@
 //! Ctrl-C and SIGTERM end a run with its final report: the handler only
-//! sets a flag the loops poll. A second Ctrl-C kills at once.
+//! sets a flag the loops poll and counts the signals.
+//!
+//! A second signal does not kill: `timeout`, and a shell's Ctrl-C with a
+//! process group, deliver the same signal twice (to the child and to its
+//! group), and a run killed there lost its summary and its JSON record.
+//! Every further signal is counted and, while the record is being written,
+//! waited out; once [`GRACE`] has passed since the first one (the record
+//! had its bounded chance), a further signal ends the process at once
+//! with exit code [`EXIT_INTERRUPTED`] and a line saying so. After the
+//! record is written, a further signal also ends the --metrics linger.
+//! An interrupted run exits [`EXIT_INTERRUPTED`] (130 = 128 + SIGINT,
+//! whichever of SIGINT or SIGTERM came), after its report and record.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Signals received so far.
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
+/// CLOCK_MONOTONIC seconds of the first signal (0: none yet).
+static FIRST_AT_S: AtomicI64 = AtomicI64::new(0);
 
-extern "C" fn on_signal(_sig: libc::c_int) {
-    // Only async-signal-safe work here: two atomic stores.
-    INTERRUPTED.store(true, Ordering::SeqCst);
-    STOP.store(true, Ordering::SeqCst);
+/// The exit code of a run a signal cut short (its report and record
+/// written): 130, as shells report a command ended by SIGINT.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// How long after the first signal further ones are waited out, so the
+/// report and the record get written (bounded: writing them takes well
+/// under a second; a step's drain and the peer's answer a few).
+pub const GRACE_S: i64 = 10;
+
+/// Seconds on CLOCK_MONOTONIC (async-signal-safe: clock_gettime is).
+fn monotonic_s() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec
 }
 
-/// Installs the handlers for SIGINT and SIGTERM.
+/// Writes `msg` to stderr with write(2), the only output a handler may do.
+fn say_raw(msg: &[u8]) {
+    // SAFETY: write(2) on fd 2 with a valid buffer; async-signal-safe.
+    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+}
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    // Only async-signal-safe work here: atomics, clock_gettime, write, _exit.
+    let n = SIGNALS.fetch_add(1, Ordering::SeqCst) + 1;
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    STOP.store(true, Ordering::SeqCst);
+    if n == 1 {
+        FIRST_AT_S.store(monotonic_s().max(1), Ordering::SeqCst);
+        return;
+    }
+    if monotonic_s() - FIRST_AT_S.load(Ordering::SeqCst) >= GRACE_S {
+        say_raw(b"\ninterrupted again after the report's 10 s: exiting now, the record may be missing (exit 130)\n");
+        // SAFETY: _exit is async-signal-safe and ends the process at once.
+        unsafe { libc::_exit(i32::from(EXIT_INTERRUPTED)) };
+    }
+    say_raw(b"\nstopping: writing the report and the record first (another signal 10 s after the first exits at once)\n");
+}
+
+/// Installs the handlers for SIGINT and SIGTERM (they stay installed: a
+/// repeated signal is counted, not fatal; see the module's text).
 pub fn install() {
     use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-    // SA_RESETHAND: the second signal gets the default action and ends the process.
-    let action = SigAction::new(SigHandler::Handler(on_signal), SaFlags::SA_RESETHAND, SigSet::empty());
+    // No SA_RESETHAND (a second signal would get the default action and kill
+    // the process before its record is written); no SA_RESTART, as before:
+    // a blocking call a signal interrupts returns, and the loops see the flag.
+    let action = SigAction::new(SigHandler::Handler(on_signal), SaFlags::empty(), SigSet::empty());
     for sig in [Signal::SIGINT, Signal::SIGTERM] {
-        // SAFETY: the handler only stores to atomics.
+        // SAFETY: the handler does only async-signal-safe work.
         unsafe { sigaction(sig, &action) }.expect("install signal handler");
     }
 }
@@ -40,4 +92,10 @@ pub fn stopping() -> bool {
 /// True when a signal, not the run's own end, stopped it.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// How many signals have arrived so far (a wait that a further signal
+/// should end compares this with its count at the start).
+pub fn received() -> u32 {
+    SIGNALS.load(Ordering::SeqCst)
 }

@@ -6,10 +6,10 @@
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
-use openmetrics::{Metrics, MetricsServer};
+use openmetrics::{Metrics, MetricsServer, StepAccount, StepLabels};
 use series::{Analysis, CounterKind, CsvSink, Row, Series, Thresholds};
 
 use crate::counters::Tally;
@@ -93,12 +93,27 @@ pub struct TimelineArgs {
     /// 127.0.0.1:9477); an every-interface address is refused, as for drop --listen
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics: Option<String>,
+    /// With --metrics: after a run that ended on its own, keep serving its final figures (equal to
+    /// the record's) for this long, so a Prometheus scrape sees them (default 30s: two 15 s
+    /// scrape intervals; 0 ends at once). A run a signal ended does not linger; a signal during
+    /// the linger ends it and the exit code stays 0
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::session::parse::duration)]
+    #[serde(serialize_with = "crate::units::ser_secs")]
+    #[schemars(with = "f64")]
+    pub metrics_linger: Duration,
 }
 
 impl TimelineArgs {
     /// The timeline these flags ask for, for `tool` (its direction: what it counts).
     pub fn config(&self, tool: &'static str, direction: &'static str) -> TimelineConfig {
-        TimelineConfig { interval: self.interval, csv: self.series.clone(), metrics: self.metrics.clone(), tool, direction }
+        TimelineConfig {
+            interval: self.interval,
+            csv: self.series.clone(),
+            metrics: self.metrics.clone(),
+            linger: self.metrics_linger,
+            tool,
+            direction,
+        }
     }
 
     /// --metrics' address, checked before anything starts: the control
@@ -132,15 +147,66 @@ pub struct TimelineConfig {
     pub csv: Option<PathBuf>,
     /// --metrics ADDR:PORT, and the tool's name and direction for its labels.
     pub metrics: Option<String>,
+    /// How long the endpoint serves the final figures after the run (--metrics-linger).
+    pub linger: Duration,
     pub tool: &'static str,
     pub direction: &'static str,
+}
+
+/// The metrics endpoint. When it is dropped (the run's figures are
+/// final: its timeline finished or went with the sender), its server is
+/// handed to [`linger`], which the tool's `main` calls once the record is
+/// written; so every path out of a run leaves it serving, whoever owned it.
+struct Endpoint {
+    metrics: Arc<Metrics>,
+    server: Option<MetricsServer>,
+    linger: Duration,
+    tool: &'static str,
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        if let Some(server) = self.server.take() {
+            *LINGERING.lock().unwrap_or_else(PoisonError::into_inner) = Some((server, self.linger, self.tool));
+        }
+    }
+}
+
+/// The endpoint of a finished run, waiting for [`linger`].
+static LINGERING: Mutex<Option<(MetricsServer, Duration, &'static str)>> = Mutex::new(None);
+
+/// After a run that ended on its own: serves its final figures for
+/// --metrics-linger, or until a signal, then closes the endpoint. A run
+/// a signal ended closes it at once (the user asked to stop). Call it
+/// after the record is written, from `main`.
+pub fn linger() {
+    let Some((server, linger, tool)) = LINGERING.lock().unwrap_or_else(PoisonError::into_inner).take() else { return };
+    if crate::signals::interrupted() || linger.is_zero() {
+        return;
+    }
+    crate::say!(
+        "{tool}: serving the final figures at http://{}/metrics for {} s more (--metrics-linger; Ctrl-C ends it)",
+        server.local_addr(),
+        linger.as_secs_f64()
+    );
+    let (until, signals) = (Instant::now() + linger, crate::signals::received());
+    while Instant::now() < until && crate::signals::received() == signals {
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// A run's series, its CSV and its metrics endpoint.
 pub struct Timeline {
     series: Series,
     csv: Option<(CsvSink<BufWriter<File>>, PathBuf)>,
-    metrics: Option<(Arc<Metrics>, MetricsServer)>,
+    metrics: Option<Endpoint>,
+    /// Each queue's totals of the phases (a ladder step's warm-up, its
+    /// trial; drop's lanes before a restart) that ended: the endpoint
+    /// serves these plus the live phase's, so a queue's counter runs on
+    /// across phases whose lanes count from zero.
+    queue_carried: Vec<Tally>,
+    /// The exact losses of the measured steps so far.
+    exact_lost: u64,
     /// Running totals of each counter column, for the endpoint (it serves totals).
     counter_totals: Vec<u64>,
     lost: u64,
@@ -154,7 +220,7 @@ pub struct Timeline {
 }
 
 /// The `--metrics` endpoint, bound (or not asked for).
-pub struct MetricsEndpoint(Option<(Arc<Metrics>, MetricsServer)>);
+pub struct MetricsEndpoint(Option<Endpoint>);
 
 /// Binds `--metrics` (refused by the control port's rules, or an address in
 /// use) before the EAL and the ports start, so a refusal is the tool's one
@@ -164,7 +230,7 @@ pub fn bind_metrics(cfg: &TimelineConfig) -> Result<MetricsEndpoint, Failure> {
     let m = Arc::new(Metrics::new(cfg.tool, cfg.direction));
     let server = openmetrics::serve(spec, m.clone()).map_err(|e| Failure::usage(format!("--metrics {spec}: {e}")))?;
     crate::say!("{}: metrics at http://{}/metrics", cfg.tool, server.local_addr());
-    Ok(MetricsEndpoint(Some((m, server))))
+    Ok(MetricsEndpoint(Some(Endpoint { metrics: m, server: Some(server), linger: cfg.linger, tool: cfg.tool })))
 }
 
 impl Timeline {
@@ -189,6 +255,8 @@ impl Timeline {
             csv,
             metrics,
             counter_totals: vec![0; n],
+            queue_carried: Vec::new(),
+            exact_lost: 0,
             lost: 0,
             latency: LatencyCounts::default(),
             latency_kind: if cfg.tool == "drop" { "one_way" } else { "round_trip" },
@@ -224,7 +292,8 @@ impl Timeline {
     }
 
     /// One interval's row, into the series, the CSV and the endpoint; `queues`
-    /// are each queue's totals so far, `exact`: whether `row.lost` is exact.
+    /// are each queue's totals in the live phase (indexed by queue),
+    /// `exact`: whether `row.lost` is exact.
     pub fn push(&mut self, row: Row, queues: &[Tally], exact: bool) {
         if let Some((sink, path)) = &mut self.csv {
             if let Err(e) = sink.write(&row) {
@@ -236,10 +305,84 @@ impl Timeline {
             *t += d;
         }
         self.lost += row.lost.unwrap_or(0);
-        if let Some((m, _)) = &self.metrics {
-            publish(m, &self.series, &row, queues, &self.counter_totals, self.lost, exact);
+        if let Some(e) = &self.metrics {
+            let m = &e.metrics;
+            self.publish_queues(m, queues);
+            for ((name, kind), total) in self.series.counters().iter().zip(&self.counter_totals) {
+                m.set_nic_counter(name, *kind == CounterKind::Allowance, *total);
+            }
+            publish_row(m, &row, self.lost, exact);
         }
         self.series.push(row);
+    }
+
+    /// A phase's lanes ended with these totals (queue, totals): they are
+    /// carried into every later figure, and served now (the phase's last
+    /// frames, after its last row, included).
+    pub fn phase_done(&mut self, finals: impl IntoIterator<Item = (u16, Tally)>) {
+        for (q, t) in finals {
+            let q = usize::from(q);
+            if self.queue_carried.len() <= q {
+                self.queue_carried.resize(q + 1, Tally::default());
+            }
+            self.queue_carried[q].add(&t);
+        }
+        if let Some(e) = &self.metrics {
+            self.publish_queues(&e.metrics, &[]);
+        }
+    }
+
+    /// The run's final totals per queue (queue, totals), as its record has
+    /// them, and its estimated losses (None: not counted): the endpoint's
+    /// last figures, served through the linger.
+    pub fn final_totals(&mut self, queues: impl IntoIterator<Item = (u16, Tally)>, lost_estimate: Option<u64>) {
+        let Some(e) = &self.metrics else { return };
+        for (q, t) in queues {
+            e.metrics.set_queue(q, t.packets, t.bytes, t.lost, t.faults);
+        }
+        if let Some(lost) = lost_estimate {
+            e.metrics.set_lost(lost, false);
+        }
+    }
+
+    /// Each queue's carried totals plus the live phase's.
+    fn publish_queues(&self, m: &Metrics, live: &[Tally]) {
+        for q in 0..self.queue_carried.len().max(live.len()) {
+            let mut t = self.queue_carried.get(q).copied().unwrap_or_default();
+            t.add(&live.get(q).copied().unwrap_or_default());
+            m.set_queue(q as u16, t.packets, t.bytes, t.lost, t.faults);
+        }
+    }
+
+    /// A measured ladder step's record (one that ran to its end): its
+    /// exact account under its qualifiers, the run's exact losses so far, and its verdict (as
+    /// the record labels it), onto the endpoint.
+    pub fn step_done(&mut self, rec: &ladder::StepRecord) {
+        let Some(e) = &self.metrics else { return };
+        // A step that failed or was cut short has no account to give (its
+        // record's sent may be 0 though frames went out): nothing is said.
+        if rec.error.is_some() {
+            return;
+        }
+        let m = &e.metrics;
+        let labels = StepLabels {
+            tool: String::new(),
+            step: rec.step as u32,
+            run: rec.run,
+            queues: rec.queues,
+            size: rec.size,
+            shape: rec.shape.clone(),
+            offered_mpps: rec.offered_mpps.map_or_else(|| "max".to_string(), |r| format!("{r}")),
+        };
+        let received = rec.receiver.as_ref().and_then(|r| r.trial.as_ref()).map(|t| t.received);
+        m.set_step(&labels, &StepAccount { sent: rec.sent.packets, received, lost: rec.lost, loss_pct: rec.loss_pct });
+        if let Some(lost) = rec.lost {
+            self.exact_lost += lost;
+            m.set_lost(self.exact_lost, true);
+        }
+        if rec.verdict.is_some() {
+            m.set_verdict(&rec.limit());
+        }
     }
 
     /// An interval's timed probes, for the endpoint's histogram; their
@@ -247,9 +390,9 @@ impl Timeline {
     pub fn latency(&mut self, d: &LatencyCounts) -> Option<[u64; 4]> {
         let p = d.percentiles()?;
         self.latency.add(d);
-        if let Some((m, _)) = &self.metrics {
+        if let Some(e) = &self.metrics {
             let (buckets, sum) = self.latency.prometheus_buckets();
-            m.set_latency(self.latency_kind, &buckets, sum, self.latency.total());
+            e.metrics.set_latency(self.latency_kind, &buckets, sum, self.latency.total());
         }
         Some(p)
     }
@@ -261,18 +404,15 @@ impl Timeline {
     }
 }
 
-/// One row's figures onto the endpoint.
-fn publish(m: &Metrics, s: &Series, row: &Row, queues: &[Tally], totals: &[u64], lost: u64, exact: bool) {
-    for (q, t) in queues.iter().enumerate() {
-        m.set_queue(q as u16, t.packets, t.bytes, t.lost, t.faults);
+/// One row's loss and verdict onto the endpoint. A row without a loss
+/// figure (blast's: a sender cannot see an interval's loss) exports none,
+/// rather than a 0 that says nothing was lost.
+fn publish_row(m: &Metrics, row: &Row, lost: u64, exact: bool) {
+    if let Some(lost_now) = row.lost {
+        let frames = row.received_frames.or(row.sent_frames).unwrap_or(0);
+        let pct = if frames + lost_now > 0 { lost_now as f64 * 100.0 / (frames + lost_now) as f64 } else { 0.0 };
+        m.set_loss(lost, exact, pct);
     }
-    for ((name, kind), total) in s.counters().iter().zip(totals) {
-        m.set_nic_counter(name, *kind == CounterKind::Allowance, *total);
-    }
-    let frames = row.received_frames.or(row.sent_frames).unwrap_or(0);
-    let lost_now = row.lost.unwrap_or(0);
-    let pct = if frames + lost_now > 0 { lost_now as f64 * 100.0 / (frames + lost_now) as f64 } else { 0.0 };
-    m.set_loss(lost, exact, pct);
     if let Some(v) = &row.verdict {
         m.set_verdict(v);
     }

@@ -83,7 +83,7 @@ fn paced_shapes_hold_the_rate_and_differ_as_asked() {
     let burst = shape_run("burst:16", 0).0["achieved_shape"].clone();
     let poisson = shape_run("poisson", 0).0["achieved_shape"].clone();
     sigint(&drop);
-    assert!(drop.finish(Duration::from_secs(30)).status.success());
+    assert!(drop.finish(Duration::from_secs(30)).status.code() == Some(EXIT_INTERRUPTED));
 
     if let Some(even) = &even {
         assert!(even["frames_per_send"].as_f64().unwrap() < 1.1, "even: one frame per tick: {even}");
@@ -108,7 +108,7 @@ fn reflected_probes_all_come_back_and_their_percentiles_rise() {
     sigint(&drop);
     let drop_out = drop.finish(Duration::from_secs(30));
     assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
-    assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
+    assert!(drop_out.status.code() == Some(EXIT_INTERRUPTED), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
     let s = &read_json(&json)["summary"];
     assert_eq!(s["sent"]["packets"], 20000);
     assert_eq!(s["reflected"], 20000, "every probe came back: {}", out.stdout);
@@ -159,7 +159,7 @@ fn a_rate_and_shape_ladder_times_every_step_and_names_its_traffic() {
     sigint(&drop);
     let drop_out = drop.finish(Duration::from_secs(30));
     assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
-    assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
+    assert!(drop_out.status.code() == Some(EXIT_INTERRUPTED), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
 
     let v = read_json(&json);
     let schema: serde_json::Value = serde_json::from_str(
@@ -243,7 +243,7 @@ fn an_imix_of_whole_cycles_arrives_as_the_mix_exactly() {
     std::thread::sleep(Duration::from_millis(300));
     sigint(&drop);
     let drop_out = drop.finish(Duration::from_secs(30));
-    assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
+    assert!(drop_out.status.code() == Some(EXIT_INTERRUPTED), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
 
     assert_matches_schema(&read_json(&json), "blast-single");
     let sent = &read_json(&json)["summary"]["sent"];
@@ -378,7 +378,7 @@ fn one_way_latency_on_one_host_counts_every_probe() {
     assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
     sigint(&drop);
     let drop_out = drop.finish(Duration::from_secs(30));
-    assert!(drop_out.status.success(), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
+    assert!(drop_out.status.code() == Some(EXIT_INTERRUPTED), "drop: {}\n{}", drop_out.stdout, drop_out.stderr);
     let o = &read_json(&drop_json)["summary"]["one_way"];
     // memif stamps nothing: auto falls back to the poll's clock, and says so.
     assert_eq!(o["clock"], "host_poll", "{o}");

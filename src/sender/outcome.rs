@@ -43,6 +43,8 @@ pub struct SenderWindow {
     pub host_steal_pct: Option<f64>,
     /// Paced: the share of the lanes' time spent inside tx_burst (see [`tx_wall_pct`]).
     pub tx_wall_pct: Option<f64>,
+    /// What the lanes sent in the step's warm-up, before the window (None: no warm-up).
+    pub warmup: Option<Rates>,
 }
 
 impl SenderWindow {

@@ -64,6 +64,11 @@ impl Sender {
         }
         let failure = self.drive(p, duration, count, &lanes.counters(), Instant::now(), hooks);
         let (results, failure) = self.join_phase(&mut lanes, &plan, failure)?;
+        if let Some(timeline) = self.timeline.as_mut() {
+            // The lanes' final counts, after their last row: the endpoint's
+            // queues run on from them into the next phase.
+            timeline.phase_done(results.iter().map(|l| (l.queue, l.outcome.tally)));
+        }
         let start = results.iter().map(|l| l.outcome.start_tsc).min().unwrap_or(0);
         let end = results.iter().map(|l| l.outcome.end_tsc).max().unwrap_or(0);
         Ok(Phase {

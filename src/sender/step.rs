@@ -61,12 +61,16 @@ impl Sender {
             std::thread::sleep(self.cfg.drain);
             return Ok(phase.into_outcome(None, None));
         }
+        let mut warmup = None;
         if !p.warmup.is_zero() {
             let warm = self.run_phase(&plan, p, Some(p.warmup), None, hooks)?;
             std::thread::sleep(self.cfg.drain);
             if warm.failure.is_some() || warm.interrupted {
                 return Ok(warm.into_outcome(None, None));
             }
+            let mut sent = crate::counters::Tally::default();
+            warm.lanes.iter().for_each(|l| sent.add(&l.outcome.tally));
+            warmup = Some(crate::report::Rates::over(sent.packets, sent.bytes, warm.seconds));
         }
         let streams_at_start = self.stream_edge(&plan);
         if let Err(e) = hooks.start(streams_at_start.as_ref()) {
@@ -89,6 +93,7 @@ impl Sender {
         window.all_probed = p.replay.is_none();
         (window.streams_at_start, window.streams_at_end) = (streams_at_start, self.stream_edge(&plan));
         window.host_steal_pct = host_steal_pct;
+        window.warmup = warmup;
         let closed = if trial.interrupted { Ok(()) } else { hooks.end(&window) };
         Ok(trial.into_outcome(Some(window), closed.err()))
     }

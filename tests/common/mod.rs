@@ -127,6 +127,14 @@ impl Running {
         }
     }
 
+    /// Whether a stdout line so far contains `needle` (without waiting).
+    pub fn seen_line(&mut self, needle: &str) -> bool {
+        while let Ok(l) = self.lines.try_recv() {
+            self.seen.push(l);
+        }
+        self.seen.iter().any(|l| l.contains(needle))
+    }
+
     pub fn pid(&self) -> i32 {
         self.child.id() as i32
     }
@@ -309,6 +317,9 @@ pub fn free_port() -> u16 {
 pub fn sigint(p: &Running) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(p.pid()), nix::sys::signal::Signal::SIGINT).unwrap();
 }
+
+/// The exit code of a run a signal cut short, its report and record written.
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// A namespace made by `make`, or None (saying why the test is skipped)
 /// when not root or the namespace cannot be set up.

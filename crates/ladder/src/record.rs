@@ -26,6 +26,11 @@ pub struct StepRecord {
     pub offered_mpps: Option<f64>,
     /// Sender-side: frames accepted by tx_burst during the window.
     pub sent: Rates,
+    /// Sender-side: frames accepted by tx_burst in the step's warm-up,
+    /// before the window (not measured; blast's /metrics frame counters
+    /// include them). Absent without a warm-up, or where the step failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_sent: Option<Rates>,
     /// The sender's busy core cycles per frame (null when the core's clock is unknown: on arm64 the
     /// lanes' counter is a platform timer, turned into cycles only with a known core frequency).
     pub sender_cycles_per_packet: Option<f64>,

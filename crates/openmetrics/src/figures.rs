@@ -51,6 +51,38 @@ struct ToolLabels {
     tool: String,
 }
 
+/// A ladder step's qualifiers: which step of which repeat, and the
+/// traffic it measured (the record's `steps[]` fields of the same names;
+/// `offered_mpps` is "max" for a step at full rate).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StepLabels {
+    pub tool: String,
+    pub step: u32,
+    pub run: u32,
+    pub queues: u16,
+    pub size: u32,
+    pub shape: String,
+    pub offered_mpps: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StepFrameLabels {
+    #[prometheus(flatten)]
+    step: StepLabels,
+    account: &'static str,
+}
+
+/// A measured step's exact account, as its record has it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepAccount {
+    pub sent: u64,
+    /// None: the receiver gave no count of the step's frames.
+    pub received: Option<u64>,
+    /// None: no exact account (the record's `lost` is absent).
+    pub lost: Option<u64>,
+    pub loss_pct: Option<f64>,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VerdictLabels {
     tool: String,
@@ -73,6 +105,8 @@ pub struct Metrics {
     lost: Family<LostLabels, Counter>,
     interval_loss: Family<ToolLabels, Gauge<f64, AtomicU64>>,
     verdict: Family<VerdictLabels, Gauge>,
+    step_frames: Family<StepFrameLabels, Gauge>,
+    step_loss: Family<StepLabels, Gauge<f64, AtomicU64>>,
     /// Every verdict label set so far, so that exactly one series is 1.
     verdicts_seen: Mutex<Vec<String>>,
     latency: Arc<Mutex<Latency>>,
@@ -96,6 +130,8 @@ impl Metrics {
         let lost = Family::default();
         let interval_loss = Family::default();
         let verdict = Family::default();
+        let step_frames = Family::default();
+        let step_loss = Family::default();
         let latency = Arc::new(Mutex::new(Latency::default()));
 
         let mut registry = Registry::with_prefix("blastdrop");
@@ -131,14 +167,28 @@ impl Metrics {
         );
         registry.register(
             "lost_frames",
-            "Frames lost so far by the tool's account: exact=\"true\" from the sender's stream edges (the trial's \
-             exact account), exact=\"false\" estimated from gaps in the probes' sequence numbers; each keeps its own last total",
+            "Frames lost so far by the tool's account: exact=\"true\" the sum of the measured steps' exact accounts \
+             (sent - received of each trial's own frames, as the record's steps[].lost), exact=\"false\" estimated \
+             from gaps in the probes' sequence numbers; each keeps its own last total",
             lost.clone(),
         );
         registry.register(
             "interval_loss_percent",
-            "Frames lost in the last interval (about a second) as a percentage of the frames expected in it",
+            "Frames lost in the last interval (about a second) as a percentage of the frames expected in it, \
+             where the tool sees them (drop); a sender cannot, and exports a step's loss in blastdrop_step_loss_percent",
             interval_loss.clone(),
+        );
+        registry.register(
+            "step_frames",
+            "A measured ladder step's exact account, set when its window closes: account=\"sent\" the trial's frames \
+             blast sent, \"received\" those drop counted of them, \"lost\" sent - received (the record's steps[] \
+             sent.packets, receiver.trial.received, lost)",
+            step_frames.clone(),
+        );
+        registry.register(
+            "step_loss_percent",
+            "A measured ladder step's loss as a percentage of the frames it sent (the record's steps[].loss_pct)",
+            step_loss.clone(),
         );
         registry.register(
             "verdict",
@@ -160,6 +210,8 @@ impl Metrics {
             lost,
             interval_loss,
             verdict,
+            step_frames,
+            step_loss,
             verdicts_seen: Mutex::new(Vec::new()),
             latency,
         }
@@ -188,8 +240,31 @@ impl Metrics {
     /// loss of the last interval in %. The exact and the estimated totals
     /// are two series, each monotonic.
     pub fn set_loss(&self, lost: u64, exact: bool, interval_loss_pct: f64) {
-        raise(&self.lost.get_or_create(&LostLabels { tool: self.tool.clone(), exact }), lost);
+        self.set_lost(lost, exact);
         self.interval_loss.get_or_create(&ToolLabels { tool: self.tool.clone() }).set(interval_loss_pct);
+    }
+
+    /// Frames lost so far (exact or estimated), without an interval's loss:
+    /// for a tool that learns its losses only as each step's account arrives.
+    pub fn set_lost(&self, lost: u64, exact: bool) {
+        raise(&self.lost.get_or_create(&LostLabels { tool: self.tool.clone(), exact }), lost);
+    }
+
+    /// A measured step's account under its qualifiers (`step.tool` is
+    /// replaced by this tool's name); a figure the account lacks is not
+    /// exported.
+    pub fn set_step(&self, step: &StepLabels, account: &StepAccount) {
+        let step = StepLabels { tool: self.tool.clone(), ..step.clone() };
+        let frames = [("sent", Some(account.sent)), ("received", account.received), ("lost", account.lost)];
+        for (name, value) in frames {
+            if let Some(v) = value {
+                let labels = StepFrameLabels { step: step.clone(), account: name };
+                self.step_frames.get_or_create(&labels).set(i64::try_from(v).unwrap_or(i64::MAX));
+            }
+        }
+        if let Some(pct) = account.loss_pct {
+            self.step_loss.get_or_create(&step).set(pct);
+        }
     }
 
     /// The current verdict's label (e.g. "pps_allowance", "receiver_cpu",
@@ -265,6 +340,29 @@ mod tests {
         m.set_verdict("pps_allowance");
         m.set_latency("one_way", &[(0.000_01, 5), (0.000_1, 90), (0.001, 100)], 0.004, 100);
         m
+    }
+
+    #[test]
+    fn a_step_exports_its_account_under_its_qualifiers_and_only_what_it_has() {
+        let m = Metrics::new("blast", "sent");
+        let step =
+            StepLabels { tool: "ignored".into(), step: 1, run: 2, queues: 4, size: 64, shape: "open".into(), offered_mpps: "max".into() };
+        m.set_step(&step, &StepAccount { sent: 1000, received: Some(282), lost: Some(718), loss_pct: Some(71.8) });
+        let other = StepLabels { step: 2, ..step.clone() };
+        m.set_step(&other, &StepAccount { sent: 5, received: None, lost: None, loss_pct: None });
+        m.set_lost(718, true);
+        let text = m.encode();
+        let q = r#"tool="blast",step="1",run="2",queues="4",size="64",shape="open",offered_mpps="max""#;
+        for (account, value) in [("sent", "1000"), ("received", "282"), ("lost", "718")] {
+            let series = format!("blastdrop_step_frames{{{q},account=\"{account}\"}}");
+            assert_eq!(sample(&text, &series).as_deref(), Some(value), "{series} in\n{text}");
+        }
+        assert_eq!(sample(&text, &format!("blastdrop_step_loss_percent{{{q}}}")).as_deref(), Some("71.8"), "{text}");
+        assert_eq!(sample(&text, r#"blastdrop_lost_frames_total{tool="blast",exact="true"}"#).as_deref(), Some("718"), "{text}");
+        // No account, no figure: the second step has only what it sent.
+        assert_eq!(text.matches(r#"step="2""#).count(), 1, "{text}");
+        // set_lost exports no interval loss (a sender has none to give).
+        assert!(!text.contains("blastdrop_interval_loss_percent{"), "{text}");
     }
 
     #[test]

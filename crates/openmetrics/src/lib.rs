@@ -14,7 +14,7 @@ mod figures;
 mod http;
 mod latency;
 
-pub use figures::Metrics;
+pub use figures::{Metrics, StepAccount, StepLabels};
 pub use http::{
     serve, MetricsServer, ServeError, DEADLINE, MAX_CONNECTIONS, MAX_HEAD, OPENMETRICS_CONTENT_TYPE, PROMETHEUS_TEXT_CONTENT_TYPE,
 };

@@ -45,10 +45,7 @@ fn main() -> ExitCode {
     signals::install();
     let result = run(args);
     events::end(result.is_ok(), result.as_ref().err().map(|f| f.message.as_str()));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(f) => fail::report("blast", &f),
-    }
+    blastdrop::exit::exit("blast", result)
 }
 
 fn run(args: Args) -> Result<(), Failure> {

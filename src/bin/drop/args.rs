@@ -21,7 +21,10 @@ use blastdrop::session::parse;
                   drop --listen 10.0.0.2:7700 --queues 32 -- -l 0-32 -a 0000:00:07.0   (serves blast --peer ladders)\n  \
                   drop --port net_memif0 -- --vdev=net_memif0,role=server,socket=/tmp/bd.sock,socket-abstract=no --no-huge -m 512 --no-pci --no-shconf\n\
                   Without -l/--lcores, lcores are placed from the machine's topology (sysfs): the NIC's NUMA node first,\n\
-                  one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed."
+                  one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed.\n\n\
+                  Ctrl-C or SIGTERM ends the run with its report and record; repeated signals are waited out (as\n\
+                  `timeout` sends two) until 10 s after the first, when one more exits at once. Exit codes: 0 done,\n\
+                  1 the run failed, 2 bad input, 130 interrupted by a signal (report and record written)."
 )]
 pub(crate) struct Args {
     /// Port to receive on: a port id (0), a PCI address (0000:00:07.0) or a device name (net_memif0).

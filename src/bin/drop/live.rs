@@ -34,7 +34,7 @@ pub(crate) fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instan
         if signals::stopping() || args.duration.is_some_and(|d| now.duration_since(began) >= d) {
             return live.prev_port;
         }
-        let (cur, lane_now) = live.read_lanes(rx);
+        let (cur, lane_now) = live.read_lanes(rx, timeline);
         live.mark_trial(cur, now.duration_since(began), timeline);
         if args.count.is_some_and(|c| cur.packets >= c) {
             return lock(rx).port_stats().unwrap_or(live.prev_port);
@@ -62,6 +62,9 @@ struct Live {
     /// Totals of lanes that ended in restarts, so counts stay monotonic.
     carried: Tally,
     last_total: Tally,
+    /// Each lane's counters at the last read, carried into the endpoint's
+    /// per-queue figures when the lanes restart.
+    last_q: Vec<Tally>,
     /// The lanes' timed probes at the last line (--one-way).
     prev_lat: LatencyCounts,
     /// Probed frames (the trial's own, not a stray kernel frame) counted so far.
@@ -80,6 +83,7 @@ impl Live {
             last_arrival: None,
             carried: Tally::default(),
             last_total: Tally::default(),
+            last_q: Vec::new(),
             prev_lat: LatencyCounts::default(),
             probed: 0,
         }
@@ -97,13 +101,14 @@ impl Live {
     }
 
     /// The running totals (carried over lane restarts) and each lane's counters.
-    fn read_lanes(&mut self, rx: &Mutex<Receiver>) -> (Tally, Vec<Tally>) {
+    fn read_lanes(&mut self, rx: &Mutex<Receiver>, timeline: &mut Timeline) -> (Tally, Vec<Tally>) {
         let (gen, lanes) = {
             let r = lock(rx);
             (r.generation(), r.lane_counters())
         };
         if gen != self.generation {
             self.carried.add(&self.last_total.since(&self.carried));
+            timeline.phase_done(self.last_q.iter().enumerate().map(|(q, t)| (q as u16, *t)));
             self.generation = gen;
             self.prev_q = vec![Tally::default(); lanes.len()];
         }
@@ -115,6 +120,7 @@ impl Live {
             lane_now.push(t);
         }
         self.last_total = cur;
+        self.last_q.clone_from(&lane_now);
         (cur, lane_now)
     }
 

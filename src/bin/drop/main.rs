@@ -65,10 +65,7 @@ fn main() -> ExitCode {
     signals::install();
     let result = run(args);
     blastdrop::events::end(result.is_ok(), result.as_ref().err().map(|f| f.message.as_str()));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(f) => fail::report("drop", &f),
-    }
+    blastdrop::exit::exit("drop", result)
 }
 
 fn run(args: Args) -> Result<(), Failure> {
@@ -125,6 +122,7 @@ fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
     let mut receiver = lock(&rx);
     let (summary, totals) = finish(&mut receiver, args, &baseline_ports, last_sample, &xs_start)?;
     print_summary(&summary);
+    timeline.final_totals(totals.queues.iter().map(|(q, t)| (*q, t.tally)), (!args.count_only).then_some(totals.tally.lost));
     let (series, series_analysis) = timeline.finish();
     blastdrop::say!("drop: over time: {}", series_analysis.sentence);
     if let Some(path) = &args.timeline.series_svg {

@@ -41,7 +41,10 @@ pub use shorthand::size_mix_shorthand;
                   Without -l/--lcores, lcores are placed from the machine's topology (sysfs): the NIC's NUMA node first,\n\
                   one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed.\n\n\
                   blast report RUN.json... --html FILE --markdown FILE: the records of earlier runs as one report,\n\
-                  and the atlas of several (blast report --help; docs/report.md)."
+                  and the atlas of several (blast report --help; docs/report.md).\n\n\
+                  Ctrl-C or SIGTERM ends the run with its report and record; repeated signals are waited out (as\n\
+                  `timeout` sends two) until 10 s after the first, when one more exits at once. Exit codes: 0 done,\n\
+                  1 the run failed, 2 bad input, 130 interrupted by a signal (report and record written)."
 )]
 pub struct Args {
     /// Port to send on: a port id (0), a PCI address (0000:00:06.0) or a device name (net_memif0).

@@ -51,6 +51,9 @@ pub fn run(
                 failure = step_failure;
             }
             report::print_row(&rec);
+            if let Some(t) = sender.timeline_mut() {
+                t.step_done(&rec);
+            }
             if let Some(s) = step_series(sender, i, run) {
                 series.push(s);
             }
