@@ -65,6 +65,9 @@ pub struct StepOutcome {
     pub interrupted: bool,
     /// Seconds from the first lane's start to the last lane's end.
     pub seconds: f64,
+    /// Frames the warm-up's lanes sent (0 without a warm-up): they left
+    /// the port too, outside the window.
+    pub warmup_sent: u64,
 }
 
 impl StepOutcome {
@@ -126,6 +129,18 @@ pub(super) struct Phase {
 
 impl Phase {
     pub(super) fn into_outcome(self, window: Option<SenderWindow>, failure: Option<StepFailure>) -> StepOutcome {
-        StepOutcome { lanes: self.lanes, window, failure: self.failure.or(failure), interrupted: self.interrupted, seconds: self.seconds }
+        StepOutcome {
+            lanes: self.lanes,
+            window,
+            failure: self.failure.or(failure),
+            interrupted: self.interrupted,
+            seconds: self.seconds,
+            warmup_sent: 0,
+        }
+    }
+
+    /// Frames this phase's lanes sent.
+    pub(super) fn sent_packets(&self) -> u64 {
+        self.lanes.iter().map(|l| l.outcome.tally.packets).sum()
     }
 }

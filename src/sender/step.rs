@@ -61,11 +61,13 @@ impl Sender {
             std::thread::sleep(self.cfg.drain);
             return Ok(phase.into_outcome(None, None));
         }
+        let mut warmup_sent = 0;
         if !p.warmup.is_zero() {
             let warm = self.run_phase(&plan, p, Some(p.warmup), None, hooks)?;
+            warmup_sent = warm.sent_packets();
             std::thread::sleep(self.cfg.drain);
             if warm.failure.is_some() || warm.interrupted {
-                return Ok(warm.into_outcome(None, None));
+                return Ok(StepOutcome { warmup_sent, ..warm.into_outcome(None, None) });
             }
         }
         let streams_at_start = self.stream_edge(&plan);
@@ -76,6 +78,7 @@ impl Sender {
                 failure: Some(e),
                 interrupted: signals::interrupted(),
                 seconds: 0.0,
+                warmup_sent,
             });
         }
         let before = self.read_counters();
@@ -90,7 +93,7 @@ impl Sender {
         (window.streams_at_start, window.streams_at_end) = (streams_at_start, self.stream_edge(&plan));
         window.host_steal_pct = host_steal_pct;
         let closed = if trial.interrupted { Ok(()) } else { hooks.end(&window) };
-        Ok(trial.into_outcome(Some(window), closed.err()))
+        Ok(StepOutcome { warmup_sent, ..trial.into_outcome(Some(window), closed.err()) })
     }
 
     /// Where this step's streams stand now (None: more than an edge lists).

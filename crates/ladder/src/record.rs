@@ -24,8 +24,14 @@ pub struct StepRecord {
     pub shape: String,
     /// The paced rate asked for, in Mpps.
     pub offered_mpps: Option<f64>,
-    /// Sender-side: frames accepted by tx_burst during the window.
+    /// Sender-side: frames accepted by tx_burst during the window (drained
+    /// before it closed: on af_packet, frames that left). A failed step
+    /// (`error` set) keeps what the sender sent before it failed.
     pub sent: Rates,
+    /// Sender-side: frames accepted by tx_burst in the step's warm-up,
+    /// before the window (not in `sent`); null where no step ran.
+    #[serde(default)]
+    pub warmup_sent: Option<u64>,
     /// The sender's busy core cycles per frame (null when the core's clock is unknown: on arm64 the
     /// lanes' counter is a platform timer, turned into cycles only with a known core frequency).
     pub sender_cycles_per_packet: Option<f64>,

@@ -12,12 +12,14 @@ use crate::{Error, LimitKind, Mempool, Result};
 
 mod devices;
 mod info;
+mod kernel;
 mod peer;
 mod queue;
 mod stats;
 
 pub use devices::{available_ports, available_ports_with_driver};
 pub use info::{Configured, DescLimits, DeviceInfo, Link, PortConfig};
+pub use kernel::TxDrain;
 pub use queue::{Queue, Rx, RxQueue, Tx, TxQueue};
 pub use stats::{xstats_all, xstats_by_id, PortStats, XstatIds};
 
@@ -71,6 +73,7 @@ impl Port {
             tx_offload_capa: raw.tx_offload_capa,
             rx_offload_capa: raw.rx_offload_capa,
             reta_size: raw.reta_size,
+            if_index: raw.if_index,
         };
         // Registered only once the handle can be made, so a failed open
         // leaves the port free for the next.
@@ -268,6 +271,41 @@ impl Port {
         Ok(())
     }
 
+    /// The packet sockets of an af_packet port (none for any other driver).
+    fn kernel_sockets(&self) -> Vec<std::os::fd::RawFd> {
+        if self.info.driver != "net_af_packet" || !self.started {
+            return Vec::new();
+        }
+        kernel::packet_sockets(self.info.if_index)
+    }
+
+    /// Lets what the port accepted leave before anything counts it or stops
+    /// the port: on af_packet, whose `opackets` counts frames put in its TX
+    /// ring, the rings are kicked until the kernel has taken and sent every
+    /// frame, for at most `limit` (a qdisc that pushes back leaves frames in
+    /// the ring, and stopping the port discards them). Other devices count
+    /// at transmit or keep nothing back: `NotKernel`. Call with no lane
+    /// bursting on the port.
+    pub fn drain_tx(&self, limit: Duration) -> TxDrain {
+        kernel::drain_tx(&self.kernel_sockets(), limit)
+    }
+
+    /// Frames the kernel dropped on an af_packet port's RX rings since the
+    /// last call (its sockets' PACKET_STATISTICS `tp_drops`, which reset on
+    /// read). None where the PMD reads them itself (DPDK 25.03 and later
+    /// fold them into `imissed`: reading here would take them from it),
+    /// for other drivers, or when the sockets cannot be read.
+    pub fn take_rx_drops(&self) -> Option<u64> {
+        if pmd_reads_socket_drops(&crate::runtime_version()) {
+            return None;
+        }
+        let fds = self.kernel_sockets();
+        if fds.is_empty() {
+            return None;
+        }
+        kernel::take_rx_drops(&fds)
+    }
+
     /// Runs a start or stop where the device wants it: on the EAL interrupt
     /// thread for peer-managed devices (their connect and disconnect run
     /// there), here for the rest.
@@ -347,5 +385,31 @@ impl Drop for Port {
             let _ = unsafe { ffi::rte_eth_dev_close(self.id) };
         }
         OPEN.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != self.id);
+    }
+}
+
+/// Whether this DPDK's af_packet PMD reads its sockets' drop counts into
+/// `imissed` (from 25.03: "net/af_packet: provide packet drop stats"), from
+/// `rte_version()` ("DPDK 25.11.0"). Unknown versions count as reading
+/// them, so nothing is taken from a PMD that does.
+fn pmd_reads_socket_drops(version: &str) -> bool {
+    let mut nums = version.trim_start_matches(|c: char| !c.is_ascii_digit()).split(|c: char| !c.is_ascii_digit());
+    match (nums.next().and_then(|y| y.parse::<u32>().ok()), nums.next().and_then(|m| m.parse::<u32>().ok())) {
+        (Some(year), Some(month)) => (year, month) >= (25, 3),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::pmd_reads_socket_drops;
+
+    #[test]
+    fn af_packet_reads_its_socket_drops_from_25_03() {
+        assert!(!pmd_reads_socket_drops("DPDK 22.11.11"));
+        assert!(!pmd_reads_socket_drops("DPDK 24.11.3"));
+        assert!(pmd_reads_socket_drops("DPDK 25.03.0"));
+        assert!(pmd_reads_socket_drops("DPDK 25.11.0"));
+        assert!(pmd_reads_socket_drops("nonsense"));
     }
 }

@@ -22,6 +22,7 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
     let outcome = sender.run_step(params, &mut hooks)?;
     let figures = hooks.take_figures();
     let mut rec = step_record(sender, params, step, run);
+    rec.warmup_sent = Some(outcome.warmup_sent);
     let mut failure = None;
     match (&outcome.failure, outcome.window) {
         (None, Some(w)) => {
@@ -42,7 +43,12 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
             }
             name_the_tail(&mut rec);
         }
-        (Some(e), _) => {
+        (Some(e), w) => {
+            // What the sender sent before the step failed, sender-side (the
+            // receiver's figures are gone with it): it left the port.
+            if let Some(w) = w {
+                sender_figures(&mut rec, &w, sender, params.shape);
+            }
             rec.error = Some(e.clone());
             failure = Some(e.clone());
         }
