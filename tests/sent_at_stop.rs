@@ -106,7 +106,7 @@ fn a_step_cut_short_by_drop_killed_records_what_the_sender_sent() {
         b.extend(eal_base());
         b.extend(strings(&["--vdev=net_af_packet0,iface=bd-a", "--lcores=0@0,1@0"]));
         let before = tx_packets(&ns, "bd-a");
-        let mut blast = spawn("ip", &ns.exec(BLAST, b));
+        let blast = spawn("ip", &ns.exec(BLAST, b));
         // blast's ladder prints no live line: its start (EAL, connect) takes
         // about a second here, and the window runs 8 s after it.
         std::thread::sleep(Duration::from_millis(3500));

@@ -98,7 +98,8 @@ pub fn drain_tx(fds: &[RawFd], limit: Duration) -> TxDrain {
     let start = Instant::now();
     loop {
         // Every ring kicked each round: one socket's frames wait behind another's in the qdisc.
-        let rings_empty = fds.iter().fold(true, |all, &fd| kick_ring_empty(fd) && all);
+        let empty: Vec<bool> = fds.iter().map(|&fd| kick_ring_empty(fd)).collect();
+        let rings_empty = empty.iter().all(|&e| e);
         let in_flight = fds.iter().any(|&fd| bytes_in_flight(fd).is_none_or(|n| n > 0));
         let waited = start.elapsed();
         if rings_empty && !in_flight {

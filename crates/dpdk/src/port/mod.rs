@@ -33,6 +33,9 @@ pub struct Port {
     info: DeviceInfo,
     configured: Option<Configured>,
     started: bool,
+    /// af_packet: the kernel's RX ring drops read so far (each read of a
+    /// socket's PACKET_STATISTICS resets it, so they are summed here).
+    socket_drops: std::sync::atomic::AtomicU64,
 }
 
 /// The device's own description of itself.
@@ -82,7 +85,7 @@ impl Port {
             return Err(Error::AlreadyOpen { port: id });
         }
         open.push(id);
-        Ok(Port { id, info, configured: None, started: false })
+        Ok(Port { id, info, configured: None, started: false, socket_drops: Default::default() })
     }
 
     pub fn id(&self) -> u16 {
@@ -258,6 +261,8 @@ impl Port {
         if !self.started {
             return Ok(());
         }
+        // af_packet closes its sockets on stop: their last drops are read first.
+        self.socket_drops();
         let id = self.id;
         // SAFETY: a started port this handle owns; the callers join its lanes first.
         let stop = || unsafe { ffi::rte_eth_dev_stop(id) };
@@ -290,20 +295,20 @@ impl Port {
         kernel::drain_tx(&self.kernel_sockets(), limit)
     }
 
-    /// Frames the kernel dropped on an af_packet port's RX rings since the
-    /// last call (its sockets' PACKET_STATISTICS `tp_drops`, which reset on
-    /// read). None where the PMD reads them itself (DPDK 25.03 and later
-    /// fold them into `imissed`: reading here would take them from it),
-    /// for other drivers, or when the sockets cannot be read.
-    pub fn take_rx_drops(&self) -> Option<u64> {
-        if pmd_reads_socket_drops(&crate::runtime_version()) {
-            return None;
+    /// Frames the kernel dropped on this af_packet port's RX rings since it
+    /// opened: what its sockets' PACKET_STATISTICS `tp_drops` said at each
+    /// read (they reset on read), summed. 0 where the PMD reads them itself
+    /// (DPDK 25.03 and later fold them into `imissed`: reading here would
+    /// take them from it) and for other drivers. A socket that cannot be
+    /// read adds nothing this time. Off the data path: it walks /proc.
+    pub fn socket_drops(&self) -> u64 {
+        use std::sync::atomic::Ordering;
+        if !pmd_reads_socket_drops(&crate::runtime_version()) {
+            if let Some(n) = kernel::take_rx_drops(&self.kernel_sockets()) {
+                self.socket_drops.fetch_add(n, Ordering::Relaxed);
+            }
         }
-        let fds = self.kernel_sockets();
-        if fds.is_empty() {
-            return None;
-        }
-        kernel::take_rx_drops(&fds)
+        self.socket_drops.load(Ordering::Relaxed)
     }
 
     /// Runs a start or stop where the device wants it: on the EAL interrupt
