@@ -29,10 +29,12 @@ fn kill9_drop(p: &Running) {
 
 /// A tbf on bd-a far below what blast offers (a full qdisc at stop), or why not.
 fn shape(ns: &Netns) -> Result<(), String> {
+    shape_at(ns, "20mbit")
+}
+
+fn shape_at(ns: &Netns, rate: &str) -> Result<(), String> {
     let out = Command::new("ip")
-        .args([
-            "netns", "exec", &ns.0, "tc", "qdisc", "add", "dev", "bd-a", "root", "tbf", "rate", "20mbit", "burst", "32kb", "limit", "64kb",
-        ])
+        .args(["netns", "exec", &ns.0, "tc", "qdisc", "add", "dev", "bd-a", "root", "tbf", "rate", rate, "burst", "32kb", "limit", "64kb"])
         .output()
         .map_err(|e| format!("cannot run tc: {e}"))?;
     if out.status.success() {
@@ -81,6 +83,33 @@ fn sent_equals_the_veths_transmit_counter_under_a_pushing_back_qdisc() {
         );
         assert!(!out.stderr.contains("may not have left"), "run {i}: the ring drained: {}", out.stderr);
     }
+}
+
+/// A shaper so slow (100 kbit/s: a full ring of 512 B frames takes about 20 s)
+/// that the ring cannot drain within blast's bound: the record names the
+/// port whose `sent` may count frames that never left, and blast says so.
+#[test]
+fn a_ring_that_cannot_drain_in_time_is_named_not_hidden() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("a_ring_that_cannot_drain_in_time", Netns::with_pair) else { return };
+    if let Err(e) = shape_at(&ns, "100kbit") {
+        eprintln!("SKIP a_ring_that_cannot_drain_in_time: this kernel has no tbf qdisc ({e})");
+        return;
+    }
+    let dir = scratch("sent-undrained");
+    let json = dir.join("blast.json");
+    let mut b = strings(&["--port", "net_af_packet0", "--size", "512", "--rate", "5k", "--duration", "0.5", "--json"]);
+    b.push(json.display().to_string());
+    af_packet_eal(&mut b);
+    let before = tx_packets(&ns, "bd-a");
+    let out = run("ip", &ns.exec(BLAST, b), Duration::from_secs(60));
+    let after = tx_packets(&ns, "bd-a");
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let s = &read_json(&json)["summary"];
+    assert_eq!(s["tx_undrained"], serde_json::json!(["net_af_packet0"]), "{s}");
+    assert!(out.stderr.contains("frames counted as sent may not have left"), "{}", out.stderr);
+    let sent = s["sent"]["packets"].as_u64().unwrap();
+    assert!(sent > after - before, "the flag is there because frames did not leave: sent {sent}, left {}", after - before);
 }
 
 /// drop (af_packet on bd-b, serving blast over the namespace's loopback)

@@ -43,6 +43,9 @@ pub struct SenderWindow {
     pub host_steal_pct: Option<f64>,
     /// Paced: the share of the lanes' time spent inside tx_burst (see [`tx_wall_pct`]).
     pub tx_wall_pct: Option<f64>,
+    /// Ports whose TX had not drained when the trial's counts were taken
+    /// (`Sender::drain_tx`): frames counted as sent there may not have left.
+    pub tx_undrained: Vec<String>,
 }
 
 impl SenderWindow {
@@ -68,6 +71,8 @@ pub struct StepOutcome {
     /// Frames the warm-up's lanes sent (0 without a warm-up): they left
     /// the port too, outside the window.
     pub warmup_sent: u64,
+    /// Ports whose TX had not drained after the last phase (see `SenderWindow`).
+    pub tx_undrained: Vec<String>,
 }
 
 impl StepOutcome {
@@ -125,6 +130,8 @@ pub(super) struct Phase {
     pub(super) failure: Option<StepFailure>,
     pub(super) interrupted: bool,
     pub(super) seconds: f64,
+    /// Ports whose TX had not drained when the lanes stopped.
+    pub(super) tx_undrained: Vec<String>,
 }
 
 impl Phase {
@@ -136,6 +143,7 @@ impl Phase {
             interrupted: self.interrupted,
             seconds: self.seconds,
             warmup_sent: 0,
+            tx_undrained: self.tx_undrained,
         }
     }
 

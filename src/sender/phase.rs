@@ -68,7 +68,7 @@ impl Sender {
         }
         let failure = self.drive(p, duration, count, &lanes.counters(), Instant::now(), hooks);
         let (results, failure) = self.join_phase(&mut lanes, &plan, failure)?;
-        self.drain_tx();
+        let tx_undrained = self.drain_tx();
         let start = results.iter().map(|l| l.outcome.start_tsc).min().unwrap_or(0);
         let end = results.iter().map(|l| l.outcome.end_tsc).max().unwrap_or(0);
         Ok(Phase {
@@ -76,15 +76,17 @@ impl Sender {
             failure,
             interrupted: signals::interrupted(),
             seconds: end.saturating_sub(start) as f64 / self.hz as f64,
+            tx_undrained,
         })
     }
 
     /// Lets the frames the ports accepted leave before anything reads a
     /// counter or stops a port (`Port::drain_tx`: af_packet keeps frames a
     /// qdisc refused in its TX ring, counted as sent, until kicked). A ring
-    /// that will not empty within `TX_DRAIN_LIMIT` is said: frames counted
-    /// as sent on that port may never leave.
-    fn drain_tx(&self) {
+    /// that will not empty within `TX_DRAIN_LIMIT` is said, and its port
+    /// named in what this returns: frames counted as sent there may never leave.
+    fn drain_tx(&self) -> Vec<String> {
+        let mut undrained = Vec::new();
         for side in &self.sides {
             if let dpdk::TxDrain::TimedOut { waited } = side.port.drain_tx(TX_DRAIN_LIMIT) {
                 tracing::warn!(
@@ -92,8 +94,10 @@ impl Sender {
                     side.info.name,
                     waited.as_secs_f64()
                 );
+                undrained.push(side.info.name.clone());
             }
         }
+        undrained
     }
 
     /// Stops the lanes and takes back their queues and where their streams

@@ -79,6 +79,7 @@ impl Sender {
                 interrupted: signals::interrupted(),
                 seconds: 0.0,
                 warmup_sent,
+                tx_undrained: Vec::new(),
             });
         }
         let before = self.read_counters();

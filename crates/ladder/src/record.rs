@@ -32,6 +32,11 @@ pub struct StepRecord {
     /// before the window (not in `sent`); null where no step ran.
     #[serde(default)]
     pub warmup_sent: Option<u64>,
+    /// Ports whose TX had not drained when the window closed (af_packet
+    /// behind a qdisc slower than its ring): `sent` there may count frames
+    /// that never left. Empty (absent) when every port drained.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tx_undrained: Vec<String>,
     /// The sender's busy core cycles per frame (null when the core's clock is unknown: on arm64 the
     /// lanes' counter is a platform timer, turned into cycles only with a known core frequency).
     pub sender_cycles_per_packet: Option<f64>,

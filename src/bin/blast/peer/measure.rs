@@ -80,6 +80,7 @@ fn step_record(sender: &Sender, params: &StepParams, step: usize, run: u32) -> S
 /// port's counters, the shape it achieved and, with --reflect, round trips.
 fn sender_figures(rec: &mut StepRecord, w: &SenderWindow, sender: &Sender, shape: pace::Shape) {
     rec.sent = w.sent();
+    rec.tx_undrained = w.tx_undrained.clone();
     let busy = PerPacket::of(w.total.busy_cycles, w.total.packets);
     (rec.sender_cycles_per_packet, rec.sender_ns_per_packet) = (busy.cycles_per_packet, busy.ns_per_packet);
     rec.ring_full_retries = w.total.ring_full_retries;
