@@ -64,4 +64,6 @@ fn af_packet_socket_drops_are_counted_and_named_by_the_verdict() {
     assert!(total > 0, "{port}");
     assert_eq!(named_socket_drops(&rec["summary"]["verdict"]), Some(total), "{}", rec["summary"]["verdict"]);
     assert!(drop_out.stdout.contains(&format!("socket_drops {total}")), "{}", drop_out.stdout);
+    // And each second's line says them where they moved.
+    assert!(drop_out.stdout.lines().any(|l| l.starts_with('[') && l.contains(" socket_drops ")), "{}", drop_out.stdout);
 }
