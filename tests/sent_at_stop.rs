@@ -152,10 +152,15 @@ fn a_step_cut_short_by_drop_killed_records_what_the_sender_sent() {
         let step = &v["steps"][0];
         assert!(!step["error"].is_null(), "round {i}: the step failed: {step}");
         let sent = step["sent"]["packets"].as_u64().unwrap_or(0);
-        assert!(sent > 10_000, "round {i}: a second or more at 50 kfps went out before the kill: sent {sent}: {step}");
         // The warm-up's frames left bd-a too, outside the window.
         let warmup = step["warmup_sent"].as_u64().unwrap();
         assert_eq!(sent + warmup, after - before, "round {i}: the failed step's sent + warm-up against bd-a's tx_packets: {step}");
+        if sent == 0 {
+            // A slow start put the kill in the 0.1 s warm-up: no trial to judge.
+            eprintln!("round {i}: drop was killed in the warm-up");
+            continue;
+        }
+        assert!(sent > 10_000, "round {i}: a second or more at 50 kfps went out before the kill: sent {sent}: {step}");
         judged += 1;
     }
     assert!(judged >= 2, "at least two of three rounds ran their step");
