@@ -22,6 +22,7 @@ pub fn build(
     mempools: Vec<MempoolRecord>,
 ) -> Environment {
     let eal = &started.eal;
+    let lcores = lcore_records(eal, lcores);
     Environment {
         hostname: report::hostname(),
         cpu_model: report::cpu_model(),
@@ -35,12 +36,34 @@ pub fn build(
         placement: started.placement.clone(),
         port: ports[0].clone(),
         ports: if ports.len() > 1 { ports } else { Vec::new() },
-        lcores: lcores
-            .into_iter()
-            .map(|(queue, port, lcore)| LcoreRecord { queue, port, lcore, cpu: eal.lcore_cpu(lcore), socket: eal.lcore_socket(lcore) })
-            .collect(),
+        lcore_warnings: shared_cpus(&lcores).into_iter().collect(),
+        lcores,
         mempools,
     }
+}
+
+/// Each queue's lcore with the CPUs the EAL pinned it to (its cpuset).
+fn lcore_records(eal: &dpdk::Eal, lcores: impl IntoIterator<Item = QueueLcore>) -> Vec<LcoreRecord> {
+    lcores
+        .into_iter()
+        .map(|(queue, port, lcore)| {
+            let cpus = eal.lcore_cpus(lcore);
+            let cpu = (cpus.len() == 1).then(|| cpus[0]);
+            LcoreRecord { queue, port, lcore, cpu, cpus, socket: eal.lcore_socket(lcore) }
+        })
+        .collect()
+}
+
+/// Workers that may share a CPU, each lcore once (two queues on one lcore
+/// are one lane).
+fn shared_cpus(lcores: &[LcoreRecord]) -> Option<String> {
+    let mut lanes: Vec<(u32, Vec<u32>)> = Vec::new();
+    for l in lcores {
+        if !lanes.iter().any(|(lcore, _)| *lcore == l.lcore) {
+            lanes.push((l.lcore, l.cpus.clone()));
+        }
+    }
+    topology::shared_cpu_warning(&lanes)
 }
 
 /// The sender's environment, its first `queues` queues' lcores.

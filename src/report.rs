@@ -45,7 +45,11 @@ pub struct LcoreRecord {
     /// Index of the queue's port in --port order.
     pub port: u16,
     pub lcore: u32,
+    /// The one CPU the lcore is pinned to, or null when its set has several
+    /// (or none could be read).
     pub cpu: Option<u32>,
+    /// Every CPU the lcore's thread may run on (its EAL cpuset).
+    pub cpus: Vec<u32>,
     pub socket: u32,
 }
 
@@ -200,6 +204,9 @@ pub struct Environment {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<PortRecord>,
     pub lcores: Vec<LcoreRecord>,
+    /// What the lanes' CPU sets say, whoever placed them: workers that may
+    /// run on one CPU (`topology::shared_cpu_warning`). Empty when none do.
+    pub lcore_warnings: Vec<String>,
     pub mempools: Vec<MempoolRecord>,
 }
 

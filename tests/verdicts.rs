@@ -152,7 +152,14 @@ fn receiver_verdict_when_drop_cannot_keep_up() {
     assert!(s["loss_pct"].as_f64().unwrap() > 20.0, "the receiver lost frames: {}", s["loss_pct"]);
     let l = &s["verdict"]["limits"][0];
     assert_eq!(l["side"], "receiver");
-    assert!(l["evidence"].as_str().unwrap().contains("saturated"), "{l}");
+    // The kernel counts what drop's full af_packet ring dropped: DPDK 22.11
+    // and 24.11 leave it to drop (socket_drops), 25.03+ put it in imissed.
+    // Where neither moved, the saturated lane is the evidence.
+    let counted = l["counters"] == serde_json::json!(["socket_drops"]) || l["counters"] == serde_json::json!(["imissed"]);
+    assert!(counted || l["evidence"].as_str().unwrap().contains("saturated"), "{l}");
+    if counted {
+        assert!(l["frames"].as_u64().unwrap() <= s["lost"].as_u64().unwrap(), "the kernel's drops are among the lost: {s}");
+    }
     let busy = s["receiver"]["busy_seconds"].as_f64().unwrap();
     assert!(busy > 0.9, "drop busy through the 1 s trial: {busy}");
 }

@@ -374,3 +374,19 @@ int bd_run_on_intr_thread(void (*fn)(void *), void *arg, unsigned int timeout_ms
 	free(job);
 	return 0;
 }
+
+unsigned int bd_lcore_cpus(unsigned int lcore, uint32_t *out, unsigned int cap)
+{
+	if (lcore >= RTE_MAX_LCORE)
+		return 0;
+	rte_cpuset_t set = rte_lcore_cpuset(lcore);
+	unsigned int n = 0;
+	for (unsigned int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &set)) {
+			if (n < cap)
+				out[n] = c;
+			n++;
+		}
+	}
+	return n;
+}

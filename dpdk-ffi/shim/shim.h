@@ -139,6 +139,11 @@ const char *bd_mbuf_best_mempool_ops(void);
 int bd_rx_timestamp_register(int *field_offset, uint64_t *rx_flag);
 
 unsigned int bd_lcore_id(void);
+
+/* The CPUs in lcore `lcore`'s cpuset (rte_lcore_cpuset, declared only under
+ * _GNU_SOURCE, which bindgen does not see), the first `cap` into `out`;
+ * returns how many there are (0 for an lcore out of range). */
+unsigned int bd_lcore_cpus(unsigned int lcore, uint32_t *out, unsigned int cap);
 int bd_errno(void);
 uint64_t bd_rdtsc(void);
 

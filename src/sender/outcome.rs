@@ -43,8 +43,9 @@ pub struct SenderWindow {
     pub host_steal_pct: Option<f64>,
     /// Paced: the share of the lanes' time spent inside tx_burst (see [`tx_wall_pct`]).
     pub tx_wall_pct: Option<f64>,
-    /// What the lanes sent in the step's warm-up, before the window (None: no warm-up).
-    pub warmup: Option<Rates>,
+    /// Ports whose TX had not drained when the trial's counts were taken
+    /// (`Sender::drain_tx`): frames counted as sent there may not have left.
+    pub tx_undrained: Vec<String>,
 }
 
 impl SenderWindow {
@@ -67,6 +68,11 @@ pub struct StepOutcome {
     pub interrupted: bool,
     /// Seconds from the first lane's start to the last lane's end.
     pub seconds: f64,
+    /// What the warm-up's lanes sent (None without a warm-up): it left the
+    /// port too, outside the window (blast's /metrics counters include it).
+    pub warmup_sent: Option<Rates>,
+    /// Ports whose TX had not drained after the last phase (see `SenderWindow`).
+    pub tx_undrained: Vec<String>,
 }
 
 impl StepOutcome {
@@ -124,10 +130,27 @@ pub(super) struct Phase {
     pub(super) failure: Option<StepFailure>,
     pub(super) interrupted: bool,
     pub(super) seconds: f64,
+    /// Ports whose TX had not drained when the lanes stopped.
+    pub(super) tx_undrained: Vec<String>,
 }
 
 impl Phase {
     pub(super) fn into_outcome(self, window: Option<SenderWindow>, failure: Option<StepFailure>) -> StepOutcome {
-        StepOutcome { lanes: self.lanes, window, failure: self.failure.or(failure), interrupted: self.interrupted, seconds: self.seconds }
+        StepOutcome {
+            lanes: self.lanes,
+            window,
+            failure: self.failure.or(failure),
+            interrupted: self.interrupted,
+            seconds: self.seconds,
+            warmup_sent: None,
+            tx_undrained: self.tx_undrained,
+        }
+    }
+
+    /// What this phase's lanes sent, over its length.
+    pub(super) fn sent(&self) -> Rates {
+        let mut sent = crate::counters::Tally::default();
+        self.lanes.iter().for_each(|l| sent.add(&l.outcome.tally));
+        Rates::over(sent.packets, sent.bytes, self.seconds)
     }
 }

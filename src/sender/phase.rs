@@ -24,6 +24,10 @@ use crate::tx::replay::ReplayLane;
 use crate::tx::{self, TxLane, TxOutcome};
 use crate::xstats::{Sample, WindowXstats};
 
+/// How long the sender waits at most for a port's TX to drain after its
+/// lanes stop (a slow qdisc: 512 frames at 1 Mbit/s take about 2 s).
+const TX_DRAIN_LIMIT: Duration = Duration::from_secs(3);
+
 impl Sender {
     /// Sends on every queue of `plan` until `duration`, `count`, a stall or a signal.
     pub(super) fn run_phase(
@@ -69,6 +73,7 @@ impl Sender {
             // queues run on from them into the next phase.
             timeline.phase_done(results.iter().map(|l| (l.queue, l.outcome.tally)));
         }
+        let tx_undrained = self.drain_tx();
         let start = results.iter().map(|l| l.outcome.start_tsc).min().unwrap_or(0);
         let end = results.iter().map(|l| l.outcome.end_tsc).max().unwrap_or(0);
         Ok(Phase {
@@ -76,7 +81,28 @@ impl Sender {
             failure,
             interrupted: signals::interrupted(),
             seconds: end.saturating_sub(start) as f64 / self.hz as f64,
+            tx_undrained,
         })
+    }
+
+    /// Lets the frames the ports accepted leave before anything reads a
+    /// counter or stops a port (`Port::drain_tx`: af_packet keeps frames a
+    /// qdisc refused in its TX ring, counted as sent, until kicked). A ring
+    /// that will not empty within `TX_DRAIN_LIMIT` is said, and its port
+    /// named in what this returns: frames counted as sent there may never leave.
+    fn drain_tx(&self) -> Vec<String> {
+        let mut undrained = Vec::new();
+        for side in &self.sides {
+            if let dpdk::TxDrain::TimedOut { waited } = side.port.drain_tx(TX_DRAIN_LIMIT) {
+                tracing::warn!(
+                    "port {}: its kernel TX ring still held frames after {:.1} s: frames counted as sent may not have left",
+                    side.info.name,
+                    waited.as_secs_f64()
+                );
+                undrained.push(side.info.name.clone());
+            }
+        }
+        undrained
     }
 
     /// Stops the lanes and takes back their queues and where their streams

@@ -61,16 +61,14 @@ impl Sender {
             std::thread::sleep(self.cfg.drain);
             return Ok(phase.into_outcome(None, None));
         }
-        let mut warmup = None;
+        let mut warmup_sent = None;
         if !p.warmup.is_zero() {
             let warm = self.run_phase(&plan, p, Some(p.warmup), None, hooks)?;
+            warmup_sent = Some(warm.sent());
             std::thread::sleep(self.cfg.drain);
             if warm.failure.is_some() || warm.interrupted {
-                return Ok(warm.into_outcome(None, None));
+                return Ok(StepOutcome { warmup_sent, ..warm.into_outcome(None, None) });
             }
-            let mut sent = crate::counters::Tally::default();
-            warm.lanes.iter().for_each(|l| sent.add(&l.outcome.tally));
-            warmup = Some(crate::report::Rates::over(sent.packets, sent.bytes, warm.seconds));
         }
         let streams_at_start = self.stream_edge(&plan);
         if let Err(e) = hooks.start(streams_at_start.as_ref()) {
@@ -80,6 +78,8 @@ impl Sender {
                 failure: Some(e),
                 interrupted: signals::interrupted(),
                 seconds: 0.0,
+                warmup_sent,
+                tx_undrained: Vec::new(),
             });
         }
         let before = self.read_counters();
@@ -93,9 +93,8 @@ impl Sender {
         window.all_probed = p.replay.is_none();
         (window.streams_at_start, window.streams_at_end) = (streams_at_start, self.stream_edge(&plan));
         window.host_steal_pct = host_steal_pct;
-        window.warmup = warmup;
         let closed = if trial.interrupted { Ok(()) } else { hooks.end(&window) };
-        Ok(trial.into_outcome(Some(window), closed.err()))
+        Ok(StepOutcome { warmup_sent, ..trial.into_outcome(Some(window), closed.err()) })
     }
 
     /// Where this step's streams stand now (None: more than an edge lists).

@@ -55,6 +55,7 @@ impl Sender {
             reflected: latency.as_ref().map_or(0, |l| l.1),
             latency: latency.map(|l| l.0),
             tx_wall_pct: tx_wall_pct(&trial.lanes),
+            tx_undrained: trial.tx_undrained.clone(),
             ..Default::default()
         };
         for l in &trial.lanes {

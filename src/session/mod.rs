@@ -206,6 +206,14 @@ pub fn start_eal(tool: &str, user: &[String], workers: u16, ports: &[String]) ->
         }
         other => other.into(),
     })?;
+    if eal_args::user_chose_lcores(user) {
+        // The user's map may put workers on one CPU (`--lcores=0@0,1@0,2@0`):
+        // said now, and in the record's environment.lcore_warnings.
+        let lanes: Vec<(u32, Vec<u32>)> = eal.worker_lcores().into_iter().map(|l| (l, eal.lcore_cpus(l))).collect();
+        if let Some(w) = topology::shared_cpu_warning(&lanes) {
+            tracing::warn!("{w}");
+        }
+    }
     Ok(Started { eal, eal_args: plan.args, placement: plan.placement })
 }
 

@@ -130,6 +130,11 @@ pub struct WindowFigures {
     pub imissed: u64,
     pub rx_nombuf: u64,
     pub ierrors: u64,
+    /// af_packet: frames the kernel dropped on drop's full RX rings (its
+    /// sockets' PACKET_STATISTICS), where the PMD does not count them in
+    /// `imissed` (DPDK before 25.03); 0 otherwise, and from an older drop.
+    #[serde(default)]
+    pub socket_drops: u64,
     pub no_probe: u64,
     /// Per-stream sequence accounting over every probe that arrived in the
     /// window, the trial's and any other (its loss is the gap estimate).

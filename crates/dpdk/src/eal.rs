@@ -82,11 +82,23 @@ impl Eal {
         unsafe { ffi::rte_get_main_lcore() }
     }
 
-    /// The CPU an lcore runs on, when pinned to exactly one.
-    pub fn lcore_cpu(&self, lcore: u32) -> Option<u32> {
-        // SAFETY: the EAL is initialised; an lcore id out of range reads as -1.
-        let cpu = unsafe { ffi::rte_lcore_to_cpu_id(lcore as c_int) };
-        (cpu >= 0).then_some(cpu as u32)
+    /// The CPUs an lcore's thread may run on: its cpuset as the EAL set it
+    /// (`--lcores=1@0` gives {0}; `1@(0-3)` gives {0..3}). Not
+    /// `rte_lcore_to_cpu_id`, which is the physical core id of the CPU
+    /// numbered like the lcore, whatever `@` mapped it to. Empty for an
+    /// lcore out of range.
+    pub fn lcore_cpus(&self, lcore: u32) -> Vec<u32> {
+        let mut out = vec![0u32; 64];
+        // SAFETY: the EAL is initialised; the shim writes at most `cap`
+        // entries into the buffer and checks the lcore's range itself.
+        let n = unsafe { ffi::bd_lcore_cpus(lcore, out.as_mut_ptr(), out.len() as u32) } as usize;
+        if n > out.len() {
+            out.resize(n, 0);
+            // SAFETY: as above, with room for all of them now.
+            unsafe { ffi::bd_lcore_cpus(lcore, out.as_mut_ptr(), out.len() as u32) };
+        }
+        out.truncate(n);
+        out
     }
 
     pub fn lcore_socket(&self, lcore: u32) -> u32 {

@@ -28,7 +28,7 @@ pub use mbuf::{Mbuf, MbufLayout, RxTimestamp, MBUF_F_EXTERNAL};
 pub use mempool::{Mempool, PoolSizing};
 pub use port::{
     available_ports, available_ports_with_driver, xstats_all, xstats_by_id, Configured, DescLimits, DeviceInfo, Link, Port, PortConfig,
-    PortStats, Queue, Rx, RxQueue, Tx, TxQueue, XstatIds,
+    PortStats, Queue, Rx, RxQueue, Tx, TxDrain, TxQueue, XstatIds,
 };
 
 pub use dpdk_ffi as ffi;

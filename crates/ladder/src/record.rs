@@ -24,13 +24,20 @@ pub struct StepRecord {
     pub shape: String,
     /// The paced rate asked for, in Mpps.
     pub offered_mpps: Option<f64>,
-    /// Sender-side: frames accepted by tx_burst during the window.
+    /// Sender-side: frames accepted by tx_burst during the window (drained
+    /// before it closed: on af_packet, frames that left). A failed step
+    /// (`error` set) keeps what the sender sent before it failed.
     pub sent: Rates,
     /// Sender-side: frames accepted by tx_burst in the step's warm-up,
     /// before the window (not measured; blast's /metrics frame counters
     /// include them). Absent without a warm-up, or where the step failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_sent: Option<Rates>,
+    /// Ports whose TX had not drained when the window closed (af_packet
+    /// behind a qdisc slower than its ring): `sent` there may count frames
+    /// that never left. Empty (absent) when every port drained.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tx_undrained: Vec<String>,
     /// The sender's busy core cycles per frame (null when the core's clock is unknown: on arm64 the
     /// lanes' counter is a platform timer, turned into cycles only with a known core frequency).
     pub sender_cycles_per_packet: Option<f64>,

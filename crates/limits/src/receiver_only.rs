@@ -16,6 +16,10 @@ pub struct ReceiverCounters {
     pub imissed: u64,
     pub rx_nombuf: u64,
     pub ierrors: u64,
+    /// af_packet: frames the kernel dropped on the full RX rings of the
+    /// port's sockets (PACKET_STATISTICS), not in `imissed`.
+    #[serde(default)]
+    pub socket_drops: u64,
     /// The port's watched extended stats by kind: allowance deltas (ENA),
     /// --watch-xstat deltas, and levels (not read by the verdict).
     pub xstats: XstatsByKind,
@@ -38,7 +42,7 @@ pub fn receiver_verdict(c: &ReceiverCounters) -> Verdict {
     limits.extend(port_drops(c));
     limits.extend(watched_limits(c));
     let saturated = c.busy_pct.filter(|&b| b >= SATURATED_BUSY_PCT);
-    let explained = c.imissed + c.rx_nombuf + c.ierrors;
+    let explained = c.imissed + c.rx_nombuf + c.socket_drops + c.ierrors;
     if c.probe_lost > explained {
         limits.push(missing_probes(c.probe_lost - explained, saturated));
     } else if let Some(busy) = saturated.filter(|_| limits.is_empty()) {
@@ -80,20 +84,7 @@ fn allowance_limits(c: &ReceiverCounters) -> Vec<Limit> {
 
 /// Frames the port counted as missed (imissed) or without a buffer (rx_nombuf).
 fn port_drops(c: &ReceiverCounters) -> Option<Limit> {
-    let drops = c.imissed + c.rx_nombuf;
-    if drops == 0 {
-        return None;
-    }
-    let parts: Vec<String> =
-        [("imissed", c.imissed), ("rx_nombuf", c.rx_nombuf)].iter().filter(|(_, v)| *v > 0).map(|(n, v)| format!("{n} +{v}")).collect();
-    Some(Limit {
-        kind: LimitKind::Receiver,
-        side: Side::Receiver,
-        counters: [("imissed", c.imissed), ("rx_nombuf", c.rx_nombuf)].iter().filter(|(_, v)| *v > 0).map(|(n, _)| n.to_string()).collect(),
-        delta: drops,
-        frames: drops,
-        evidence: format!("{} on the receiver: it could not take frames as fast as they came", parts.join(", ")),
-    })
+    crate::verdict::receiver_drop_limit(c.imissed, c.rx_nombuf, c.socket_drops)
 }
 
 /// Every counter the user asked to watch that moved.
@@ -191,6 +182,17 @@ mod tests {
         let v = receiver_verdict(&ReceiverCounters { busy_pct: Some(100.0), ..clean() });
         assert_eq!(kinds(&v), [LimitKind::Receiver]);
         assert!(v.limits[0].evidence.contains("no frame lost"));
+    }
+
+    #[test]
+    fn af_packet_socket_drops_explain_loss_and_are_named() {
+        // DPDK 22.11's af_packet: imissed 0, the kernel's ring drops read from the sockets.
+        let v = receiver_verdict(&ReceiverCounters { socket_drops: 400, probe_lost: 500, ..clean() });
+        assert_eq!(kinds(&v), [LimitKind::Receiver, LimitKind::Network], "{v:?}");
+        assert_eq!(v.limits[0].counters, ["socket_drops"]);
+        assert_eq!(v.limits[0].frames, 400);
+        assert!(v.limits[0].evidence.starts_with("socket_drops +400 on the receiver"), "{}", v.limits[0].evidence);
+        assert_eq!(v.limits[1].frames, 100, "only the loss the sockets did not count is placed before the port");
     }
 
     #[test]

@@ -104,6 +104,10 @@ pub struct WindowCounters {
     pub receiver_imissed: u64,
     pub receiver_rx_nombuf: u64,
     pub receiver_ierrors: u64,
+    /// af_packet: frames the kernel dropped on the receiver's full RX rings
+    /// (its sockets' PACKET_STATISTICS), not in `receiver_imissed`.
+    #[serde(default)]
+    pub receiver_socket_drops: u64,
     /// Each end's watched extended stats by kind: allowance deltas (ENA),
     /// --watch-xstat deltas, and levels (not read by the verdict).
     pub sender_xstats: XstatsByKind,
@@ -324,33 +328,37 @@ fn allowance_limits(w: &WindowCounters) -> Vec<Limit> {
     limits
 }
 
-/// Frames the receiver's port counted as missed or without a buffer.
+/// Frames the receiver's port counted as missed or without a buffer, or
+/// its kernel sockets dropped.
 fn rx_drops(w: &WindowCounters) -> u64 {
-    w.receiver_imissed + w.receiver_rx_nombuf
+    w.receiver_imissed + w.receiver_rx_nombuf + w.receiver_socket_drops
+}
+
+/// The receiver could not take frames as fast as they came.
+fn receiver_drops(w: &WindowCounters) -> Option<Limit> {
+    receiver_drop_limit(w.receiver_imissed, w.receiver_rx_nombuf, w.receiver_socket_drops)
 }
 
 /// The receiver could not take frames as fast as they came: its port
-/// counted them missed (imissed) or had no buffer for them (rx_nombuf).
-fn receiver_drops(w: &WindowCounters) -> Option<Limit> {
-    let drops = rx_drops(w);
-    if drops == 0 {
+/// counted them missed (imissed), had no buffer for them (rx_nombuf), or
+/// the kernel dropped them on its af_packet sockets' full RX rings
+/// (socket_drops). None when none moved. Both verdicts name them so.
+pub(crate) fn receiver_drop_limit(imissed: u64, rx_nombuf: u64, socket_drops: u64) -> Option<Limit> {
+    let moved: Vec<(&str, u64)> =
+        [("imissed", imissed), ("rx_nombuf", rx_nombuf), ("socket_drops", socket_drops)].into_iter().filter(|&(_, v)| v > 0).collect();
+    if moved.is_empty() {
         return None;
     }
-    let mut counters = Vec::new();
-    let mut parts = Vec::new();
-    for (name, v) in [("imissed", w.receiver_imissed), ("rx_nombuf", w.receiver_rx_nombuf)] {
-        if v > 0 {
-            counters.push(name.to_string());
-            parts.push(format!("{name} +{v}"));
-        }
-    }
+    let drops = moved.iter().map(|&(_, v)| v).sum();
+    let parts: Vec<String> = moved.iter().map(|(n, v)| format!("{n} +{v}")).collect();
+    let kernel = if socket_drops > 0 { " (socket_drops: the kernel's af_packet RX ring was full)" } else { "" };
     Some(Limit {
         kind: LimitKind::Receiver,
         side: Side::Receiver,
-        counters,
+        counters: moved.iter().map(|(n, _)| n.to_string()).collect(),
         delta: drops,
         frames: drops,
-        evidence: format!("{} on the receiver: it could not take frames as fast as they came", parts.join(", ")),
+        evidence: format!("{} on the receiver: it could not take frames as fast as they came{kernel}", parts.join(", ")),
     })
 }
 
@@ -624,6 +632,17 @@ mod tests {
         let mut w = paced(10, 10, 10);
         w.receiver_xstats.allowances.insert("bw_in_allowance_exceeded".into(), 7);
         assert_eq!(verdict(&w).label(), "bw-in-allowance (receiver)");
+    }
+
+    #[test]
+    fn af_packet_socket_drops_are_the_receivers() {
+        let mut w = paced(1000, 1000, 900);
+        w.receiver_socket_drops = 100;
+        let v = verdict(&w);
+        assert_eq!(kinds(&v), [LimitKind::Receiver]);
+        assert_eq!(v.limits[0].frames, 100);
+        assert_eq!(v.limits[0].counters, ["socket_drops"]);
+        assert!(v.limits[0].evidence.starts_with("socket_drops +100 on the receiver"), "{}", v.limits[0].evidence);
     }
 
     #[test]

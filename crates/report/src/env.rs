@@ -127,7 +127,9 @@ fn lcores(e: J) -> String {
         .iter()
         .map(|l| {
             let l = J(l);
-            format!("queue {} on lcore {} (CPU {}, socket {})", l.text("queue"), l.text("lcore"), l.text("cpu"), l.text("socket"))
+            // `cpus` is the lcore's whole set; records before it carry only `cpu`.
+            let cpus = if l.at("cpus").is_null() { format!("CPU {}", l.text("cpu")) } else { format!("CPUs {}", l.text("cpus")) };
+            format!("queue {} on lcore {} ({cpus}, socket {})", l.text("queue"), l.text("lcore"), l.text("socket"))
         })
         .collect::<Vec<_>>()
         .join("; ")
@@ -214,6 +216,7 @@ pub fn warnings(r: &Record) -> Vec<String> {
     let e = r.env();
     let mut w: Vec<String> =
         e.arr("placement/warnings").iter().filter_map(|v| v.as_str()).map(|s| format!("lcore placement: {s}")).collect();
+    w.extend(e.arr("lcore_warnings").iter().filter_map(|v| v.as_str()).map(|s| format!("lcore placement: {s}")));
     for p in ports(e) {
         let p = J(&p);
         let name = p.text("name");

@@ -302,6 +302,32 @@ fn warnings(topo: &Topology, chosen: &[u32], main: u32, node_of_worker: impl Fn(
     warnings
 }
 
+/// Workers whose lcores may run on a common CPU, from each lane's CPU set as
+/// the EAL pinned it (`lanes`: (lcore, its CPUs)); one sentence naming
+/// them, or None when no two sets overlap. Busy-polling lanes on one CPU
+/// take turns, so every per-lane figure is then the CPU's, split. Lanes
+/// with an unknown (empty) set are left out: unknown is not shared.
+pub fn shared_cpu_warning(lanes: &[(u32, Vec<u32>)]) -> Option<String> {
+    let mut sharing: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (i, (lcore, cpus)) in lanes.iter().enumerate() {
+        let overlaps = lanes.iter().enumerate().any(|(j, (_, other))| i != j && cpus.iter().any(|c| other.contains(c)));
+        if overlaps {
+            for &c in cpus {
+                let on = sharing.entry(c).or_default();
+                if !on.contains(lcore) {
+                    on.push(*lcore);
+                }
+            }
+        }
+    }
+    sharing.retain(|_, lcores| lcores.len() > 1);
+    if sharing.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = sharing.iter().map(|(cpu, lcores)| format!("CPU {cpu}: lcores {lcores:?}")).collect();
+    Some(format!("workers share a core ({}): busy-polling lanes on one CPU take turns, each gets a share of it", each.join("; ")))
+}
+
 /// The sysfs root: $BLASTDROP_SYSFS (for tests), or /sys.
 pub fn sysfs_root() -> PathBuf {
     std::env::var_os("BLASTDROP_SYSFS").map_or_else(|| PathBuf::from("/sys"), PathBuf::from)
@@ -318,6 +344,20 @@ mod tests {
     fn fixture(name: &str) -> Topology {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sysfs").join(name);
         Topology::from_sysfs(&root).unwrap()
+    }
+
+    #[test]
+    fn lanes_whose_cpu_sets_overlap_are_named() {
+        // --lcores=0@0,1@0,2@0: both workers on CPU 0.
+        let w = shared_cpu_warning(&[(1, vec![0]), (2, vec![0])]).unwrap();
+        assert!(w.starts_with("workers share a core (CPU 0: lcores [1, 2])"), "{w}");
+        // One lane allowed on 0-1, another on 1: they meet on CPU 1 only.
+        let w = shared_cpu_warning(&[(1, vec![0, 1]), (2, vec![1]), (3, vec![2])]).unwrap();
+        assert!(w.contains("CPU 1: lcores [1, 2]") && !w.contains("CPU 0") && !w.contains("CPU 2"), "{w}");
+        // Disjoint sets, a single lane, an unknown set: nothing said.
+        assert_eq!(shared_cpu_warning(&[(1, vec![0]), (2, vec![1])]), None);
+        assert_eq!(shared_cpu_warning(&[(1, vec![0, 1])]), None);
+        assert_eq!(shared_cpu_warning(&[(1, vec![]), (2, vec![])]), None);
     }
 
     #[test]

@@ -201,6 +201,7 @@ pub(crate) fn receiver_counters(
         imissed: port.imissed,
         rx_nombuf: port.rx_nombuf,
         ierrors: port.ierrors,
+        socket_drops: port.socket_drops,
         xstats: xs.counters.clone(),
         probe_lost: lost,
         probes_read,

@@ -45,6 +45,9 @@ pub struct DeviceInfo {
     pub tx_offload_capa: u64,
     pub rx_offload_capa: u64,
     pub reta_size: u16,
+    /// The kernel interface a kernel-backed device sits on (af_packet's
+    /// `iface=`), 0 when none.
+    pub if_index: u32,
 }
 
 /// Bytes a frame carries beyond its MTU: Ethernet header and FCS, unless

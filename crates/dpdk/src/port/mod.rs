@@ -12,12 +12,14 @@ use crate::{Error, LimitKind, Mempool, Result};
 
 mod devices;
 mod info;
+mod kernel;
 mod peer;
 mod queue;
 mod stats;
 
 pub use devices::{available_ports, available_ports_with_driver};
 pub use info::{Configured, DescLimits, DeviceInfo, Link, PortConfig};
+pub use kernel::TxDrain;
 pub use queue::{Queue, Rx, RxQueue, Tx, TxQueue};
 pub use stats::{xstats_all, xstats_by_id, PortStats, XstatIds};
 
@@ -31,6 +33,9 @@ pub struct Port {
     info: DeviceInfo,
     configured: Option<Configured>,
     started: bool,
+    /// af_packet: the kernel's RX ring drops read so far (each read of a
+    /// socket's PACKET_STATISTICS resets it, so they are summed here).
+    socket_drops: std::sync::atomic::AtomicU64,
 }
 
 /// The device's own description of itself.
@@ -71,6 +76,7 @@ impl Port {
             tx_offload_capa: raw.tx_offload_capa,
             rx_offload_capa: raw.rx_offload_capa,
             reta_size: raw.reta_size,
+            if_index: raw.if_index,
         };
         // Registered only once the handle can be made, so a failed open
         // leaves the port free for the next.
@@ -79,7 +85,7 @@ impl Port {
             return Err(Error::AlreadyOpen { port: id });
         }
         open.push(id);
-        Ok(Port { id, info, configured: None, started: false })
+        Ok(Port { id, info, configured: None, started: false, socket_drops: Default::default() })
     }
 
     pub fn id(&self) -> u16 {
@@ -255,6 +261,8 @@ impl Port {
         if !self.started {
             return Ok(());
         }
+        // af_packet closes its sockets on stop: their last drops are read first.
+        self.socket_drops();
         let id = self.id;
         // SAFETY: a started port this handle owns; the callers join its lanes first.
         let stop = || unsafe { ffi::rte_eth_dev_stop(id) };
@@ -266,6 +274,41 @@ impl Port {
             return Err(Error::call("rte_eth_dev_stop", rc));
         }
         Ok(())
+    }
+
+    /// The packet sockets of an af_packet port (none for any other driver).
+    fn kernel_sockets(&self) -> Vec<std::os::fd::RawFd> {
+        if self.info.driver != "net_af_packet" || !self.started {
+            return Vec::new();
+        }
+        kernel::packet_sockets(self.info.if_index)
+    }
+
+    /// Lets what the port accepted leave before anything counts it or stops
+    /// the port: on af_packet, whose `opackets` counts frames put in its TX
+    /// ring, the rings are kicked until the kernel has taken and sent every
+    /// frame, for at most `limit` (a qdisc that pushes back leaves frames in
+    /// the ring, and stopping the port discards them). Other devices count
+    /// at transmit or keep nothing back: `NotKernel`. Call with no lane
+    /// bursting on the port.
+    pub fn drain_tx(&self, limit: Duration) -> TxDrain {
+        kernel::drain_tx(&self.kernel_sockets(), limit)
+    }
+
+    /// Frames the kernel dropped on this af_packet port's RX rings since it
+    /// opened: what its sockets' PACKET_STATISTICS `tp_drops` said at each
+    /// read (they reset on read), summed. 0 where the PMD reads them itself
+    /// (DPDK 25.03 and later fold them into `imissed`: reading here would
+    /// take them from it) and for other drivers. A socket that cannot be
+    /// read adds nothing this time. Off the data path: it walks /proc.
+    pub fn socket_drops(&self) -> u64 {
+        use std::sync::atomic::Ordering;
+        if !pmd_reads_socket_drops(&crate::runtime_version()) {
+            if let Some(n) = kernel::take_rx_drops(&self.kernel_sockets()) {
+                self.socket_drops.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+        self.socket_drops.load(Ordering::Relaxed)
     }
 
     /// Runs a start or stop where the device wants it: on the EAL interrupt
@@ -347,5 +390,31 @@ impl Drop for Port {
             let _ = unsafe { ffi::rte_eth_dev_close(self.id) };
         }
         OPEN.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != self.id);
+    }
+}
+
+/// Whether this DPDK's af_packet PMD reads its sockets' drop counts into
+/// `imissed` (from 25.03: "net/af_packet: provide packet drop stats"), from
+/// `rte_version()` ("DPDK 25.11.0"). Unknown versions count as reading
+/// them, so nothing is taken from a PMD that does.
+fn pmd_reads_socket_drops(version: &str) -> bool {
+    let mut nums = version.trim_start_matches(|c: char| !c.is_ascii_digit()).split(|c: char| !c.is_ascii_digit());
+    match (nums.next().and_then(|y| y.parse::<u32>().ok()), nums.next().and_then(|m| m.parse::<u32>().ok())) {
+        (Some(year), Some(month)) => (year, month) >= (25, 3),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::pmd_reads_socket_drops;
+
+    #[test]
+    fn af_packet_reads_its_socket_drops_from_25_03() {
+        assert!(!pmd_reads_socket_drops("DPDK 22.11.11"));
+        assert!(!pmd_reads_socket_drops("DPDK 24.11.3"));
+        assert!(pmd_reads_socket_drops("DPDK 25.03.0"));
+        assert!(pmd_reads_socket_drops("DPDK 25.11.0"));
+        assert!(pmd_reads_socket_drops("nonsense"));
     }
 }

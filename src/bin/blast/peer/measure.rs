@@ -22,6 +22,7 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
     let outcome = sender.run_step(params, &mut hooks)?;
     let figures = hooks.take_figures();
     let mut rec = step_record(sender, params, step, run);
+    rec.warmup_sent = outcome.warmup_sent;
     let mut failure = None;
     match (&outcome.failure, outcome.window) {
         (None, Some(w)) => {
@@ -42,7 +43,12 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
             }
             name_the_tail(&mut rec);
         }
-        (Some(e), _) => {
+        (Some(e), w) => {
+            // What the sender sent before the step failed, sender-side (the
+            // receiver's figures are gone with it): it left the port.
+            if let Some(w) = w {
+                sender_figures(&mut rec, &w, sender, params.shape);
+            }
             rec.error = Some(e.clone());
             failure = Some(e.clone());
         }
@@ -74,7 +80,7 @@ fn step_record(sender: &Sender, params: &StepParams, step: usize, run: u32) -> S
 /// port's counters, the shape it achieved and, with --reflect, round trips.
 fn sender_figures(rec: &mut StepRecord, w: &SenderWindow, sender: &Sender, shape: pace::Shape) {
     rec.sent = w.sent();
-    rec.warmup_sent = w.warmup;
+    rec.tx_undrained = w.tx_undrained.clone();
     let busy = PerPacket::of(w.total.busy_cycles, w.total.packets);
     (rec.sender_cycles_per_packet, rec.sender_ns_per_packet) = (busy.cycles_per_packet, busy.ns_per_packet);
     rec.ring_full_retries = w.total.ring_full_retries;
@@ -160,6 +166,7 @@ fn group_step(rec: &mut StepRecord, m: Membership, figures: Option<&WindowFigure
         imissed: f.imissed,
         rx_nombuf: f.rx_nombuf,
         ierrors: f.ierrors,
+        socket_drops: f.socket_drops,
         xstats: limits::XstatsByKind::from_wire(&f.xstats, &f.levels),
         probe_lost: f.trial.as_ref().map_or(f.probe.lost, |t| t.lost),
         probes_read: f.no_probe < f.packets,

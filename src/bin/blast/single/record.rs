@@ -49,6 +49,10 @@ pub struct Summary {
     pub ring_full_retries: u64,
     pub alloc_failures: u64,
     pub unsent: u64,
+    /// Ports whose TX had not drained when the run ended: `sent` there may
+    /// count frames that never left (af_packet behind a slow qdisc).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tx_undrained: Vec<String>,
     pub probe: bool,
     /// What held the run back, from the sender's counters alone (no receiver).
     pub limit: String,

@@ -47,6 +47,7 @@ pub fn summarize(
         ring_full_retries: total.ring_full_retries,
         alloc_failures: total.alloc_failures,
         unsent,
+        tx_undrained: outcome.tx_undrained.clone(),
         probe: true,
         limit: verdict.label(),
         verdict,
