@@ -39,7 +39,7 @@ fn af_packet_socket_drops_are_counted_and_named_by_the_verdict() {
     assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
     sigint(&drop);
     let drop_out = drop.finish(Duration::from_secs(30));
-    assert!(drop_out.status.success(), "{}\n{}", drop_out.stdout, drop_out.stderr);
+    assert_eq!(drop_out.status.code(), Some(EXIT_INTERRUPTED), "{}\n{}", drop_out.stdout, drop_out.stderr);
 
     let mut counted = 0;
     for s in read_json(std::path::Path::new(&json))["steps"].as_array().unwrap() {
