@@ -251,7 +251,7 @@ undo_resources() {
     done < <(tac "$etc/reserved" 2>/dev/null)
     if hugepage_pool quiet; then
         # What stays in the pool: what was there before this script reserved, or all of it.
-        n=$(awk -v f="$HP" '$1 == "hugepages" && $2 == f { print $3; exit }' "$etc/reserved" 2>/dev/null)
+        n=$(awk -v f="$HP" '$1 == "hugepages" && $2 == f { print $3; exit }' "$etc/reserved" 2>/dev/null || true)
         [ -n "$n" ] || n=$(cat "$HP")
         [ "$n" -gt 0 ] && left+=("$n hugepages of $hp_size") how+=("echo 0 > $HP")
     fi
