@@ -319,7 +319,7 @@ fn virtio_sysfs(name: &str, iface: &str, pci: &str, access_platform: bool, group
         std::fs::create_dir_all(root.join(drv)).unwrap();
         symlink(root.join(drv), at.join("driver")).unwrap();
     }
-    let mut features = vec![b'0'; 64];
+    let mut features = [b'0'; 64];
     features[0] = b'1'; // VIRTIO_NET_F_CSUM
     features[32] = b'1'; // VIRTIO_F_VERSION_1
     if access_platform {
