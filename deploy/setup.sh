@@ -52,10 +52,11 @@ while [ $# -gt 0 ]; do
         --dry-run) dry=1 ;;
         --undo) undo=1 ;;
         --iface) [ $# -ge 2 ] || { echo "setup: error: --iface needs an interface name" >&2; exit 2; }
-            # The kernel's rule for a name: 1 to 15 characters, no '/', no blank, not . or ..
+            # The kernel's rule for a name (dev_valid_name): 1 to 15 characters,
+            # no '/', ':' or blank, not . or ..
             case "$2" in
                 '') echo "setup: error: --iface was given an empty name: give the data interface's name (ip -br link lists them)" >&2; exit 2 ;;
-                .|..|*/*|*[[:space:]]*|????????????????*) echo "setup: error: --iface '$2' is not an interface name (1 to 15 characters, no '/' or blank): ip -br link lists them" >&2; exit 2 ;;
+                .|..|*/*|*:*|*[[:space:]]*|????????????????*) echo "setup: error: --iface '$2' is not an interface name (1 to 15 characters, no '/', ':' or blank): ip -br link lists them" >&2; exit 2 ;;
             esac
             ifaces+=("$2"); shift ;;
         --hugepages) [ $# -ge 2 ] || { echo "setup: error: --hugepages needs a number" >&2; exit 2; }
@@ -293,7 +294,7 @@ if [ "$undo" = 1 ]; then
     done
     for s in "${stale[@]}"; do
         read -r dev kdrv name <<<"$s"
-        echo "setup: $etc/bound names $dev ($name, kernel driver $kdrv), which is no PCI address: an older setup.sh recorded the device's bus name instead of its PCI parent, and that bind failed, so nothing of it was bound; the line is dropped (bind $name again with this script)"
+        echo "setup: $etc/bound names $dev ($name, kernel driver $kdrv), which is no PCI address: an older setup.sh recorded the device's bus name instead of its PCI parent, and its bind of that name failed (dpdk-devbind.py knows PCI addresses only), so it bound nothing under this line; the line is dropped (bind $name again with this script)"
     done
     if [ "${#back[@]}" -eq 0 ]; then
         echo "setup: no device this script bound (${etc}/bound) and no ENA device is bound to vfio-pci or uio_pci_generic: no device to give back."
@@ -370,9 +371,12 @@ for i in "${ifaces[@]}"; do
     # uio_pci_generic maps nothing in the IOMMU: where the IOMMU translates
     # for the device, its DMA faults and nothing is sent (unless the device
     # bypasses the IOMMU: virtio without VIRTIO_F_ACCESS_PLATFORM).
-    if [ "$driver" = uio_pci_generic ] && [ "$gtype" != identity ] && [ -z "$bypass" ]; then
-        echo "setup: error: $i ($pci) is behind an IOMMU that translates its DMA (group type $gtype), and uio_pci_generic programs no IOMMU: use --driver vfio-pci, or boot with iommu=pt" >&2
-        exit 4
+    if [ "$driver" = uio_pci_generic ] && [ "$gtype" != identity ]; then
+        if [ -z "$bypass" ]; then
+            echo "setup: error: $i ($pci) is behind an IOMMU that translates its DMA (group type $gtype), and uio_pci_generic programs no IOMMU: use --driver vfio-pci, or boot with iommu=pt" >&2
+            exit 4
+        fi
+        echo "setup: $i ($pci): a virtio device ($bypass) without VIRTIO_F_ACCESS_PLATFORM, whose DMA bypasses the IOMMU (group type $gtype): uio_pci_generic works with it"
     fi
     # vfio-pci maps DPDK's memory at IOVAs in a domain of its own, whatever
     # the group's default type (iommu=pt included); a device that bypasses

@@ -389,6 +389,7 @@ fn a_virtio_nic_that_bypasses_a_translating_iommu_is_refused_under_vfio_with_the
     let (rc, out, err) = setup(&sys, &uio);
     assert_eq!(rc, 0, "{out}{err}");
     assert!(out.contains("would bind 0000:00:04.0 to uio_pci_generic"), "{out}");
+    assert!(out.contains("whose DMA bypasses the IOMMU (group type DMA-FQ): uio_pci_generic works with it"), "{out}");
     // vfio-pci translates in its own domain even for an identity (iommu=pt) group: still refused.
     let sys = virtio_sysfs("virtio-pt", "bd-virt0", "0000:00:04.0", false, Some("identity"));
     let (rc, _, err) = setup(&sys, &args);
@@ -415,6 +416,7 @@ fn an_empty_or_bogus_iface_or_one_without_a_pci_device_gets_one_line_naming_it()
     for (given, want) in [
         ("", "--iface was given an empty name"),
         ("a/b", "--iface 'a/b' is not an interface name"),
+        ("eth0:1", "--iface 'eth0:1' is not an interface name"),
         ("bd-far-too-long-name", "--iface 'bd-far-too-long-name' is not an interface name"),
     ] {
         let (rc, out, err) = setup(&sys, &["--dry-run", "--iface", given]);
