@@ -258,7 +258,7 @@ mod tests {
         assert_eq!(l.queues, [1]);
         assert_eq!(l.steps.iter().map(|s| (s.queues, s.size)).collect::<Vec<_>>(), [(1, 64), (1, 1500)]);
         assert_eq!(l.max_queues(), 1);
-        assert_eq!(l.dropped, [d.clone()]);
+        assert_eq!(l.dropped, std::slice::from_ref(&d));
         assert_eq!(
             d.line(),
             "queue count(s) 2, 4 left out of the ladder: drop's port m0 (net_memif) has at most 1 RX queues; the other steps run"
