@@ -13,10 +13,14 @@
 #
 #   --dry-run     print every step, change nothing
 #   --undo        give the data interface(s) back to the kernel drivers they had
-#                 (recorded in DIR/bound at binding; ENA devices without a record: ena)
+#                 (recorded in DIR/bound at binding; ENA devices without a record: ena),
+#                 and the hugepages, hugetlbfs mount and modules this script itself
+#                 reserved (DIR/reserved); it names what it leaves (found in place)
 #   --iface NAME  the data interface (repeatable) [default: every ENA interface
 #                 except the one holding the default route: that is the management one].
-#                 Any PCI NIC (igb, ixgbe, ice, mlx5...): the ENA-only steps are skipped, saying so
+#                 Any PCI NIC (igb, e1000e, virtio-net, ixgbe, ice, mlx5...): the ENA-only
+#                 steps are skipped, saying so; the PCI device bound is the one above the
+#                 interface's (virtio-net: virtio0's PCI parent)
 #   --no-build    blastdrop is installed already (the .deb, or blast and drop on PATH):
 #                 no build packages, no toolchain, no build; only DPDK's runtime and tools
 #   --hugepage-mib MIB  hugepage memory to reserve [default: 4096], in pages of the kernel's
@@ -34,7 +38,8 @@
 #                 control_path_poll_interval devarg replaces them; no write-combining)
 #   --etc DIR     where the EAL arguments file goes [default: /etc/blastdrop]: eal-args holds
 #                 the -a options for the data interfaces, devargs included; bound lists
-#                 each bound device (PCI address, the kernel driver it had, its interface)
+#                 each bound device (PCI address, the kernel driver it had, its interface),
+#                 reserved what this script reserved, mounted or loaded (for --undo)
 #
 # Exit codes: 0 done (or nothing left to do); 2 bad arguments; 3 no ENA
 # interface on this machine and none named (nothing changed); 4 a step
@@ -46,7 +51,14 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --dry-run) dry=1 ;;
         --undo) undo=1 ;;
-        --iface) [ $# -ge 2 ] || { echo "setup: error: --iface needs an interface name" >&2; exit 2; }; ifaces+=("$2"); shift ;;
+        --iface) [ $# -ge 2 ] || { echo "setup: error: --iface needs an interface name" >&2; exit 2; }
+            # The kernel's rule for a name (dev_valid_name): 1 to 15 characters,
+            # no '/', ':' or blank, not . or ..
+            case "$2" in
+                '') echo "setup: error: --iface was given an empty name: give the data interface's name (ip -br link lists them)" >&2; exit 2 ;;
+                .|..|*/*|*:*|*[[:space:]]*|????????????????*) echo "setup: error: --iface '$2' is not an interface name (1 to 15 characters, no '/', ':' or blank): ip -br link lists them" >&2; exit 2 ;;
+            esac
+            ifaces+=("$2"); shift ;;
         --hugepages) [ $# -ge 2 ] || { echo "setup: error: --hugepages needs a number" >&2; exit 2; }
             case "$2" in ''|*[!0-9]*) echo "setup: error: --hugepages takes a whole number of 2 MiB pages' worth (or give --hugepage-mib MIB)" >&2; exit 2 ;; esac
             mem_mib=$(( $2 * 2 )); shift ;;
@@ -56,7 +68,7 @@ while [ $# -gt 0 ]; do
         --driver) [ $# -ge 2 ] || { echo "setup: error: --driver needs vfio-pci or uio_pci_generic" >&2; exit 2; }; driver="$2"; shift ;;
         --etc) [ $# -ge 2 ] || { echo "setup: error: --etc needs a directory" >&2; exit 2; }; etc="$2"; shift ;;
         --no-build) nobuild=1 ;;
-        -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "setup: error: unknown argument '$1' (see deploy/setup.sh --help)" >&2; exit 2 ;;
     esac
     shift
@@ -135,18 +147,33 @@ if [ "${#ifaces[@]}" -eq 0 ] && [ "$undo" = 0 ]; then
     fi
 fi
 for i in "${ifaces[@]}"; do
-    if [ "$i" = "$mgmt_iface" ]; then
+    if [ -n "$mgmt_iface" ] && [ "$i" = "$mgmt_iface" ]; then
         echo "setup: error: $i holds the default route (the management interface); binding it to DPDK would cut this session off" >&2
         exit 2
     fi
 done
 
+# Whether $1 is a PCI address (domain:bus:device.function).
+is_pci_addr() { [[ "$1" =~ ^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$ ]]; }
+# The PCI device at or above sysfs device directory $1: a driver may hang its
+# interface on a bus device of its own (virtio-net: .../0000:00:04.0/virtio0),
+# so the nearest directory named by a PCI address is the one to bind.
+pci_above() {
+    local d
+    d=$(readlink -f "$1") || return 0
+    while [ -n "$d" ] && [ "$d" != / ]; do
+        is_pci_addr "$(basename "$d")" && { basename "$d"; return 0; }
+        d=$(dirname "$d")
+    done
+    return 0
+}
 # The PCI address behind interface $1: from sysfs while the kernel drives
-# it, from $etc/bound once this script bound it (the interface is gone then).
+# it (empty if it has no PCI device: veth, lo), from $etc/bound once this
+# script bound it (the interface is gone then).
 pci_of() {
     if [ -e "$SYS/class/net/$1/device" ]; then
-        basename "$(readlink -f "$SYS/class/net/$1/device")"
-    else
+        pci_above "$SYS/class/net/$1/device"
+    elif [ ! -e "$SYS/class/net/$1" ]; then
         awk -v i="$1" '$3 == i { print $1; exit }' "$etc/bound" 2>/dev/null || true
     fi
 }
@@ -155,23 +182,106 @@ driver_of() {
     [ -e "$SYS/bus/pci/devices/$1/driver" ] && basename "$(readlink -f "$SYS/bus/pci/devices/$1/driver")"
     return 0
 }
-# The kernel driver interface $1 had: now, or as recorded at binding.
+# The kernel driver interface $1's PCI device had (virtio-pci for virtio-net,
+# which --undo binds back): now, or as recorded at binding.
 kernel_driver_of() {
-    if [ -e "$SYS/class/net/$1/device/driver" ]; then
-        basename "$(readlink -f "$SYS/class/net/$1/device/driver")"
+    if [ -e "$SYS/class/net/$1" ]; then
+        driver_of "$(pci_of "$1")"
     else
         awk -v i="$1" '$3 == i { print $2; exit }' "$etc/bound" 2>/dev/null || true
     fi
 }
 
+# --- what this script reserved -------------------------------------------
+# DIR/reserved lists what this script itself reserved, mounted or loaded
+# (hugepages FILE COUNT-BEFORE | mount DIR | module NAME), written before the
+# change, so that --undo gives back exactly that and names the rest.
+MOUNTS=${BLASTDROP_MOUNTS:-/proc/mounts}
+record_reserved() { # record_reserved KIND WHAT [COUNT-BEFORE]: the first record of KIND WHAT stays
+    mkdir -p "$etc"
+    awk -v k="$1" -v w="$2" '$1 == k && $2 == w { found = 1 } END { exit !found }' "$etc/reserved" 2>/dev/null ||
+        echo "$*" >>"$etc/reserved"
+}
+reserved() { awk -v k="$1" -v w="$2" '$1 == k && $2 == w { found = 1 } END { exit !found }' "$etc/reserved" 2>/dev/null; }
+reserve_hugepages() { # reserve_hugepages FILE COUNT
+    record_reserved hugepages "$1" "$(cat "$1")"
+    echo "$2" >"$1"
+}
+mount_hugetlbfs() {
+    record_reserved mount /dev/hugepages
+    mkdir -p /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages
+}
+load_module() {
+    record_reserved module "$1"
+    modprobe "$1"
+}
+# Giving back must not fail the undo: a module or mount still in use stays, said.
+unload_module() { modprobe -r "$1" || echo "setup: warning: $1 stays loaded (modprobe -r $1 failed: still in use?)" >&2; }
+unmount_hugetlbfs() { umount "$1" || echo "setup: warning: hugetlbfs stays mounted on $1 (umount failed: a DPDK process still running?)" >&2; }
+
+# The kernel's default hugepage pool, the one hugetlbfs mounts with: sets
+# hp_kb, HP (its nr_hugepages) and hp_size. Without one: one line and exit 4,
+# or status 1 with `quiet`.
+hugepage_pool() {
+    hp_kb=$(awk '/^Hugepagesize:/ { print $2; exit }' "${BLASTDROP_MEMINFO:-/proc/meminfo}" 2>/dev/null || true)
+    if [ -z "$hp_kb" ]; then
+        [ "${1:-}" = quiet ] && return 1
+        echo "setup: error: the kernel reports no hugepage size (no Hugepagesize in /proc/meminfo): it was built without hugetlbfs; DPDK then runs only with --no-huge" >&2
+        exit 4
+    fi
+    HP="$SYS/kernel/mm/hugepages/hugepages-${hp_kb}kB/nr_hugepages"
+    if [ ! -e "$HP" ]; then
+        [ "${1:-}" = quiet ] && return 1
+        echo "setup: error: no $HP: the kernel's default hugepage size is ${hp_kb} kB but sysfs lists no pool of that size" >&2
+        exit 4
+    fi
+    if [ "$hp_kb" -ge 1024 ]; then hp_size="$((hp_kb / 1024)) MiB"; else hp_size="$hp_kb kB"; fi
+}
+
+# --undo's second half: what DIR/reserved lists goes back (newest first);
+# what this script found in place (or a run before this record existed
+# made) stays, and is named with how to free it.
+undo_resources() {
+    local kind what before left=() how=() n m mnt
+    while read -r kind what before; do
+        case "$kind" in
+            module) step "unload $what (this script loaded it)" unload_module "$what" ;;
+            mount) step "unmount hugetlbfs from $what (this script mounted it)" unmount_hugetlbfs "$what" ;;
+            hugepages) step "give back the hugepages this script reserved ($what back to $before)" sh -c "echo $before > $what" ;;
+        esac
+    done < <(tac "$etc/reserved" 2>/dev/null)
+    if hugepage_pool quiet; then
+        # What stays in the pool: what was there before this script reserved, or all of it.
+        n=$(awk -v f="$HP" '$1 == "hugepages" && $2 == f { print $3; exit }' "$etc/reserved" 2>/dev/null || true)
+        [ -n "$n" ] || n=$(cat "$HP")
+        [ "$n" -gt 0 ] && left+=("$n hugepages of $hp_size") how+=("echo 0 > $HP")
+    fi
+    while read -r mnt; do
+        reserved mount "$mnt" || { left+=("hugetlbfs mounted on $mnt") how+=("umount $mnt"); }
+    done < <(awk '$3 == "hugetlbfs" { print $2 }' "$MOUNTS" 2>/dev/null)
+    for m in vfio-pci uio_pci_generic; do
+        if [ -d "$SYS/bus/pci/drivers/$m" ] && ! reserved module "$m"; then
+            left+=("the $m module loaded") how+=("modprobe -r $m")
+        fi
+    done
+    [ "${#left[@]}" -gt 0 ] || return 0
+    echo "setup: left as they are (this script did not reserve them, or reserved them before it kept a record): $(printf '%s, ' "${left[@]}" | sed 's/, $//'); free them, if nothing else needs them, with: $(printf '%s; ' "${how[@]}" | sed 's/; $//')"
+}
+
 # --- undo -----------------------------------------------------------------
 # Every device this script bound (DIR/bound: address, kernel driver,
 # interface) goes back to its kernel driver; an ENA device bound by hand,
-# with no record, goes back to ena.
+# with no record, goes back to ena. A line that names no PCI address (an
+# older setup.sh recorded virtio-net's bus device, virtio0, whose bind then
+# failed) is said and dropped with the file.
 if [ "$undo" = 1 ]; then
-    back=()
+    back=() stale=()
     while read -r pci kdrv name; do
         [ -n "$pci" ] || continue
+        if ! is_pci_addr "$pci"; then
+            stale+=("$pci ${kdrv:-?} ${name:-?}")
+            continue
+        fi
         case "$(driver_of "$pci")" in
             vfio-pci|uio_pci_generic) back+=("$pci $kdrv ${name:-?}") ;;
         esac
@@ -182,9 +292,12 @@ if [ "$undo" = 1 ]; then
         printf '%s\n' "${back[@]}" | grep -q "^$pci " && continue
         [ "$(cat "$dev/vendor" 2>/dev/null)" = 0x1d0f ] && back+=("$pci ena ?")
     done
+    for s in "${stale[@]}"; do
+        read -r dev kdrv name <<<"$s"
+        echo "setup: $etc/bound names $dev ($name, kernel driver $kdrv), which is no PCI address: an older setup.sh recorded the device's bus name instead of its PCI parent, and its bind of that name failed (dpdk-devbind.py knows PCI addresses only), so it bound nothing under this line; the line is dropped (bind $name again with this script)"
+    done
     if [ "${#back[@]}" -eq 0 ]; then
-        echo "setup: no device this script bound (${etc}/bound) and no ENA device is bound to vfio-pci or uio_pci_generic: nothing to undo."
-        exit 0
+        echo "setup: no device this script bound (${etc}/bound) and no ENA device is bound to vfio-pci or uio_pci_generic: no device to give back."
     fi
     for b in "${back[@]}"; do
         read -r pci kdrv name <<<"$b"
@@ -193,6 +306,8 @@ if [ "$undo" = 1 ]; then
     if [ -f "$etc/bound" ] || [ -f "$etc/eal-args" ]; then
         step "forget the bound devices and their EAL arguments ($etc/bound, $etc/eal-args)" rm -f "$etc/bound" "$etc/eal-args"
     fi
+    undo_resources
+    [ ! -f "$etc/reserved" ] || step "forget what was reserved ($etc/reserved)" rm -f "$etc/reserved"
     [ "$dry" = 1 ] || echo "setup: undone: ${#back[@]} device(s) back with their kernel drivers."
     exit 0
 fi
@@ -202,6 +317,10 @@ fi
 ena=() other=()
 for i in "${ifaces[@]}"; do
     pci=$(pci_of "$i")
+    if [ -z "$pci" ] && [ -e "$SYS/class/net/$i" ]; then
+        echo "setup: error: $i has no PCI device (a virtual interface: veth, bridge, tun, lo; or a NIC on another bus): DPDK binds PCI NICs only: name one (ls -l /sys/class/net/*/device shows which are)" >&2
+        exit 2
+    fi
     if [ -z "$pci" ]; then
         echo "setup: error: no interface $i here (and none bound by this script under that name): ip -br link lists them" >&2
         exit 2
@@ -220,6 +339,54 @@ if [ "$any_ena" = 0 ]; then
 fi
 
 echo "setup: data interface(s): ${ifaces[*]} (management: ${mgmt_iface:-none found})"
+
+# --- IOMMU traps, refused before anything changes ----------------------------
+# The type of the IOMMU group of PCI device $1: DMA or DMA-FQ (the IOMMU
+# translates its DMA), identity (iommu=pt), none (no IOMMU). A group without
+# a type file (kernels before 5.11) translates unless booted with iommu=pt.
+iommu_group_type() {
+    local g="$SYS/bus/pci/devices/$1/iommu_group"
+    [ -e "$g" ] || { echo none; return 0; }
+    cat "$g/type" 2>/dev/null && return 0
+    if grep -qs 'iommu=pt' "${BLASTDROP_CMDLINE:-/proc/cmdline}"; then echo identity; else echo "unknown: not booted with iommu=pt"; fi
+}
+# The virtio device (virtio0...) on PCI device $1 when it lacks
+# VIRTIO_F_ACCESS_PLATFORM, feature bit 33: its DMA then bypasses the IOMMU.
+# sysfs's features is one 0/1 character per bit, bit 0 first (the kernel's
+# ABI: sysfs-bus-virtio); a shorter string (a legacy device) lacks the bit.
+virtio_bypassing_iommu() {
+    local v f
+    for v in "$SYS/bus/pci/devices/$1"/virtio*; do
+        [ -r "$v/features" ] || continue
+        f=$(cat "$v/features")
+        [ "${f:33:1}" = 1 ] || basename "$v"
+    done
+    return 0
+}
+for i in "${ifaces[@]}"; do
+    pci=$(pci_of "$i")
+    gtype=$(iommu_group_type "$pci")
+    [ "$gtype" != none ] || continue
+    bypass=$(virtio_bypassing_iommu "$pci")
+    # uio_pci_generic maps nothing in the IOMMU: where the IOMMU translates
+    # for the device, its DMA faults and nothing is sent (unless the device
+    # bypasses the IOMMU: virtio without VIRTIO_F_ACCESS_PLATFORM).
+    if [ "$driver" = uio_pci_generic ] && [ "$gtype" != identity ]; then
+        if [ -z "$bypass" ]; then
+            echo "setup: error: $i ($pci) is behind an IOMMU that translates its DMA (group type $gtype), and uio_pci_generic programs no IOMMU: use --driver vfio-pci, or boot with iommu=pt" >&2
+            exit 4
+        fi
+        echo "setup: $i ($pci): a virtio device ($bypass) without VIRTIO_F_ACCESS_PLATFORM, whose DMA bypasses the IOMMU (group type $gtype): uio_pci_generic works with it"
+    fi
+    # vfio-pci maps DPDK's memory at IOVAs in a domain of its own, whatever
+    # the group's default type (iommu=pt included); a device that bypasses
+    # the IOMMU reads them as physical addresses, and the PMD waits for ever
+    # on its first control command.
+    if [ "$driver" = vfio-pci ] && [ -n "$bypass" ]; then
+        echo "setup: error: $i ($pci) is a virtio device ($bypass) without VIRTIO_F_ACCESS_PLATFORM (feature bit 33) in IOMMU group type $gtype: its DMA bypasses the IOMMU that vfio-pci maps DPDK's memory through, and DPDK would hang on it; use --driver uio_pci_generic (which programs no IOMMU), or give the device iommu_platform=on (QEMU: -device virtio-net-pci,iommu_platform=on,...)" >&2
+        exit 4
+    fi
+done
 
 # The DPDK this machine will run: the one asked for, the one installed, or
 # the distribution's candidate. Checked before anything changes.
@@ -295,50 +462,29 @@ fi
 # 2 MiB with 4K base pages, 512 MiB with the 64K pages some arm64 kernels
 # use (there 2 MiB pages exist only through contiguous PTEs).
 page_bytes=${BLASTDROP_PAGESIZE:-$(getconf PAGESIZE)}
-hp_kb=$(awk '/^Hugepagesize:/ { print $2; exit }' "${BLASTDROP_MEMINFO:-/proc/meminfo}" 2>/dev/null || true)
-if [ -z "$hp_kb" ]; then
-    echo "setup: error: the kernel reports no hugepage size (no Hugepagesize in /proc/meminfo): it was built without hugetlbfs; DPDK then runs only with --no-huge" >&2
-    exit 4
-fi
-HP="$SYS/kernel/mm/hugepages/hugepages-${hp_kb}kB/nr_hugepages"
-if [ ! -e "$HP" ]; then
-    echo "setup: error: no $HP: the kernel's default hugepage size is ${hp_kb} kB but sysfs lists no pool of that size" >&2
-    exit 4
-fi
-if [ "$hp_kb" -ge 1024 ]; then hp_size="$((hp_kb / 1024)) MiB"; else hp_size="$hp_kb kB"; fi
+hugepage_pool
 pages=$(( (mem_mib * 1024 + hp_kb - 1) / hp_kb ))
 have=$(cat "$HP" 2>/dev/null || echo 0)
 if [ "$have" -lt "$pages" ]; then
     got_mib=$(( pages * hp_kb / 1024 ))
     [ "$got_mib" = "$mem_mib" ] && asked="$mem_mib MiB asked" || asked="$mem_mib MiB asked, rounded up to $got_mib MiB"
-    step "reserve $pages hugepages of $hp_size ($asked; $((page_bytes / 1024)) KiB base pages, default hugepage size $hp_size)" sh -c "echo $pages > $HP"
+    step "reserve $pages hugepages of $hp_size ($asked; $((page_bytes / 1024)) KiB base pages, default hugepage size $hp_size)" reserve_hugepages "$HP" "$pages"
     if [ "$dry" = 0 ] && [ "$(cat "$HP")" -lt "$pages" ]; then
         echo "setup: warning: the kernel gave $(cat "$HP") of the $pages hugepages of $hp_size asked (memory too fragmented): reserve them at boot (hugepagesz=/hugepages= on the kernel command line) or reboot and run this again" >&2
     fi
 fi
-if ! grep -qs ' hugetlbfs ' /proc/mounts; then
-    step "mount hugetlbfs on /dev/hugepages" sh -c "mkdir -p /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages"
+if ! grep -qs ' hugetlbfs ' "$MOUNTS"; then
+    step "mount hugetlbfs on /dev/hugepages" mount_hugetlbfs
 fi
 
 # --- the data interfaces' driver ---------------------------------------------
 if [ "$driver" = uio_pci_generic ]; then
     if [ ! -d "$SYS/bus/pci/drivers/uio_pci_generic" ]; then
-        step "load uio_pci_generic" modprobe uio_pci_generic
+        step "load uio_pci_generic" load_module uio_pci_generic
     fi
     if [ "$any_ena" = 1 ]; then
         echo "setup: warning: uio_pci_generic maps the LLQ BAR without write-combining: ENA's LLQ runs far below its rate (vfio-pci with the patch does not)" >&2
     fi
-    # uio_pci_generic maps nothing in the IOMMU: where the IOMMU translates
-    # for the device's group, the NIC's DMA faults and nothing is sent.
-    for i in "${ifaces[@]}"; do
-        pci=$(pci_of "$i")
-        gtype=$(cat "$SYS/bus/pci/devices/$pci/iommu_group/type" 2>/dev/null || echo none)
-        case "$gtype" in
-            none|identity) ;;
-            *) echo "setup: error: $i ($pci) is behind an IOMMU that translates its DMA (group type $gtype), and uio_pci_generic programs no IOMMU: use --driver vfio-pci, or boot with iommu=pt" >&2
-               exit 4 ;;
-        esac
-    done
     echo "setup: driver: uio_pci_generic (no IOMMU translation, no interrupts)"
 fi
 # --- vfio-pci: through the IOMMU, or in no-IOMMU mode; write-combining --------
@@ -358,7 +504,7 @@ kernel_noiommu() {
     fi
 }
 if [ "$driver" = vfio-pci ] && [ ! -d "$SYS/bus/pci/drivers/vfio-pci" ]; then
-    step "load vfio-pci" modprobe vfio-pci
+    step "load vfio-pci" load_module vfio-pci
 fi
 if [ "$driver" = vfio-pci ]; then
     iommus=$(find "$SYS/class/iommu" -mindepth 1 -maxdepth 1 -printf '%f ' 2>/dev/null || true)

@@ -21,6 +21,9 @@ fn fake_sysfs(name: &str, ifaces: &[(&str, &str, &str)]) -> PathBuf {
         let net = root.join("class/net").join(iface);
         std::fs::create_dir_all(&net).unwrap();
         symlink(&dev, net.join("device")).unwrap();
+        let bus = root.join("bus/pci/devices");
+        std::fs::create_dir_all(&bus).unwrap();
+        symlink(&dev, bus.join(pci)).unwrap();
     }
     hugepage_sizes(&root, &[2048], 2048);
     // The kernel's build config (the script reads $BLASTDROP_KCONFIG for /boot/config-*).
@@ -300,4 +303,227 @@ fn any_pci_nic_named_skips_the_ena_steps_and_vfio_needs_an_iommu_or_no_iommu_mod
     let (rc, _, err) = setup_env(&sys, &["--dry-run", "--no-build", "--iface", "enp9s9"], &[("PATH", &path)]);
     assert_eq!(rc, 2, "{err}");
     assert!(err.contains("no interface enp9s9 here"), "{err}");
+}
+
+/// A virtio-net NIC as the kernel shows it: the interface's `device` is the
+/// virtio bus device (virtio0, driver virtio_net) under its PCI parent
+/// (driver virtio-pci), whose `features` has VIRTIO_F_ACCESS_PLATFORM (bit
+/// 33, one 0/1 character per bit, bit 0 first) or not; in IOMMU group 3 of
+/// type `group` when given.
+fn virtio_sysfs(name: &str, iface: &str, pci: &str, access_platform: bool, group: Option<&str>) -> PathBuf {
+    let root = fake_sysfs(name, &[]);
+    let dev = root.join("devices/pci0000:00").join(pci);
+    let virtio = dev.join("virtio0");
+    std::fs::create_dir_all(&virtio).unwrap();
+    for (drv, at) in [("bus/pci/drivers/virtio-pci", &dev), ("bus/virtio/drivers/virtio_net", &virtio)] {
+        std::fs::create_dir_all(root.join(drv)).unwrap();
+        symlink(root.join(drv), at.join("driver")).unwrap();
+    }
+    let mut features = [b'0'; 64];
+    features[0] = b'1'; // VIRTIO_NET_F_CSUM
+    features[32] = b'1'; // VIRTIO_F_VERSION_1
+    if access_platform {
+        features[33] = b'1';
+    }
+    std::fs::write(virtio.join("features"), [&features[..], b"\n"].concat()).unwrap();
+    std::fs::create_dir_all(root.join("class/net").join(iface)).unwrap();
+    symlink(&virtio, root.join("class/net").join(iface).join("device")).unwrap();
+    std::fs::create_dir_all(root.join("bus/pci/devices")).unwrap();
+    symlink(&dev, root.join("bus/pci/devices").join(pci)).unwrap();
+    if let Some(t) = group {
+        let g = root.join("kernel/iommu_groups/3");
+        std::fs::create_dir_all(&g).unwrap();
+        std::fs::write(g.join("type"), format!("{t}\n")).unwrap();
+        symlink(&g, dev.join("iommu_group")).unwrap();
+        std::fs::create_dir_all(root.join("class/iommu/dmar0")).unwrap();
+    }
+    root
+}
+
+#[test]
+fn a_virtio_nic_is_bound_by_its_pci_parents_address_and_given_back_to_virtio_pci() {
+    let sys = virtio_sysfs("virtio", "bd-virt0", "0000:00:04.0", false, None);
+    let before = snapshot(&sys);
+    let etc = sys.join("etc").display().to_string();
+    let (rc, out, err) = setup(&sys, &["--dry-run", "--iface", "bd-virt0", "--hugepage-mib", "64", "--etc", &etc]);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("not ENA: bd-virt0 (virtio-pci)"), "{out}");
+    assert!(out.contains("would record 0000:00:04.0 (bd-virt0, kernel driver virtio-pci)"), "{out}");
+    assert!(out.contains("would bind 0000:00:04.0 to vfio-pci"), "{out}");
+    assert!(out.contains("would write the EAL arguments (-a 0000:00:04.0)"), "{out}");
+    assert!(!out.contains("virtio0"), "the virtio bus device is never what is bound: {out}");
+    assert_eq!(snapshot(&sys), before, "a dry run changes nothing");
+    // Bound (the interface gone): --undo gives the PCI device back to virtio-pci, not virtio_net.
+    std::fs::create_dir_all(&etc).unwrap();
+    std::fs::write(sys.join("etc/bound"), "0000:00:04.0 virtio-pci bd-virt0\n").unwrap();
+    std::fs::remove_dir_all(sys.join("class/net/bd-virt0")).unwrap();
+    let dev = sys.join("devices/pci0000:00/0000:00:04.0");
+    std::fs::remove_file(dev.join("driver")).unwrap();
+    std::fs::create_dir_all(sys.join("bus/pci/drivers/vfio-pci")).unwrap();
+    symlink(sys.join("bus/pci/drivers/vfio-pci"), dev.join("driver")).unwrap();
+    let (rc, out, err) = setup(&sys, &["--dry-run", "--undo", "--etc", &etc]);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("would give 0000:00:04.0 (bd-virt0) back to the virtio-pci driver"), "{out}");
+    // A second set-up run finds it by the record and changes nothing of it.
+    let (rc, out, err) = setup(&sys, &["--dry-run", "--iface", "bd-virt0", "--hugepage-mib", "64", "--etc", &etc]);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("bd-virt0 (0000:00:04.0) is bound to vfio-pci already"), "{out}");
+}
+
+#[test]
+fn a_virtio_nic_that_bypasses_a_translating_iommu_is_refused_under_vfio_with_the_fixes() {
+    let args = ["--dry-run", "--iface", "bd-virt0", "--hugepage-mib", "64"];
+    let uio = [&args[..], &["--driver", "uio_pci_generic"]].concat();
+    // No VIRTIO_F_ACCESS_PLATFORM, IOMMU translating: vfio-pci refused before any step.
+    let sys = virtio_sysfs("virtio-dma", "bd-virt0", "0000:00:04.0", false, Some("DMA-FQ"));
+    let (rc, out, err) = setup(&sys, &args);
+    assert_eq!(rc, 4, "{out}{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("bd-virt0 (0000:00:04.0) is a virtio device (virtio0) without VIRTIO_F_ACCESS_PLATFORM (feature bit 33)"),
+        "{err}"
+    );
+    assert!(err.contains("--driver uio_pci_generic") && err.contains("iommu_platform=on"), "{err}");
+    assert!(!out.contains("would "), "refused before any step: {out}");
+    // Over uio_pci_generic its DMA bypasses the IOMMU: allowed.
+    let (rc, out, err) = setup(&sys, &uio);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("would bind 0000:00:04.0 to uio_pci_generic"), "{out}");
+    assert!(out.contains("whose DMA bypasses the IOMMU (group type DMA-FQ): uio_pci_generic works with it"), "{out}");
+    // vfio-pci translates in its own domain even for an identity (iommu=pt) group: still refused.
+    let sys = virtio_sysfs("virtio-pt", "bd-virt0", "0000:00:04.0", false, Some("identity"));
+    let (rc, _, err) = setup(&sys, &args);
+    assert_eq!(rc, 4, "{err}");
+    assert!(err.contains("in IOMMU group type identity"), "{err}");
+    // With the feature bit: vfio-pci through the IOMMU; uio_pci_generic is the old refusal.
+    let sys = virtio_sysfs("virtio-ap", "bd-virt0", "0000:00:04.0", true, Some("DMA"));
+    let (rc, out, err) = setup(&sys, &args);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("driver: vfio-pci through the IOMMU (dmar0)") && out.contains("would bind 0000:00:04.0 to vfio-pci"), "{out}");
+    let (rc, _, err) = setup(&sys, &uio);
+    assert_eq!(rc, 4, "{err}");
+    assert!(err.contains("uio_pci_generic programs no IOMMU"), "{err}");
+    // No IOMMU at all: vfio-pci's no-IOMMU mode, nothing to bypass.
+    let sys = virtio_sysfs("virtio-noiommu", "bd-virt0", "0000:00:04.0", false, None);
+    let (rc, out, err) = setup(&sys, &args);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("driver: vfio-pci in no-IOMMU mode"), "{out}");
+}
+
+#[test]
+fn an_empty_or_bogus_iface_or_one_without_a_pci_device_gets_one_line_naming_it() {
+    let sys = fake_sysfs("iface", &[("bd-data1", "igb", "0000:00:06.0")]);
+    for (given, want) in [
+        ("", "--iface was given an empty name"),
+        ("a/b", "--iface 'a/b' is not an interface name"),
+        ("eth0:1", "--iface 'eth0:1' is not an interface name"),
+        ("bd-far-too-long-name", "--iface 'bd-far-too-long-name' is not an interface name"),
+    ] {
+        let (rc, out, err) = setup(&sys, &["--dry-run", "--iface", given]);
+        assert_eq!(rc, 2, "{given:?}: {out}{err}");
+        assert_eq!(err.lines().count(), 1, "{given:?}: {err}");
+        assert!(err.contains(want), "{given:?}: {err}");
+        assert!(!err.contains("holds the default route"), "{err}");
+    }
+    // A veth (no `device`) and a NIC on another bus (no PCI directory above it).
+    std::fs::create_dir_all(sys.join("class/net/bd-veth0")).unwrap();
+    let usb = sys.join("devices/platform/usb1/1-1/1-1:1.0");
+    std::fs::create_dir_all(&usb).unwrap();
+    std::fs::create_dir_all(sys.join("class/net/bd-usb0")).unwrap();
+    symlink(&usb, sys.join("class/net/bd-usb0/device")).unwrap();
+    for iface in ["bd-veth0", "bd-usb0"] {
+        let (rc, out, err) = setup(&sys, &["--dry-run", "--iface", iface]);
+        assert_eq!(rc, 2, "{iface}: {out}{err}");
+        assert_eq!(err.lines().count(), 1, "{iface}: {err}");
+        assert!(err.contains(&format!("{iface} has no PCI device")), "{iface}: {err}");
+    }
+}
+
+#[test]
+fn undo_drops_a_stale_line_that_names_no_pci_address() {
+    let sys = fake_sysfs("stale", &[("bd-data1", "igb", "0000:00:06.0")]);
+    let etc = sys.join("etc");
+    std::fs::create_dir_all(&etc).unwrap();
+    // What the old setup.sh wrote for a virtio NIC before its bind failed.
+    std::fs::write(etc.join("bound"), "virtio0 virtio_net enp0s4\n").unwrap();
+    let etc_s = etc.display().to_string();
+    let mounts = sys.join("mounts");
+    std::fs::write(&mounts, "").unwrap();
+    let env = [("BLASTDROP_MOUNTS", mounts.to_str().unwrap())];
+    let (rc, out, err) = setup_env(&sys, &["--dry-run", "--undo", "--etc", &etc_s], &env);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("names virtio0 (enp0s4, kernel driver virtio_net), which is no PCI address"), "{out}");
+    assert!(out.contains("would forget the bound devices"), "{out}");
+    let (rc, out, err) = setup_env(&sys, &["--undo", "--etc", &etc_s], &env);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(!etc.join("bound").exists(), "the stale line is gone: {out}");
+    assert!(out.contains("undone: 0 device(s)"), "{out}");
+}
+
+#[test]
+fn undo_gives_back_what_the_script_reserved_and_names_what_it_leaves() {
+    // Bound already, the interface gone: a real (not dry) run touches only the
+    // fake sysfs and the --etc directory (dpkg answers from a stub: no install).
+    let sys = fake_sysfs("leaves", &[]);
+    let dev = sys.join("devices/pci0000:00/0000:7f:1f.7");
+    for d in [
+        &dev,
+        &sys.join("bus/pci/drivers/vfio-pci"),
+        &sys.join("bus/pci/drivers/igb"),
+        &sys.join("bus/pci/devices"),
+        &sys.join("class/iommu/dmar0"),
+        &sys.join("stub"),
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    symlink(sys.join("bus/pci/drivers/vfio-pci"), dev.join("driver")).unwrap();
+    symlink(&dev, sys.join("bus/pci/devices/0000:7f:1f.7")).unwrap();
+    let etc = sys.join("etc");
+    std::fs::create_dir_all(&etc).unwrap();
+    std::fs::write(etc.join("bound"), "0000:7f:1f.7 igb bd-gone0\n").unwrap();
+    let mounts = sys.join("mounts");
+    std::fs::write(&mounts, "nodev /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0\n").unwrap();
+    std::fs::write(sys.join("stub/dpkg"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(sys.join("stub/dpkg"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_blast")).parent().unwrap().display().to_string();
+    let path = format!("{}:{bin}:/usr/bin:/bin:/usr/sbin:/sbin", sys.join("stub").display());
+    let env = [("BLASTDROP_MOUNTS", mounts.to_str().unwrap()), ("PATH", path.as_str())];
+    let etc_s = etc.display().to_string();
+    let pool = sys.join("kernel/mm/hugepages/hugepages-2048kB/nr_hugepages");
+    std::fs::write(&pool, "16\n").unwrap();
+    let (rc, out, err) = setup_env(&sys, &["--no-build", "--iface", "bd-gone0", "--hugepage-mib", "64", "--etc", &etc_s], &env);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("setup: reserve 32 hugepages of 2 MiB"), "{out}");
+    assert_eq!(std::fs::read_to_string(&pool).unwrap(), "32\n");
+    let reserved = std::fs::read_to_string(etc.join("reserved")).unwrap();
+    assert_eq!(reserved, format!("hugepages {} 16\n", pool.display()), "recorded with the count before");
+    // A second run reserves nothing more and keeps the first record.
+    let (rc, out, _) = setup_env(&sys, &["--no-build", "--iface", "bd-gone0", "--hugepage-mib", "64", "--etc", &etc_s], &env);
+    assert_eq!(rc, 0);
+    assert!(out.contains("nothing to change"), "{out}");
+    // Given back (by hand here): --undo gives back the 16 hugepages it added and names the rest.
+    std::fs::remove_file(dev.join("driver")).unwrap();
+    symlink(sys.join("bus/pci/drivers/igb"), dev.join("driver")).unwrap();
+    let (rc, out, err) = setup_env(&sys, &["--dry-run", "--undo", "--etc", &etc_s], &env);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains(&format!("would give back the hugepages this script reserved ({} back to 16)", pool.display())), "{out}");
+    let left = out.lines().find(|l| l.starts_with("setup: left as they are")).unwrap_or_else(|| panic!("{out}"));
+    for want in [
+        "16 hugepages of 2 MiB",
+        "hugetlbfs mounted on /dev/hugepages",
+        "the vfio-pci module loaded",
+        "umount /dev/hugepages",
+        "modprobe -r vfio-pci",
+    ] {
+        assert!(left.contains(want), "{want:?} missing from: {left}");
+    }
+    let (rc, out, err) = setup_env(&sys, &["--undo", "--etc", &etc_s], &env);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert_eq!(std::fs::read_to_string(&pool).unwrap(), "16\n", "{out}");
+    assert!(!etc.join("reserved").exists() && !etc.join("bound").exists(), "{out}");
+    // With no record (what the old script left): all of it is named, nothing given back.
+    let (rc, out, _) = setup_env(&sys, &["--dry-run", "--undo", "--etc", &etc_s], &env);
+    assert_eq!(rc, 0);
+    assert!(!out.contains("give back the hugepages"), "{out}");
+    assert!(out.contains("setup: left as they are") && out.contains("16 hugepages of 2 MiB"), "{out}");
 }

@@ -15,7 +15,7 @@ mod table;
 
 pub use analysis::{crossover, find_ceiling, spread, Ceiling, Crossover, SizeVerdict, Spread, ABOVE_PUBLISHED};
 pub use failure::StepFailure;
-pub use plan::{parse_list, Ladder, Order, PlanError, StepSpec};
+pub use plan::{parse_list, DroppedQueues, Fit, Ladder, Order, PlanError, StepSpec};
 pub use plot::{line_rate_mpps, render_knee_svg, render_svg, KneePoint, LadderPlot, LatencyPoint, PlotError};
 pub use rates::Rates;
 pub use record::{AchievedShape, Aggregate, GroupStep, PortStep, StepRecord};

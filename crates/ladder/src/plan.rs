@@ -59,6 +59,48 @@ pub struct Ladder {
     pub shapes: Vec<pace::Shape>,
     pub order: Order,
     pub steps: Vec<StepSpec>,
+    /// Queue counts asked for that a device cannot take, left out before
+    /// the first step (empty when every count fits).
+    pub dropped: Vec<DroppedQueues>,
+}
+
+/// Queue counts left out of a ladder: beyond what a port can take.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct DroppedQueues {
+    /// The queue counts not run.
+    pub queues: Vec<u16>,
+    /// The port whose limit they pass, as it names itself ("drop's port
+    /// net_memif0 (net_memif)").
+    pub port: String,
+    /// The most that port takes.
+    pub limit: u16,
+    /// What the limit is ("RX queues", "worker lcores").
+    pub what: String,
+}
+
+impl DroppedQueues {
+    /// One line saying what was left out and why.
+    pub fn line(&self) -> String {
+        let counts: Vec<String> = self.queues.iter().map(|q| q.to_string()).collect();
+        format!(
+            "queue count(s) {} left out of the ladder: {} has at most {} {}; the other steps run",
+            counts.join(", "),
+            self.port,
+            self.limit,
+            self.what
+        )
+    }
+}
+
+/// What became of a ladder fitted to a limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fit {
+    /// Every queue count fits.
+    Whole,
+    /// Some counts were left out; the rest run.
+    Pruned(DroppedQueues),
+    /// None would fit, or only one count was asked for: refuse as before.
+    Refused,
 }
 
 impl Ladder {
@@ -79,7 +121,7 @@ impl Ladder {
                 }
             }
         }
-        Ladder { queues, sizes, rates: Vec::new(), shapes: vec![open], order, steps }
+        Ladder { queues, sizes, rates: Vec::new(), shapes: vec![open], order, steps, dropped: Vec::new() }
     }
 
     /// Every (queues, size) at each rate (empty: unpaced), and at each rate
@@ -113,6 +155,25 @@ impl Ladder {
     /// Several rates or shapes: each step's traffic is its own.
     pub fn varies_traffic(&self) -> bool {
         self.rates.len() > 1 || self.shapes.len() > 1
+    }
+
+    /// Leaves out the queue counts above `limit` (the most `port` takes of
+    /// `what`), with their steps, when some counts fit; a single count, or
+    /// a list none of which fits, is `Refused` (the caller's own check
+    /// says why), and the ladder is left as it was.
+    pub fn fit_queues(&mut self, limit: u16, port: &str, what: &str) -> Fit {
+        let over: Vec<u16> = self.queues.iter().copied().filter(|&q| q > limit).collect();
+        if over.is_empty() {
+            return Fit::Whole;
+        }
+        if over.len() == self.queues.len() {
+            return Fit::Refused;
+        }
+        self.queues.retain(|&q| q <= limit);
+        self.steps.retain(|s| s.queues <= limit);
+        let d = DroppedQueues { queues: over, port: port.to_string(), limit, what: what.to_string() };
+        self.dropped.push(d.clone());
+        Fit::Pruned(d)
     }
 
     pub fn max_queues(&self) -> u16 {
@@ -187,6 +248,33 @@ fn parse_one(s: &str, what: &str, max: u64) -> Result<u64, PlanError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn queue_counts_beyond_a_limit_are_left_out_with_their_steps() {
+        let mut l = Ladder::new(vec![1, 2, 4], vec![64, 1500], Order::SizeMajor).with_traffic(vec![1e5], vec![pace::Shape::Even]);
+        assert_eq!(l.fit_queues(4, "p", "RX queues"), Fit::Whole);
+        let Fit::Pruned(d) = l.fit_queues(1, "drop's port m0 (net_memif)", "RX queues") else { panic!("pruned") };
+        assert_eq!(d.queues, [2, 4]);
+        assert_eq!(l.queues, [1]);
+        assert_eq!(l.steps.iter().map(|s| (s.queues, s.size)).collect::<Vec<_>>(), [(1, 64), (1, 1500)]);
+        assert_eq!(l.max_queues(), 1);
+        assert_eq!(l.dropped, std::slice::from_ref(&d));
+        assert_eq!(
+            d.line(),
+            "queue count(s) 2, 4 left out of the ladder: drop's port m0 (net_memif) has at most 1 RX queues; the other steps run"
+        );
+        assert!(l.describe().starts_with("2 step(s): queues [1]"), "{}", l.describe());
+    }
+
+    #[test]
+    fn a_single_count_or_none_fitting_is_refused_unchanged() {
+        let mut one = Ladder::new(vec![4], vec![64], Order::SizeMajor);
+        assert_eq!(one.fit_queues(2, "p", "RX queues"), Fit::Refused);
+        assert_eq!((one.queues.as_slice(), one.steps.len(), one.dropped.len()), (&[4][..], 1, 0));
+        let mut none = Ladder::new(vec![4, 8], vec![64], Order::SizeMajor);
+        assert_eq!(none.fit_queues(2, "p", "RX queues"), Fit::Refused);
+        assert_eq!(none.queues, [4, 8]);
+    }
 
     #[test]
     fn lists_and_doubling_ranges() {

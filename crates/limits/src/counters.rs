@@ -28,18 +28,77 @@ pub const ENA_EXPRESS_ENABLED: u64 = 1 << 0;
 pub const ENA_EXPRESS_UDP_ENABLED: u64 = 1 << 1;
 pub const ENA_EXPRESS_UDP_ORDERING_BYPASS: u64 = 1 << 2;
 
-/// Hardware PMDs' own drop and error counters beyond the basic stats,
-/// watched on every port of that driver (as if named with --watch-xstat,
-/// but not required: a DPDK line that lacks one only warns). Names from
-/// each PMD's xstats table; igb's are read in the QEMU guest test.
+/// Hardware PMDs' own receive-side drop and error counters beyond the basic
+/// stats, watched on every port of that driver (as if named with
+/// --watch-xstat, but not required: a DPDK line, NIC or firmware that lacks
+/// one only warns). A rise in one joins the verdict as `other: NAME
+/// (receiver)`: the receiving device said it dropped them.
+///
+/// Only counters DPDK does NOT already fold into `imissed`, `ierrors` or
+/// `rx_nombuf` are here: the verdict reads those three from the basic stats
+/// on every driver, so a folded-in counter would count its frames twice
+/// (igb `rx_missed_packets` = imissed, ixgbe `rx_priorityP_dropped` sum to
+/// imissed, mlx5 `rx_out_of_buffer` = imissed, iavf/ice `rx_dropped_packets`
+/// in imissed; the CRC/length/size error counters each PMD sums into
+/// ierrors). Counters that always read 0 on a line are left out too.
+/// `{n}` in a name stands for a queue or priority number: every name of that
+/// form the port lists is watched. Checked against each PMD's xstats table in
+/// DPDK v22.11, v23.11, v24.11 and v25.11 (docs/limits.md has the lines):
+///
+/// - `net_virtio`: nothing. The device has no drop counter (imissed is
+///   always 0); the PMD's `rx_q{n}_errors` sum to ierrors and
+///   `rx_mbuf_allocation_errors` is rx_nombuf.
+/// - `net_e1000_em`: nothing. The PMD exposes no xstats of its own; MPC is
+///   imissed, its error registers ierrors.
 pub const PMD_DROP_COUNTERS: &[(&str, &[&str])] = &[
+    ("net_virtio", &[]),
+    ("net_e1000_em", &[]),
     (
         "net_e1000_igb",
-        &["rx_missed_packets", "rx_crc_errors", "rx_length_errors", "rx_undersize_errors", "rx_oversize_errors", "rx_management_dropped"],
+        &[
+            "rx_symbol_errors",
+            "rx_undersize_errors",
+            "rx_fragment_errors",
+            "rx_oversize_errors",
+            "rx_jabber_errors",
+            "rx_management_dropped",
+        ],
     ),
-    ("net_ixgbe", &["rx_missed_errors"]),
-    ("mlx5_pci", &["rx_out_of_buffer"]),
+    // rx_q{n}_errors is ethdev's per-queue-stat-counter slot, which ixgbe
+    // fills from QPRDC (queue drops; not in imissed). Queues map to slot 0
+    // unless remapped, so rx_q0_errors carries them all.
+    ("net_ixgbe", &["rx_q{n}_errors", "rx_jabber_errors", "rx_management_dropped", "rx_fcoe_dropped"]),
+    ("net_iavf", &["rx_unknown_protocol_packets"]),
+    ("net_ice", &["rx_illegal_byte_errors", "rx_len_errors", "rx_unknown_protocol_packets"]),
+    // DPDK's names (dpdk_name), not the kernel's ethtool ones. Listed only
+    // where the kernel lists the counter; the last three are 24.11+.
+    // rx_prio{n}_buf_discard_packets is left out: it likely overlaps
+    // rx_phy_discard_packets (both port-buffer drops).
+    (
+        "mlx5_pci",
+        &[
+            "rx_phy_discard_packets",
+            "rx_prio{n}_cong_discard_packets",
+            "rx_phy_crc_errors",
+            "rx_phy_in_range_len_errors",
+            "rx_phy_symbol_errors",
+            "outbound_pci_buffer_overflow",
+            "dev_out_of_buffer",
+            "dev_internal_queue_oob",
+        ],
+    ),
 ];
+
+/// Whether `name` is `pattern` with its `{n}` (if any) a decimal number.
+fn name_matches(pattern: &str, name: &str) -> bool {
+    match pattern.split_once("{n}") {
+        None => pattern == name,
+        Some((head, tail)) => name
+            .strip_prefix(head)
+            .and_then(|rest| rest.strip_suffix(tail))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -128,20 +187,31 @@ pub struct Resolved {
 
 /// Finds each wanted counter in `names` (the port's xstats names in id
 /// order). Names elsewhere in the list may repeat (ENA lists `rx_qN_bytes`
-/// twice); a wanted name that repeats takes its first id and is reported.
+/// twice); a wanted name that repeats takes its first id and is reported
+/// (virtio 22.11.0-.4 and 23.11.0 list `rx_qN_errors` twice: the first is
+/// ethdev's, always 0). A pattern (`{n}`) resolves to every name of its form,
+/// each once, and is missing only when none is listed.
 pub fn resolve(names: &[String], wanted: &[CounterSpec]) -> Resolved {
     let mut r = Resolved::default();
     for spec in wanted {
-        let mut hits = names.iter().enumerate().filter(|(_, n)| **n == spec.name).map(|(i, _)| i as u64);
-        match hits.next() {
-            Some(id) => {
-                if hits.next().is_some() {
-                    r.duplicated.push(spec.name.clone());
-                }
-                r.specs.push(spec.clone());
-                r.ids.push(id);
+        let mut found = false;
+        for (i, name) in names.iter().enumerate() {
+            if !name_matches(&spec.name, name) {
+                continue;
             }
-            None => r.missing.push(spec.name.clone()),
+            found = true;
+            // Already resolved (a pattern's match also named alone, or a repeat).
+            if r.specs.iter().any(|s| &s.name == name) {
+                continue;
+            }
+            if names[i + 1..].contains(name) {
+                r.duplicated.push(name.clone());
+            }
+            r.specs.push(CounterSpec { name: name.clone(), ..spec.clone() });
+            r.ids.push(i as u64);
+        }
+        if !found {
+            r.missing.push(spec.name.clone());
         }
     }
     r
@@ -153,14 +223,134 @@ mod tests {
 
     #[test]
     fn a_hardware_pmd_gets_its_drop_counters_watched_unless_required() {
-        let igb = counter_set("net_e1000_igb", &["rx_crc_errors".to_string()]);
-        let missed = igb.iter().find(|s| s.name == "rx_missed_packets").expect("igb's missed counter watched");
-        assert_eq!((missed.kind, missed.required), (CounterKind::Watched, false));
-        let crc = igb.iter().find(|s| s.name == "rx_crc_errors").unwrap();
-        assert!(crc.required, "named by the user: required");
-        assert_eq!(igb.iter().filter(|s| s.name == "rx_crc_errors").count(), 1);
+        let igb = counter_set("net_e1000_igb", &["rx_management_dropped".to_string()]);
+        let symbol = igb.iter().find(|s| s.name == "rx_symbol_errors").expect("igb's symbol errors watched");
+        assert_eq!((symbol.kind, symbol.required), (CounterKind::Watched, false));
+        let mgmt = igb.iter().find(|s| s.name == "rx_management_dropped").unwrap();
+        assert!(mgmt.required, "named by the user: required");
+        assert_eq!(igb.iter().filter(|s| s.name == "rx_management_dropped").count(), 1);
         assert!(counter_set("net_memif", &[]).is_empty());
         assert!(counter_set("net_ena", &[]).iter().all(|s| s.kind != CounterKind::Watched));
+    }
+
+    fn watched(driver: &str) -> Vec<String> {
+        counter_set(driver, &[]).into_iter().map(|s| s.name).collect()
+    }
+
+    #[test]
+    fn each_pmd_watches_its_receive_drop_counters() {
+        assert!(watched("net_virtio").is_empty(), "virtio has no drop counter beyond the basic stats");
+        assert!(watched("net_e1000_em").is_empty(), "em has no xstats of its own");
+        assert_eq!(
+            watched("net_e1000_igb"),
+            [
+                "rx_symbol_errors",
+                "rx_undersize_errors",
+                "rx_fragment_errors",
+                "rx_oversize_errors",
+                "rx_jabber_errors",
+                "rx_management_dropped"
+            ]
+        );
+        assert_eq!(watched("net_ixgbe"), ["rx_q{n}_errors", "rx_jabber_errors", "rx_management_dropped", "rx_fcoe_dropped"]);
+        assert_eq!(watched("net_iavf"), ["rx_unknown_protocol_packets"]);
+        assert_eq!(watched("net_ice"), ["rx_illegal_byte_errors", "rx_len_errors", "rx_unknown_protocol_packets"]);
+        let mlx5 = watched("mlx5_pci");
+        assert!(mlx5.contains(&"rx_phy_discard_packets".to_string()), "DPDK's name, not ethtool's rx_discards_phy");
+        assert!(!mlx5.contains(&"rx_discards_phy".to_string()));
+    }
+
+    /// What each PMD already folds into imissed, ierrors or rx_nombuf (which
+    /// the verdict reads from the basic stats): never watched again.
+    const FOLDED: &[(&str, &[&str])] = &[
+        ("net_virtio", &["rx_q{n}_errors", "rx_q0_errors", "rx_mbuf_allocation_errors", "rx_missed_errors", "rx_errors"]),
+        ("net_e1000_em", &["rx_missed_errors", "rx_errors", "rx_mbuf_allocation_errors"]),
+        ("net_e1000_igb", &["rx_missed_packets", "rx_crc_errors", "rx_align_errors", "rx_length_errors", "rx_carrier_ext_errors"]),
+        (
+            "net_ixgbe",
+            &[
+                "rx_missed_errors",
+                "rx_priority{n}_dropped",
+                "rx_priority0_dropped",
+                "rx_total_missed_packets",
+                "rx_crc_errors",
+                "rx_illegal_byte_errors",
+                "rx_error_bytes",
+                "rx_length_errors",
+                "rx_fragment_errors",
+                "rx_undersize_errors",
+                "rx_oversize_errors",
+                "rx_mac_short_packet_dropped",
+                "rx_l3_l4_xsum_error",
+                "rx_fcoe_crc_errors",
+                "rx_fcoe_mbuf_allocation_errors",
+            ],
+        ),
+        ("net_iavf", &["rx_dropped_packets"]),
+        (
+            "net_ice",
+            &[
+                "rx_dropped_packets",
+                "rx_crc_errors",
+                "rx_undersized_errors",
+                "rx_oversize_errors",
+                "rx_fragmented_errors",
+                "rx_jabber_errors",
+            ],
+        ),
+        ("mlx5_pci", &["rx_out_of_buffer", "rx_q{n}_errors", "rx_q0_errors", "rx_prio{n}_buf_discard_packets"]),
+    ];
+
+    #[test]
+    fn counters_folded_into_the_basic_stats_are_not_watched_again() {
+        for (driver, folded) in FOLDED {
+            let set = watched(driver);
+            for name in *folded {
+                assert!(!set.iter().any(|w| name_matches(w, name) || w == name), "{driver}: {name} is in the basic stats already");
+            }
+        }
+    }
+
+    #[test]
+    fn per_queue_patterns_resolve_each_listed_queue_once() {
+        // ixgbe with two RX queues: ethdev lists rx_q0_errors and
+        // rx_q1_errors (its AUTOFILL slots, QPRDC) among the basic stats.
+        let list = names(&[
+            "rx_good_packets",
+            "rx_missed_errors",
+            "rx_errors",
+            "rx_mbuf_allocation_errors",
+            "rx_q0_packets",
+            "rx_q0_errors",
+            "rx_q1_packets",
+            "rx_q1_errors",
+            "rx_crc_errors",
+            "rx_jabber_errors",
+            "rx_management_dropped",
+            "rx_fcoe_dropped",
+            "rx_priority0_dropped",
+            "rx_qx_errors",
+        ]);
+        let r = resolve(&list, &counter_set("net_ixgbe", &["rx_q0_errors".into()]));
+        let got: Vec<&str> = r.specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(got, ["rx_q0_errors", "rx_q1_errors", "rx_jabber_errors", "rx_management_dropped", "rx_fcoe_dropped"]);
+        assert_eq!(r.ids, [5, 7, 9, 10, 11]);
+        assert!(r.missing.is_empty(), "a user's name a pattern matched already is found: {:?}", r.missing);
+        // mlx5 on 22.11 with no per-priority counters: the pattern and the
+        // 24.11 names are missing (warned), the rest resolve.
+        let r = resolve(&names(&["rx_out_of_buffer", "rx_phy_discard_packets", "rx_phy_crc_errors"]), &counter_set("mlx5_pci", &[]));
+        assert_eq!(r.ids, [1, 2]);
+        assert!(r.missing.contains(&"rx_prio{n}_cong_discard_packets".to_string()));
+    }
+
+    #[test]
+    fn virtio_s_duplicated_queue_errors_resolve_the_first_and_say_so() {
+        // virtio 22.11.0-.4 and 23.11.0: ethdev's always-0 rx_q0_errors
+        // first, the PMD's real one later. Found only when asked by name.
+        let list = names(&["rx_good_packets", "rx_errors", "rx_q0_packets", "rx_q0_errors", "rx_q0_good_packets", "rx_q0_errors"]);
+        assert!(resolve(&list, &counter_set("net_virtio", &[])).specs.is_empty());
+        let r = resolve(&list, &counter_set("net_virtio", &["rx_q0_errors".into()]));
+        assert_eq!((r.ids.as_slice(), r.duplicated.as_slice()), (&[3][..], &["rx_q0_errors".to_string()][..]));
     }
 
     #[test]
@@ -293,8 +483,8 @@ mod tests {
     #[test]
     fn other_drivers_watch_only_what_is_asked() {
         assert!(counter_set("net_mlx5", &[]).is_empty());
-        let s = counter_set("net_ice", &["rx_dropped_packets".into()]);
+        let s = counter_set("net_af_packet", &["rx_dropped_packets".into()]);
         assert_eq!(s.len(), 1);
-        assert_eq!(s[0].kind, CounterKind::Watched);
+        assert_eq!((s[0].kind, s[0].required), (CounterKind::Watched, true));
     }
 }

@@ -211,6 +211,26 @@ mod tests {
     }
 
     #[test]
+    fn each_pmd_drop_counter_names_drops_receiver_alone() {
+        for (driver, names) in crate::counters::PMD_DROP_COUNTERS {
+            for pattern in *names {
+                let name = pattern.replace("{n}", "3");
+                let mut c = clean();
+                c.imissed = 7;
+                c.xstats.watched.insert(name.clone(), 11);
+                let v = receiver_verdict(&c);
+                let own = v.limits.iter().find(|l| l.counters == [name.clone()]).unwrap_or_else(|| panic!("{driver}: {name}: {v:?}"));
+                assert_eq!(
+                    (own.side, own.frames, own.evidence.as_str()),
+                    (Side::Receiver, 11, format!("watched counter {name} +11 on the receiver").as_str())
+                );
+                let basic = v.limits.iter().find(|l| l.kind == LimitKind::Receiver).expect("imissed");
+                assert_eq!(basic.frames, 7, "{driver}: imissed counted once, nothing folded into it added");
+            }
+        }
+    }
+
+    #[test]
     fn an_invalid_sample_is_unknown() {
         let v = receiver_verdict(&ReceiverCounters { invalid: Some("went backwards".into()), ..clean() });
         assert!(v.label().starts_with("unknown"));

@@ -584,6 +584,27 @@ mod tests {
     }
 
     #[test]
+    fn a_rise_in_each_pmd_drop_counter_names_the_receiver() {
+        for (driver, names) in crate::counters::PMD_DROP_COUNTERS {
+            for pattern in *names {
+                let name = pattern.replace("{n}", "0");
+                // 700 frames lost: 300 imissed, 400 by the device's own counter.
+                let mut w = paced(10_000, 10_000, 9_300);
+                w.receiver_imissed = 300;
+                w.receiver_xstats.insert(crate::CounterKind::Watched, name.clone(), 400);
+                let v = verdict(&w);
+                let own = v.limits.iter().find(|l| l.counters == [name.clone()]).unwrap_or_else(|| panic!("{driver}: {name}: {v:?}"));
+                assert_eq!((own.side, own.frames), (Side::Receiver, 400), "{driver}: {name}");
+                assert_eq!(own.evidence, format!("watched counter {name} +400 on the receiver"));
+                assert!(v.label().contains(&format!("other: {name} (receiver)")), "{driver}: {}", v.label());
+                // imissed's frames stay imissed's alone: nothing folded in is counted again.
+                let basic = v.limits.iter().find(|l| l.kind == LimitKind::Receiver).expect("imissed names the receiver");
+                assert_eq!((basic.counters.as_slice(), basic.frames), (&["imissed".to_string()][..], 300));
+            }
+        }
+    }
+
+    #[test]
     fn a_sender_held_inside_tx_burst_is_the_paths_push_back_not_its_cores() {
         // The field case: tc tbf under net_af_packet's socket, 40 kpps asked
         // for 10 s; no short tx_burst, the lanes' time all inside it.

@@ -23,6 +23,9 @@ pub fn receiver_side(r: &Record) -> bool {
 }
 
 pub fn blocks(r: &Record, s: &mut Section) -> Result<(), String> {
+    if let Some(p) = not_run(r) {
+        s.push(Block::Para(format!("Not run: {p}. The ceilings below are over the queue counts that ran.")));
+    }
     s.push(Block::Table(step_table(r)));
     if let Some(t) = ceiling_table(r) {
         s.push(Block::Table(t));
@@ -234,6 +237,22 @@ fn plot(r: &Record, steps: &[StepRecord]) -> Result<Block, String> {
     Ok(Block::Plot { caption: format!("Mpps {side} against queues, and Gb/s against frame size; points coloured by verdict"), svg })
 }
 
+/// The queue counts the ladder left out before its first step, and why
+/// (`ladder.dropped`); None when every count asked for ran.
+fn not_run(r: &Record) -> Option<String> {
+    let parts: Vec<String> = r
+        .j()
+        .arr("ladder/dropped")
+        .iter()
+        .map(|d| {
+            let d = J(d);
+            let counts: Vec<String> = d.arr("queues").iter().map(|q| q.to_string()).collect();
+            format!("queue count(s) {} ({} has at most {} {})", counts.join(", "), d.text("port"), d.text("limit"), d.text("what"))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// The sentences to paste: each ceiling with every qualifier, and the crossover.
 pub fn sentences(r: &Record) -> Vec<String> {
     let receiver = receiver_side(r);
@@ -257,6 +276,12 @@ pub fn sentences(r: &Record) -> Vec<String> {
             c.text("shape"),
             c.text("limit")
         ));
+    }
+    if let Some(p) = not_run(r) {
+        for s in &mut out {
+            // A wall "at N queues" read from a ladder cut short is the wall of the counts that ran.
+            s.push_str(&format!(" Not run: {p}."));
+        }
     }
     let x = r.j().at("analysis/crossover");
     if let (Some(p), Some(size)) = (x.f64("published_gbps"), x.u64("first_size")) {

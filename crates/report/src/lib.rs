@@ -188,6 +188,27 @@ mod tests {
     use serde_json::{json, Value};
     use std::path::Path;
 
+    /// A ladder that left queue counts out says so above its tables and in
+    /// every sentence, so its wall is not read as that of the counts asked for.
+    #[test]
+    fn a_ladder_with_counts_left_out_says_which_and_why() {
+        let dropped = json!([{"queues": [2, 4], "port": "drop's port m0 (net_memif)", "limit": 1, "what": "RX queues"}]);
+        let v = json!({"tool": "blast", "mode": "ladder", "schema_version": 1, "steps": [], "aggregates": [],
+            "ladder": {"queues": [1], "dropped": dropped},
+            "analysis": {"receiver_side": true, "ceilings": [{"size": 64, "shape": "even", "limit": "none",
+                "ceiling": {"mpps": 1.0, "mpps_per_queue_first": 1.0, "queues": 1}}]}});
+        let r = Record::from_json(Path::new("d.json"), v, None).unwrap();
+        let said = "queue count(s) 2, 4 (drop's port m0 (net_memif) has at most 1 RX queues)";
+        assert!(ladder_part::sentences(&r).iter().all(|s| s.contains(&format!("Not run: {said}."))), "{:?}", ladder_part::sentences(&r));
+        assert!(!ladder_part::sentences(&r).is_empty());
+        let d = build(std::slice::from_ref(&r)).unwrap();
+        assert!(markdown::render(&d, |n| n.to_string()).text.contains(&format!("Not run: {said}.")));
+        // A whole ladder says nothing of it.
+        let v = json!({"tool": "blast", "mode": "ladder", "schema_version": 1, "steps": [], "aggregates": [], "ladder": {"dropped": []}});
+        let r = Record::from_json(Path::new("w.json"), v, None).unwrap();
+        assert!(!markdown::render(&build(std::slice::from_ref(&r)).unwrap(), |n| n.to_string()).text.contains("Not run"));
+    }
+
     /// Records of a known version whose fields are missing or of the wrong
     /// type: the report says what it cannot read or shows less; it never panics.
     #[test]

@@ -63,7 +63,7 @@ fn run(args: Args) -> Result<(), Failure> {
         blastdrop::say!("{}", serde_json::to_string_pretty(&schema).expect("a schema serializes"));
         return Ok(());
     }
-    let mode = Mode::from_args(&args)?;
+    let mut mode = Mode::from_args(&args)?;
     // A record or stream on stdout: every human line goes to stderr.
     if args.json.as_deref().is_some_and(out::is_stdout) {
         out::human_to_stderr();
@@ -78,11 +78,19 @@ fn run(args: Args) -> Result<(), Failure> {
         Mode::Replay(r) => Some(r.capture.largest() as u32),
         _ => None,
     };
-    let mut sender = sender(&args, &started, largest, endpoint)?;
+    // A ladder drops the queue counts its ports cannot take before they open for the largest.
+    let max_queues = match &mut mode {
+        Mode::Ladder(m) => {
+            ladder_run::fit_to_ports(&args, m);
+            m.ladder.max_queues()
+        }
+        _ => args.max_queues(),
+    };
+    let mut sender = sender(&args, &started, largest, max_queues, endpoint)?;
     preflight::preflight(&args, &sender)?;
     let result = match mode {
         Mode::Single(m) => single::run(&args, &m, &started, &mut sender),
-        Mode::Ladder(m) => ladder_run::run(&args, &m, &started, &mut sender),
+        Mode::Ladder(mut m) => ladder_run::run(&args, &mut m, &started, &mut sender),
         Mode::Knee(m) => knee_run::run(&args, &m, &started, &mut sender),
         Mode::Replay(m) => replay::run(&args, m, &started, &mut sender),
     };
@@ -92,10 +100,10 @@ fn run(args: Args) -> Result<(), Failure> {
 
 /// The sender, its ports open for the largest step (or the capture's
 /// largest frame, `largest`), its timeline on `endpoint`, and its memory said.
-fn sender(args: &Args, started: &Started, largest: Option<u32>, endpoint: MetricsEndpoint) -> Result<Sender, Failure> {
+fn sender(args: &Args, started: &Started, largest: Option<u32>, max_queues: u16, endpoint: MetricsEndpoint) -> Result<Sender, Failure> {
     let cfg = SenderConfig {
         ports: args.port.clone(),
-        max_queues: args.max_queues(),
+        max_queues,
         max_size: largest.unwrap_or_else(|| args.max_size()),
         burst: args.burst,
         tx_ring: args.tx_ring,

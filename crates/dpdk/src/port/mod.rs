@@ -57,6 +57,24 @@ impl Port {
     /// Opens the port `spec` names and reads its device info. Dropping the
     /// handle stops and closes the device (a closed virtual device is gone).
     pub fn open(spec: &str) -> Result<Port> {
+        let (id, info) = Self::lookup(spec)?;
+        // Registered only once the handle can be made, so a failed open
+        // leaves the port free for the next.
+        let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+        if open.contains(&id) {
+            return Err(Error::AlreadyOpen { port: id });
+        }
+        open.push(id);
+        Ok(Port { id, info, configured: None, started: false, socket_drops: Default::default() })
+    }
+
+    /// The device info of the port `spec` names, without opening it (a
+    /// plan fitted to the device's limits before the port is opened).
+    pub fn info_of(spec: &str) -> Result<DeviceInfo> {
+        Self::lookup(spec).map(|(_, info)| info)
+    }
+
+    fn lookup(spec: &str) -> Result<(u16, DeviceInfo)> {
         let id = resolve(spec).ok_or_else(|| Error::NoSuchPort { spec: spec.to_owned(), available: available_ports() })?;
         let raw = dev_info(id)?;
         let info = DeviceInfo {
@@ -78,14 +96,7 @@ impl Port {
             reta_size: raw.reta_size,
             if_index: raw.if_index,
         };
-        // Registered only once the handle can be made, so a failed open
-        // leaves the port free for the next.
-        let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-        if open.contains(&id) {
-            return Err(Error::AlreadyOpen { port: id });
-        }
-        open.push(id);
-        Ok(Port { id, info, configured: None, started: false, socket_drops: Default::default() })
+        Ok((id, info))
     }
 
     pub fn id(&self) -> u16 {

@@ -53,6 +53,7 @@ pub struct Args {
     #[arg(long, default_value = "0")]
     pub port: Vec<String>,
     /// TX queues, each driven by its own worker lcore: a number, a list (1,2,4,8) or a doubling range (1..32)
+    /// (a list's counts beyond what a port takes are left out, with a line saying so; a single one is refused)
     #[arg(long, default_value = "1", value_parser = parse::queue_list)]
     pub queues: List<u16>,
     /// Frame size in bytes, including the 4-byte FCS, 64 up to the port's largest frame: a number or a list (64,128,1500)

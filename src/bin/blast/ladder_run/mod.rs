@@ -19,8 +19,12 @@ use crate::peer;
 pub use record::schema;
 use record::Outcome;
 
-pub fn run(args: &Args, m: &LadderRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
+pub fn run(args: &Args, m: &mut LadderRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
     let (mut peer, peer_info) = peer::connect(args)?;
+    if let Some(info) = peer_info.as_ref().filter(|_| args.rx_queues.is_none()) {
+        fit_to_receiver(m, info);
+    }
+    let m: &LadderRun = m;
     check_receiver(args, m, sender, peer_info.as_ref())?;
     if let Some(p) = peer.as_mut() {
         peer::join(p, args, plan(args, m), sender)?;
@@ -60,6 +64,42 @@ fn plan(args: &Args, m: &LadderRun) -> control::StepPlan {
     });
     let one: Vec<control::PlannedStep> = one.collect();
     control::StepPlan { steps: (0..args.repeat).flat_map(|_| one.iter().cloned()).collect() }
+}
+
+/// Leaves out, before blast's ports open for the largest step, the queue
+/// counts its own ports cannot take (each gets its share of a step's queues,
+/// as many RX as TX), saying so; a single count, or none that fits, is left
+/// for the ports' own check to refuse as before (and a port that cannot be
+/// found, for the opening to name).
+pub fn fit_to_ports(args: &Args, m: &mut LadderRun) {
+    let Ok(infos) = args.port.iter().map(|spec| dpdk::Port::info_of(spec)).collect::<Result<Vec<_>, _>>() else { return };
+    let nports = infos.len() as u16;
+    let fits = |q: u16| {
+        infos.iter().enumerate().all(|(p, i)| layout::Spread::new(q, nports).queues_on(p as u16) <= i.max_rx_queues.min(i.max_tx_queues))
+    };
+    let Some(limit) = (1..=m.ladder.max_queues()).rev().find(|&q| fits(q)) else { return };
+    let names: Vec<String> = infos.iter().map(|i| format!("{} ({})", i.name, i.driver)).collect();
+    let port = format!("blast's port {}", names.join(", "));
+    let what = if nports > 1 { "queues over its ports (RX and TX queue pairs)" } else { "queue pairs (RX and TX)" };
+    if let ladder::Fit::Pruned(d) = m.ladder.fit_queues(limit, &port, what) {
+        blastdrop::say!("blast: {}", d.line());
+    }
+}
+
+/// Leaves out the queue counts drop cannot receive on (its RX queues follow
+/// blast's queues here), saying so, so that the feasible steps run; a
+/// single count, or none that fits, is left for `check_receiver` to refuse.
+fn fit_to_receiver(m: &mut LadderRun, info: &PeerInfo) {
+    let port = format!("drop's port {} ({})", info.port_name, info.driver);
+    let lcores = format!("drop on {}", info.hostname);
+    let (limit, who, what) = if info.max_rx_queues <= info.worker_lcores {
+        (info.max_rx_queues, port.as_str(), "RX queues")
+    } else {
+        (info.worker_lcores, lcores.as_str(), "worker lcores (one per RX queue)")
+    };
+    if let ladder::Fit::Pruned(d) = m.ladder.fit_queues(limit, who, what) {
+        blastdrop::say!("blast: {}", d.line());
+    }
 }
 
 /// Refuses, before any step, what the receiver (or memif's pairing) cannot do.
