@@ -1,15 +1,21 @@
-//! The path a user with a PCI NIC takes, in a QEMU guest (scripts/vm): two
-//! emulated Intel 82576 NICs bound to DPDK by deploy/setup.sh (vfio-pci
-//! through the guest's IOMMU, then uio_pci_generic), a blast -> drop ladder
-//! over the hardware PMD (net_e1000_igb) with the EAL arguments the script
-//! wrote, drop killed mid-ladder, and --undo. The guest script
-//! (tests/vm/pci.sh) only runs things; the judging is here.
+//! The path a user with a PCI NIC takes, in a QEMU guest (scripts/vm), for
+//! each NIC model most virtual machines have: two emulated Intel 82576
+//! (`igb`), two virtio-net with two queue pairs and iommu_platform=on, two
+//! e1000e, each pair bound to DPDK by deploy/setup.sh (vfio-pci through the
+//! guest's IOMMU, then uio_pci_generic for igb and virtio), a blast -> drop
+//! ladder over the hardware PMD with the EAL arguments the script wrote,
+//! drop killed mid-ladder, and --undo; and the IOMMU trap: a virtio NIC
+//! without iommu_platform, refused by the script, bound by hand, on which
+//! drop must end by itself in bounded time naming the device. The guest
+//! script (tests/vm/pci.sh) only runs things; the judging is here. The
+//! models share one boot.
 //!
 //! Booting a guest needs root, QEMU from a Debian 13 root and a guest image
 //! (minutes the first time), so this runs only with BLASTDROP_VM=1, as
 //! scripts/test sets it; BLASTDROP_VM_BIN names the binaries to copy in
 //! (scripts/test gives the `emulated` profile's: under TCG a debug build
-//! sends too slowly to load the emulated path).
+//! sends too slowly to load the emulated path). The arm64 guest
+//! (BLASTDROP_VM_ARCH=arm64) has the igb pair only.
 
 mod common;
 
@@ -29,9 +35,48 @@ fn record(out: &Path, name: &str) -> serde_json::Value {
     serde_json::from_str(&read(out, name)).unwrap_or_else(|e| panic!("{name} is not JSON: {e}"))
 }
 
+/// A NIC model the guest is given, and what its kernel and DPDK drivers are.
+struct Model {
+    name: &'static str,
+    /// The kernel driver its PCI devices come back to after --undo.
+    kernel: &'static str,
+    /// DPDK's driver name, as blast prints it.
+    pmd: &'static str,
+    /// RX queues drop runs (the model's own limit).
+    queues: usize,
+    /// The cases the guest runs: the DPDK-side kernel driver of each.
+    cases: &'static [(&'static str, &'static str)],
+    /// drop killed with -9 this many times in the vfio case.
+    kill_rounds: u32,
+    /// The receive-drop counter of the PMD's own that a step must watch.
+    watched_xstat: Option<&'static str>,
+}
+
+const BOTH: &[(&str, &str)] = &[("vfio", "vfio-pci"), ("uio", "uio_pci_generic")];
+const IGB: Model = Model {
+    name: "igb",
+    kernel: "igb",
+    pmd: "net_e1000_igb",
+    queues: 2,
+    cases: BOTH,
+    kill_rounds: 3,
+    watched_xstat: Some("rx_management_dropped"),
+};
+const VIRTIO: Model =
+    Model { name: "virtio", kernel: "virtio-pci", pmd: "net_virtio", queues: 2, cases: BOTH, kill_rounds: 1, watched_xstat: None };
+const E1000E: Model = Model {
+    name: "e1000e",
+    kernel: "e1000e",
+    pmd: "net_e1000_em",
+    queues: 1,
+    cases: &[("vfio", "vfio-pci")],
+    kill_rounds: 1,
+    watched_xstat: None,
+};
+
 /// Every step: an exact account, a verdict with its evidence, and loss
 /// never called `none`. Returns (sent, lost) summed.
-fn judge_steps(rec: &serde_json::Value, what: &str) -> (u64, u64) {
+fn judge_steps(rec: &serde_json::Value, model: &Model, what: &str) -> (u64, u64) {
     let steps = rec["steps"].as_array().unwrap_or_else(|| panic!("{what}: no steps: {rec}"));
     assert!(!steps.is_empty(), "{what}: no steps");
     let (mut sent, mut lost) = (0, 0);
@@ -58,36 +103,41 @@ fn judge_steps(rec: &serde_json::Value, what: &str) -> (u64, u64) {
             assert!(named, "{what}: {l} lost in an emulated NIC is a receiver or network limit, not {limit}: {step}");
         }
         // The receiver's hardware counters were read: imissed from the
-        // basic stats, igb's own drop counters from its xstats.
+        // basic stats, and the PMD's own drop counters from its xstats
+        // (igb's; virtio and em have none beyond the basic stats).
         let r = &step["receiver"];
         assert!(r["imissed"].is_u64(), "{what}: no imissed: {r}");
-        assert!(r["xstats"].get("rx_management_dropped").is_some(), "{what}: igb's rx_management_dropped not watched: {}", r["xstats"]);
+        assert!(r["xstats"].is_object(), "{what}: no xstats: {r}");
+        if let Some(name) = model.watched_xstat {
+            assert!(r["xstats"].get(name).is_some(), "{what}: {}'s {name} not watched: {}", model.name, r["xstats"]);
+        }
     }
     (sent, lost)
 }
 
-/// drop's 2 RX queues both got frames: the NIC's RSS spread the flows.
-fn rss_spread(rec: &serde_json::Value, what: &str) {
+/// drop's RX queues all got frames: the NIC's RSS spread the flows.
+fn rss_spread(rec: &serde_json::Value, model: &Model, what: &str) {
     for step in rec["steps"].as_array().unwrap() {
         let queues = step["receiver"]["queues"].as_array().unwrap();
-        assert_eq!(queues.len(), 2, "{what}: drop ran 2 RX queues: {step}");
+        assert_eq!(queues.len(), model.queues, "{what}: drop ran {} RX queues: {step}", model.queues);
         for q in queues {
             assert!(q["packets"].as_u64().unwrap() > 0, "{what}: RSS left an RX queue idle: {}", step["receiver"]["queues"]);
         }
     }
 }
 
-/// The guest's two NICs, in address order (blast's, drop's).
-fn nics(out: &Path) -> (String, String) {
-    let text = read(out, "nics");
+/// A model's two NICs, in address order (blast's, drop's).
+fn nics(out: &Path, model: &str) -> (String, String) {
+    let text = read(out, &format!("nics-{model}"));
     let mut it = text.split_whitespace().map(String::from);
     let (tx, rx) = (it.next().unwrap_or_default(), it.next().unwrap_or_default());
-    assert!(tx.starts_with("0000:") && rx.starts_with("0000:"), "the guest found its two igb NICs: {text}");
+    assert!(tx.starts_with("0000:") && rx.starts_with("0000:"), "the guest found its two {model} NICs: {text}");
     (tx, rx)
 }
 
-fn setup_case(out: &Path, case: &str, driver: &str) {
-    let (tx, rx) = nics(out);
+fn setup_case(out: &Path, model: &Model, case: &str, driver: &str) {
+    let (tx, rx) = nics(out, model.name);
+    let case = format!("{}-{case}", model.name);
     let first = read(out, &format!("{case}-setup-1.txt"));
     assert_eq!(rc(out, &format!("{case}-setup-1")), 0, "{case}: set-up failed:\n{first}");
     let wants = [
@@ -106,7 +156,7 @@ fn setup_case(out: &Path, case: &str, driver: &str) {
         assert!(first.contains("skipped (ENA only): building vfio-pci with write-combining"), "{first}");
     } else {
         assert!(first.contains("driver: uio_pci_generic"), "{first}");
-        assert!(!first.contains("control_path_poll_interval"), "no ENA devarg on igb: {first}");
+        assert!(!first.contains("control_path_poll_interval"), "no ENA devarg on {}: {first}", model.name);
     }
     let second = read(out, &format!("{case}-setup-2.txt"));
     assert_eq!(rc(out, &format!("{case}-setup-2")), 0, "{second}");
@@ -120,15 +170,101 @@ fn setup_case(out: &Path, case: &str, driver: &str) {
     assert_eq!(rc(out, &format!("{case}-undo")), 0, "{undo}");
     let after = read(out, &format!("{case}-state-undo"));
     for pci in [&tx, &rx] {
-        assert!(after.contains(&format!("{pci} igb")), "{case}: --undo left {pci} away from igb: {after}\n{undo}");
+        assert!(
+            after.contains(&format!("{pci} {}", model.kernel)),
+            "{case}: --undo left {pci} away from {}: {after}\n{undo}",
+            model.kernel
+        );
     }
     assert!(!after.contains("-a 0000"), "{case}: --undo left the EAL arguments behind: {after}");
-    let links = read(out, &format!("{case}-links-undo"));
-    assert_eq!(links.lines().filter(|l| !l.starts_with("lo ")).count(), 2, "{case}: both NICs are kernel interfaces again: {links}");
+    let names = read(out, &format!("{case}-ifnames-undo"));
+    assert_eq!(names.split_whitespace().count(), 2, "{case}: both NICs are kernel interfaces again: {names:?}");
 }
 
+/// The paced ladder: exact, over the model's PMD, spread by RSS (or, on a
+/// one-queue model, with the 2-queue step left out and said so).
+fn paced_case(out: &Path, model: &Model, case: &str) {
+    let case = format!("{}-{case}", model.name);
+    let text = read(out, &format!("{case}-paced.txt"));
+    assert_eq!(rc(out, &format!("{case}-paced")), 0, "{case}: the paced ladder failed:\n{text}");
+    assert!(text.contains("(from sysfs"), "{case}: lcores placed from the guest's sysfs topology:\n{text}");
+    assert!(text.contains(model.pmd), "{case}: over the hardware PMD {}:\n{text}", model.pmd);
+    let rec = record(out, &format!("{case}-paced.json"));
+    assert_matches_schema(&rec, "blast-ladder");
+    let (sent, lost) = judge_steps(&rec, model, &format!("{case} paced"));
+    rss_spread(&rec, model, &format!("{case} paced"));
+    let queues: Vec<u64> = rec["steps"].as_array().unwrap().iter().map(|s| s["queues"].as_u64().unwrap()).collect();
+    if model.queues == 1 {
+        assert_eq!(queues, [1], "{case}: only the 1-queue step runs on a one-queue NIC");
+        let dropped = &rec["ladder"]["dropped"];
+        assert!(dropped.as_array().is_some_and(|d| d.iter().any(|x| x["queues"] == serde_json::json!([2]))), "{case}: {dropped}");
+        assert!(text.contains("queue count(s) 2 left out of the ladder"), "{case}: no line says so:\n{text}");
+    } else {
+        assert_eq!(queues, [1, 2], "{case}: both steps ran");
+    }
+    eprintln!("{case}: paced ladder exact: {sent} sent, {lost} lost, queues {queues:?}");
+}
+
+fn killed_case(out: &Path, model: &Model) {
+    for round in 1..=model.kill_rounds {
+        let name = format!("{}-vfio-killed-{round}", model.name);
+        let killed = read(out, &format!("{name}.txt"));
+        assert_ne!(rc(out, &name), 0, "{name}: blast must fail when its receiver is killed:\n{killed}");
+        assert!(killed.contains("the receiver is gone"), "{name}: blast names the receiver's end:\n{killed}");
+        assert!(!killed.contains("panicked"), "{killed}");
+        // The steps before the kill stand, exact; none after it is made up.
+        if let Ok(text) = std::fs::read_to_string(out.join(format!("{name}.json"))) {
+            let rec: serde_json::Value = serde_json::from_str(&text).expect("the killed run's record is JSON");
+            for step in rec["steps"].as_array().into_iter().flatten().filter(|s| s["error"].is_null()) {
+                assert_exact(step);
+            }
+        }
+        if round > 1 {
+            // A new drop opened the NIC the killed one held.
+            assert!(killed.contains("step 1 ("), "{name}: the next drop served a step:\n{killed}");
+        }
+    }
+}
+
+/// The IOMMU trap: refused by the script; bound by hand, drop ends by
+/// itself in bounded time naming the device, and blast says what its peer
+/// was doing.
+fn bypass_case(out: &Path) -> u64 {
+    let pci = read(out, "nics-virtio-bypass").trim().to_string();
+    assert!(pci.starts_with("0000:"), "the guest found its virtio NIC without iommu_platform: {pci:?}");
+    let refused = read(out, "bypass-setup.txt");
+    assert_eq!(rc(out, "bypass-setup"), 4, "setup.sh refuses the IOMMU trap:\n{refused}");
+    assert!(
+        refused.contains("without VIRTIO_F_ACCESS_PLATFORM")
+            && refused.contains("uio_pci_generic")
+            && refused.contains("iommu_platform=on"),
+        "the refusal names the cause and the fixes:\n{refused}"
+    );
+    assert_eq!(rc(out, "bypass-bind"), 0, "bound by hand: {}", read(out, "bypass-bind.txt"));
+    let text = read(out, "bypass-drop.txt");
+    let code = rc(out, "bypass-drop");
+    let seconds: u64 = read(out, "bypass-drop.seconds").trim().parse().unwrap();
+    assert!(code != 0 && code != 137, "drop on a device that does not answer ends by itself, non-zero (rc {code}):\n{text}");
+    assert!(seconds < 90, "drop ended in bounded time: {seconds} s:\n{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    let line =
+        text.lines().rev().find(|l| l.contains(DEVICE_DID_NOT_ANSWER)).unwrap_or_else(|| panic!("no line naming the cause:\n{text}"));
+    assert!(line.contains(&pci), "the line names the device {pci}: {line}");
+    let blast = read(out, "bypass-blast.txt");
+    assert_ne!(rc(out, "bypass-blast"), 0, "{blast}");
+    assert!(blast.contains(PEER_WAS_STARTING), "blast says what drop was doing:\n{blast}");
+    assert_eq!(rc(out, "bypass-unbind"), 0, "given back to virtio-pci: {}", read(out, "bypass-unbind.txt"));
+    eprintln!("virtio-bypass: drop ended after {seconds} s: {line}");
+    seconds
+}
+
+/// What drop prints when a device call passes its deadline, and what blast
+/// says of a peer that is still starting.
+const DEVICE_DID_NOT_ANSWER: &str = "did not answer";
+const PEER_WAS_STARTING: &str = "drop is starting";
+
 #[test]
-fn pci_nics_bound_by_the_setup_script_carry_exact_ladders_over_the_igb_pmd() {
+fn pci_nics_bound_by_the_setup_script_carry_exact_ladders_over_each_models_pmd() {
     if std::env::var("BLASTDROP_VM").as_deref() != Ok("1") {
         eprintln!("SKIP the QEMU guest test: set BLASTDROP_VM=1 (scripts/test does, as root) to boot it");
         return;
@@ -137,24 +273,16 @@ fn pci_nics_bound_by_the_setup_script_carry_exact_ladders_over_the_igb_pmd() {
     let bin =
         std::env::var("BLASTDROP_VM_BIN").map(PathBuf::from).unwrap_or_else(|_| Path::new(common::BLAST).parent().unwrap().to_path_buf());
     // BLASTDROP_VM_ARCH=arm64: the virt machine with an SMMUv3, running the
-    // aarch64 build (BLASTDROP_VM_BIN: target/aarch64/.../emulated).
+    // aarch64 build (BLASTDROP_VM_BIN: target/aarch64/.../emulated), igb only.
     let arch = std::env::var("BLASTDROP_VM_ARCH").unwrap_or_else(|_| "x86_64".into());
+    let (models, nics_arg): (&[Model], &str) =
+        if arch == "arm64" { (&[IGB], "igb") } else { (&[IGB, VIRTIO, E1000E], "igb,virtio,e1000e,virtio-bypass") };
     let out = root.join(format!("target/vm/pci-{arch}"));
     let started = std::time::Instant::now();
     let status = Command::new(root.join("scripts/vm"))
-        .args([
-            "--arch",
-            &arch,
-            "--bin",
-            &bin.display().to_string(),
-            "--out",
-            &out.display().to_string(),
-            "--timeout",
-            "840",
-            "--mem",
-            "3072",
-        ])
-        .arg("bash tests/vm/pci.sh")
+        .args(["--arch", &arch, "--nics", nics_arg, "--bin", &bin.display().to_string(), "--out", &out.display().to_string()])
+        .args(["--timeout", "1200", "--mem", "3072"])
+        .arg(format!("bash tests/vm/pci.sh {}", nics_arg.replace(',', " ")))
         .status()
         .expect("scripts/vm runs");
     eprintln!("the guest ran in {:.0} s", started.elapsed().as_secs_f64());
@@ -162,45 +290,23 @@ fn pci_nics_bound_by_the_setup_script_carry_exact_ladders_over_the_igb_pmd() {
 
     let guest = read(&out, "guest.txt");
     assert!(guest.lines().any(|l| l.starts_with("iommu: ") && l.len() > "iommu: ".len()), "the guest has its IOMMU: {guest}");
-    setup_case(&out, "vfio", "vfio-pci");
-    setup_case(&out, "uio", "uio_pci_generic");
-
-    for case in ["vfio", "uio"] {
-        let text = read(&out, &format!("{case}-paced.txt"));
-        assert_eq!(rc(&out, &format!("{case}-paced")), 0, "{case}: the paced ladder failed:\n{text}");
-        assert!(text.contains("(from sysfs"), "{case}: lcores placed from the guest's sysfs topology:\n{text}");
-        assert!(text.contains("net_e1000_igb"), "{case}: over the hardware PMD:\n{text}");
-        let rec = record(&out, &format!("{case}-paced.json"));
-        assert_matches_schema(&rec, "blast-ladder");
-        let (sent, lost) = judge_steps(&rec, &format!("{case} paced"));
-        rss_spread(&rec, &format!("{case} paced"));
-        eprintln!("{case}: paced ladder exact: {sent} sent, {lost} lost");
+    for model in models {
+        for (case, driver) in model.cases {
+            setup_case(&out, model, case, driver);
+            paced_case(&out, model, case);
+        }
+        killed_case(&out, model);
     }
 
-    let text = read(&out, "vfio-unpaced.txt");
-    assert_eq!(rc(&out, "vfio-unpaced"), 0, "the unpaced ladder failed:\n{text}");
-    let rec = record(&out, "vfio-unpaced.json");
-    let (sent, lost) = judge_steps(&rec, "unpaced");
+    let text = read(&out, "igb-vfio-unpaced.txt");
+    assert_eq!(rc(&out, "igb-vfio-unpaced"), 0, "the unpaced ladder failed:\n{text}");
+    let rec = record(&out, "igb-vfio-unpaced.json");
+    let (sent, lost) = judge_steps(&rec, &IGB, "unpaced");
     eprintln!(
-        "unpaced: {sent} sent, {lost} lost; limits {:?}",
+        "igb unpaced: {sent} sent, {lost} lost; limits {:?}",
         rec["steps"].as_array().unwrap().iter().map(|s| s["limit"].clone()).collect::<Vec<_>>()
     );
-
-    for round in 1..=3 {
-        let killed = read(&out, &format!("vfio-killed-{round}.txt"));
-        assert_ne!(rc(&out, &format!("vfio-killed-{round}")), 0, "round {round}: blast must fail when its receiver is killed:\n{killed}");
-        assert!(killed.contains("the receiver is gone"), "round {round}: blast names the receiver's end:\n{killed}");
-        assert!(!killed.contains("panicked"), "{killed}");
-        // The steps before the kill stand, exact; none after it is made up.
-        if let Ok(text) = std::fs::read_to_string(out.join(format!("vfio-killed-{round}.json"))) {
-            let rec: serde_json::Value = serde_json::from_str(&text).expect("the killed run's record is JSON");
-            for step in rec["steps"].as_array().into_iter().flatten().filter(|s| s["error"].is_null()) {
-                assert_exact(step);
-            }
-        }
-        if round > 1 {
-            // A new drop opened the NIC the killed one held.
-            assert!(killed.contains("step 1 ("), "round {round}: the next drop served a step:\n{killed}");
-        }
+    if arch != "arm64" {
+        bypass_case(&out);
     }
 }

@@ -1,13 +1,26 @@
 #!/bin/bash
-# Runs inside the scripts/vm guest (two igb NICs on one QEMU hub): what a
-# user with a PCI NIC does, from deploy/setup.sh to a blast -> drop ladder
-# over the hardware PMD (net_e1000_igb), then --undo; once with vfio-pci
-# through the guest's IOMMU and once with uio_pci_generic. It judges
-# nothing: every command's output, exit status and record goes to $OUT,
-# and tests/vm.rs (on the host) asserts on them. Each stage is bounded.
-#   scripts/vm 'bash tests/vm/pci.sh'
+# Runs inside the scripts/vm guest: what a user with a PCI NIC does, from
+# deploy/setup.sh to a blast -> drop ladder over the hardware PMD, then
+# --undo, for each NIC model the guest was given (its arguments: igb,
+# virtio, e1000e, virtio-bypass; scripts/vm --nics gives the NICs):
+#   igb     vfio-pci through the guest's IOMMU (a paced and an unpaced
+#           ladder, drop killed with -9 three times), then uio_pci_generic
+#   virtio  vfio-pci (the devices have iommu_platform=on), then
+#           uio_pci_generic; two queue pairs each
+#   e1000e  vfio-pci; one queue: the ladder's 2-queue step is left out
+#   virtio-bypass (during virtio's vfio case) the IOMMU trap: setup.sh
+#           refuses it; bound by hand, drop must end in bounded time
+#           naming the device that did not answer, and blast on its peer
+#           link must say what drop was doing
+# It judges nothing: every command's output, exit status and record goes
+# to $OUT, and tests/vm.rs (on the host) asserts on them. Each stage is
+# bounded.
+#   scripts/vm --nics igb,virtio,e1000e,virtio-bypass 'bash tests/vm/pci.sh igb virtio e1000e virtio-bypass'
 set -u
 t0=$(date +%s)
+models=("$@")
+[ ${#models[@]} -gt 0 ] || models=(igb)
+has_model() { [[ " ${models[*]} " == *" $1 "* ]]; }
 stage() { echo "== vm: $* (at $(( $(date +%s) - t0 )) s)"; }
 # run NAME CMD...: CMD's stdout+stderr in $OUT/NAME.txt, its status in $OUT/NAME.rc.
 run() {
@@ -16,20 +29,41 @@ run() {
     echo $? >"$OUT/$name.rc"
     sed "s/^/  $name| /" "$OUT/$name.txt" | grep -v '^  [^|]*| EAL: \|TELEMETRY' | tail -n 40
 }
-# The two Intel 82576 NICs (8086:10c9), in address order: 00:04.0 and
-# 00:06.0 on x86_64's q35, 01:00.0 and 02:00.0 behind arm64's root ports.
-mapfile -t nics < <(for d in /sys/bus/pci/devices/*; do
-    [ "$(cat "$d/vendor"):$(cat "$d/device")" = 0x8086:0x10c9 ] && basename "$d"
-done | sort)
-tx_pci=${nics[0]:-none} rx_pci=${nics[1]:-none}
-echo "$tx_pci $rx_pci" >"$OUT/nics"
+# A model's NICs (vendor:device), in address order: igb's 82576 at 00:04.0
+# and 00:06.0 on x86_64's q35 (01:00.0 and 02:00.0 behind arm64's root
+# ports); virtio's modern devices; e1000e's 82574L; the one transitional
+# virtio device (the bypass case).
+pci_id() {
+    case "$1" in
+        igb) echo 0x8086:0x10c9 ;;
+        e1000e) echo 0x8086:0x10d3 ;;
+        virtio) echo 0x1af4:0x1041 ;;
+        virtio-bypass) echo 0x1af4:0x1000 ;;
+    esac
+}
+nics_of() {
+    local id d
+    id=$(pci_id "$1")
+    for d in /sys/bus/pci/devices/*; do
+        [ "$(cat "$d/vendor"):$(cat "$d/device")" = "$id" ] && basename "$d"
+    done | sort
+}
+# The kernel driver each model comes back to after --undo.
+kernel_driver() {
+    case "$1" in igb) echo igb ;; e1000e) echo e1000e ;; *) echo virtio-pci ;; esac
+}
 # The kernel's name for a NIC: the first boot's udev names them (enp0s4),
-# and after --undo the kernel's own names come back (eth0): by address.
-ifname() { find "/sys/bus/pci/devices/$1/net" -mindepth 1 -maxdepth 1 -printf "%f\n" 2>/dev/null | head -n 1; }
+# and after --undo the kernel's own names come back (eth0): by address,
+# directly under the PCI device or under its virtio device (virtio0).
+ifname() {
+    find "/sys/bus/pci/devices/$1/" -mindepth 2 -maxdepth 3 -path '*/net/*' -printf "%f\n" 2>/dev/null | head -n 1
+}
 setup=/work/deploy/setup.sh
 hp_mib=768
-snapshot() { # the state the set-up script changes
-    for d in "$tx_pci" "$rx_pci"; do
+# snapshot TX RX: the state the set-up script changes
+snapshot() {
+    local d
+    for d in "$@"; do
         echo "$d $(basename "$(readlink -f /sys/bus/pci/devices/"$d"/driver 2>/dev/null)")"
     done
     cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
@@ -46,88 +80,146 @@ snapshot() { # the state the set-up script changes
     grep -E 'VFIO_NOIOMMU' "/boot/config-$(uname -r)" || echo "CONFIG_VFIO_NOIOMMU absent"
     grep -E 'ITS|MSI' /proc/interrupts | head -n 3
     ip -br link
+    lspci -nn 2>/dev/null
 } >"$OUT/guest.txt" 2>&1
 cat "$OUT/guest.txt"
-cat "/sys/class/net/$(ifname "$rx_pci")/address" >"$OUT/rx-mac"
-rx_mac=$(cat "$OUT/rx-mac")
 
-# ladder CASE: drop on the second NIC, blast on the first, each with its
-# own -a from the EAL arguments the set-up script wrote.
-ladder() {
-    local case=$1 eal tx_a rx_a
-    eal=$(cat /etc/blastdrop/eal-args)
-    read -r _ tx_a _ rx_a <<<"$eal"
-    echo "$eal" >"$OUT/$case-eal-args"
-    local listen=127.0.0.1:7700
-    # Paced steps at a rate the emulated path carries, on 1 and 2 queues
-    # with 4 flows, so drop's RSS spreads them over both RX queues.
-    stage "$case: drop on $rx_a (2 RX queues), blast on $tx_a"
-    drop --port "$rx_a" --queues 2 --listen "$listen" --duration 600 --json "$OUT/$case-drop.json" \
-        -- -a "$rx_a" --in-memory >"$OUT/$case-drop.txt" 2>&1 &
-    local drop_pid=$!
-    for _ in $(seq 1 120); do grep -q "control on" "$OUT/$case-drop.txt" 2>/dev/null && break; sleep 0.5; done
-    stage "$case: paced ladder, queues 1,2 at 20k frames/s"
-    run "$case-paced" timeout 240 blast --port "$tx_a" --peer "$listen" --queues 1,2 --rx-queues 2 --flows 4 \
-        --rate 20k --duration 3 --warmup 1 --dst-mac "$rx_mac" --json "$OUT/$case-paced.json" \
-        -- -a "$tx_a" --in-memory
-    if [ "$case" = vfio ]; then
-        # Unpaced, the emulator drops frames no counter sees: that loss
-        # must come out as a limit with its evidence, never `none`.
-        stage "$case: unpaced steps, 1 and 2 queues"
-        run "$case-unpaced" timeout 180 blast --port "$tx_a" --peer "$listen" --queues 1,2 --rx-queues 2 --flows 4 \
-            --duration 3 --warmup 1 --dst-mac "$rx_mac" --json "$OUT/$case-unpaced.json" \
-            -- -a "$tx_a" --in-memory
-        # drop killed with -9 mid-ladder, 3 rounds: blast must say the
-        # receiver is gone, and the next drop must open the NIC again.
-        local round blast_pid waited
-        for round in 1 2 3; do
-            if [ "$round" -gt 1 ]; then
-                drop --port "$rx_a" --queues 2 --listen "$listen" --duration 600 \
-                    -- -a "$rx_a" --in-memory >"$OUT/$case-drop-$round.txt" 2>&1 &
-                drop_pid=$!
-                for _ in $(seq 1 120); do grep -q "control on" "$OUT/$case-drop-$round.txt" 2>/dev/null && break; sleep 0.5; done
-            fi
-            stage "$case: drop killed with -9 in a ladder, round $round"
-            blast --port "$tx_a" --peer "$listen" --queues 1,2 --repeat 3 --rx-queues 2 --flows 4 --rate 20k --duration 3 --warmup 1 \
-                --dst-mac "$rx_mac" --json "$OUT/$case-killed-$round.json" -- -a "$tx_a" --in-memory >"$OUT/$case-killed-$round.txt" 2>&1 &
-            blast_pid=$!
-            for _ in $(seq 1 240); do grep -q "step 1 (" "$OUT/$case-killed-$round.txt" 2>/dev/null && break; sleep 0.5; done
-            # Each round kills it at another point of the next step.
-            sleep "$round"
-            kill -9 "$drop_pid" 2>/dev/null
-            wait "$drop_pid" 2>/dev/null
-            waited=0
-            while kill -0 "$blast_pid" 2>/dev/null && [ "$waited" -lt 120 ]; do sleep 1; waited=$((waited + 1)); done
-            kill -9 "$blast_pid" 2>/dev/null
-            wait "$blast_pid"
-            echo $? >"$OUT/$case-killed-$round.rc"
-            sed "s/^/  killed-$round| /" "$OUT/$case-killed-$round.txt" | grep -v 'EAL:' | grep -i 'gone\|error\|panick' | tail -n 5
-        done
-    else
-        kill -INT "$drop_pid" 2>/dev/null
-        local waited=0
-        while kill -0 "$drop_pid" 2>/dev/null && [ "$waited" -lt 30 ]; do sleep 1; waited=$((waited + 1)); done
-        kill -9 "$drop_pid" 2>/dev/null
-        wait "$drop_pid"
-        echo $? >"$OUT/$case-drop.rc"
-    fi
+# start_drop PREFIX RX QUEUES NAME: drop on RX with QUEUES RX queues, its
+# control on 127.0.0.1:7700; sets drop_pid.
+start_drop() {
+    local prefix=$1 rx=$2 queues=$3 name=$4 json=()
+    [ "$name" = drop ] && json=(--json "$OUT/$prefix-drop.json")
+    drop --port "$rx" --queues "$queues" --listen 127.0.0.1:7700 --duration 600 "${json[@]}" \
+        -- -a "$rx" --in-memory >"$OUT/$prefix-$name.txt" 2>&1 &
+    drop_pid=$!
+    for _ in $(seq 1 120); do grep -q "control on" "$OUT/$prefix-$name.txt" 2>/dev/null && break; sleep 0.5; done
 }
 
-for case in vfio uio; do
-    driver=vfio-pci
+# stop_drop PREFIX: drop ended by SIGINT (its record written), at most 30 s.
+stop_drop() {
+    local waited=0
+    kill -INT "$drop_pid" 2>/dev/null
+    while kill -0 "$drop_pid" 2>/dev/null && [ "$waited" -lt 30 ]; do sleep 1; waited=$((waited + 1)); done
+    kill -9 "$drop_pid" 2>/dev/null
+    wait "$drop_pid"
+    echo $? >"$OUT/$1-drop.rc"
+}
+
+# killed_rounds PREFIX ROUNDS TX RX QUEUES BLAST_ARGS...: drop killed with
+# -9 mid-ladder: blast must say the receiver is gone, and the next drop
+# must open the NIC the killed one held. drop is running on entry.
+killed_rounds() {
+    local prefix=$1 rounds=$2 tx=$3 rx=$4 queues=$5 round blast_pid waited
+    shift 5
+    for round in $(seq 1 "$rounds"); do
+        [ "$round" -gt 1 ] && start_drop "$prefix" "$rx" "$queues" "drop-$round"
+        stage "$prefix: drop killed with -9 in a ladder, round $round"
+        blast --port "$tx" --peer 127.0.0.1:7700 --repeat 3 "$@" --json "$OUT/$prefix-killed-$round.json" \
+            -- -a "$tx" --in-memory >"$OUT/$prefix-killed-$round.txt" 2>&1 &
+        blast_pid=$!
+        for _ in $(seq 1 240); do grep -q "step 1 (" "$OUT/$prefix-killed-$round.txt" 2>/dev/null && break; sleep 0.5; done
+        # Each round kills it at another point of the next step.
+        sleep "$round"
+        kill -9 "$drop_pid" 2>/dev/null
+        wait "$drop_pid" 2>/dev/null
+        waited=0
+        while kill -0 "$blast_pid" 2>/dev/null && [ "$waited" -lt 120 ]; do sleep 1; waited=$((waited + 1)); done
+        kill -9 "$blast_pid" 2>/dev/null
+        wait "$blast_pid"
+        echo $? >"$OUT/$prefix-killed-$round.rc"
+        sed "s/^/  killed-$round| /" "$OUT/$prefix-killed-$round.txt" | grep -v 'EAL:' | grep -i 'gone\|error\|panick' | tail -n 5
+    done
+}
+
+# bypass_case: a virtio NIC without iommu_platform. setup.sh refuses it
+# under vfio-pci; bound by hand (as a user who skips the script would),
+# drop's first control command to the device is never answered: drop must
+# end by itself in bounded time with one line naming the device, and blast
+# (on a null port, its peer that drop) must say what drop was doing. Runs
+# while virtio's vfio case holds hugepages and vfio-pci.
+bypass_case() {
+    local pci if t blast_pid
+    pci=$(nics_of virtio-bypass | head -n 1)
+    if=$(ifname "$pci")
+    echo "$pci" >"$OUT/nics-virtio-bypass"
+    stage "virtio-bypass: deploy/setup.sh --driver vfio-pci --iface $if (must refuse)"
+    run bypass-setup timeout 60 bash "$setup" --no-build --iface "$if" --hugepage-mib "$hp_mib" --driver vfio-pci
+    stage "virtio-bypass: $pci bound to vfio-pci by hand; drop on it must end by itself"
+    run bypass-bind dpdk-devbind.py --bind=vfio-pci "$pci"
+    t=$(date +%s)
+    timeout -s KILL 120 drop --port "$pci" --listen 127.0.0.1:7701 --duration 60 --json "$OUT/bypass-drop.json" \
+        -- -a "$pci" --in-memory >"$OUT/bypass-drop.txt" 2>&1 &
+    drop_pid=$!
+    sleep 3
+    run bypass-blast timeout -s KILL 100 blast --port net_null0 --peer 127.0.0.1:7701 --duration 1 \
+        -- --vdev net_null0 --no-pci --in-memory &
+    blast_pid=$!
+    wait "$drop_pid"
+    echo $? >"$OUT/bypass-drop.rc"
+    echo $(( $(date +%s) - t )) >"$OUT/bypass-drop.seconds"
+    wait "$blast_pid"
+    sed "s/^/  bypass-drop| /" "$OUT/bypass-drop.txt" | grep -v 'EAL:' | tail -n 8
+    run bypass-unbind dpdk-devbind.py --bind=virtio-pci "$pci"
+}
+
+# model_case MODEL CASE: set-up (twice), ladders, --undo.
+model_case() {
+    local model=$1 case=$2 prefix="$1-$2" driver=vfio-pci tx rx tx_if rx_if queues=2 flows=8 rx_mac eal tx_a rx_a
     [ "$case" = uio ] && driver=uio_pci_generic
-    tx_if=$(ifname "$tx_pci") rx_if=$(ifname "$rx_pci")
-    stage "$case: deploy/setup.sh --driver $driver --iface $tx_if --iface $rx_if (first run)"
-    run "$case-setup-1" timeout 120 bash "$setup" --no-build --iface "$tx_if" --iface "$rx_if" --hugepage-mib "$hp_mib" --driver "$driver"
-    snapshot >"$OUT/$case-state-1"
-    stage "$case: deploy/setup.sh again (must change nothing)"
-    run "$case-setup-2" timeout 120 bash "$setup" --no-build --iface "$tx_if" --iface "$rx_if" --hugepage-mib "$hp_mib" --driver "$driver"
-    snapshot >"$OUT/$case-state-2"
-    ladder "$case"
-    stage "$case: deploy/setup.sh --undo"
-    run "$case-undo" timeout 60 bash "$setup" --undo
+    [ "$model" = e1000e ] && queues=1
+    read -r tx rx <<<"$(nics_of "$model" | head -n 2 | tr '\n' ' ')"
+    echo "$tx $rx" >"$OUT/nics-$model"
+    tx_if=$(ifname "$tx") rx_if=$(ifname "$rx")
+    rx_mac=$(cat "/sys/class/net/$rx_if/address")
+    stage "$prefix: deploy/setup.sh --driver $driver --iface $tx_if --iface $rx_if (first run)"
+    run "$prefix-setup-1" timeout 120 bash "$setup" --no-build --iface "$tx_if" --iface "$rx_if" --hugepage-mib "$hp_mib" --driver "$driver"
+    snapshot "$tx" "$rx" >"$OUT/$prefix-state-1"
+    stage "$prefix: deploy/setup.sh again (must change nothing)"
+    run "$prefix-setup-2" timeout 120 bash "$setup" --no-build --iface "$tx_if" --iface "$rx_if" --hugepage-mib "$hp_mib" --driver "$driver"
+    snapshot "$tx" "$rx" >"$OUT/$prefix-state-2"
+
+    # drop on the second NIC, blast on the first, each with its own -a
+    # from the EAL arguments the set-up script wrote.
+    eal=$(cat /etc/blastdrop/eal-args)
+    read -r _ tx_a _ rx_a <<<"$eal"
+    echo "$eal" >"$OUT/$prefix-eal-args"
+    # Paced steps at a rate the emulated path carries, on 1 and 2 queues
+    # with 8 flows, so the receiving NIC's RSS spreads them over its RX
+    # queues (e1000e has one: its 2-queue step is left out).
+    # shellcheck disable=SC2054 # --queues takes a comma list
+    local ladder=(--queues 1,2 --rx-queues "$queues" --flows "$flows" --rate 20k --duration 3 --warmup 1 --dst-mac "$rx_mac")
+    stage "$prefix: drop on $rx_a ($queues RX queues), blast on $tx_a"
+    start_drop "$prefix" "$rx_a" "$queues" drop
+    stage "$prefix: paced ladder, queues 1,2 at 20k frames/s"
+    run "$prefix-paced" timeout 240 blast --port "$tx_a" --peer 127.0.0.1:7700 "${ladder[@]}" --json "$OUT/$prefix-paced.json" \
+        -- -a "$tx_a" --in-memory
+    if [ "$case" = vfio ]; then
+        local rounds=1
+        if [ "$model" = igb ]; then
+            rounds=3
+            # Unpaced, the emulator drops frames no counter sees: that loss
+            # must come out as a limit with its evidence, never `none`.
+            stage "$prefix: unpaced steps, 1 and 2 queues"
+            run "$prefix-unpaced" timeout 180 blast --port "$tx_a" --peer 127.0.0.1:7700 --queues 1,2 --rx-queues 2 --flows 4 \
+                --duration 3 --warmup 1 --dst-mac "$rx_mac" --json "$OUT/$prefix-unpaced.json" -- -a "$tx_a" --in-memory
+        fi
+        killed_rounds "$prefix" "$rounds" "$tx_a" "$rx_a" "$queues" "${ladder[@]}"
+        if [ "$model" = virtio ] && has_model virtio-bypass; then
+            bypass_case
+        fi
+    else
+        stop_drop "$prefix"
+    fi
+    stage "$prefix: deploy/setup.sh --undo"
+    run "$prefix-undo" timeout 60 bash "$setup" --undo
     sleep 1
-    snapshot >"$OUT/$case-state-undo"
-    ip -br link >"$OUT/$case-links-undo"
+    snapshot "$tx" "$rx" >"$OUT/$prefix-state-undo"
+    echo "$(ifname "$tx") $(ifname "$rx")" >"$OUT/$prefix-ifnames-undo"
+}
+
+for model in igb virtio e1000e; do
+    has_model "$model" || continue
+    model_case "$model" vfio
+    [ "$model" = e1000e ] || model_case "$model" uio
 done
 stage "done"
