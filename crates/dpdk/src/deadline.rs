@@ -200,24 +200,45 @@ pub fn guarded<T: Send + 'static>(device: &str, call: &'static str, f: impl FnOn
         let _ = tx.send(f());
     }))
     .map_err(|e| Error::Other(format!("{call} on {device}: cannot start the thread that runs it: {e}")))?;
-    let signals_before = signals();
-    let timeout = device_timeout();
+    match wait_for(&rx, since, device_timeout(), signals) {
+        Waited::Answered(v) => Ok(v),
+        Waited::Panicked => Err(Error::Other(format!("{call} on {device} panicked"))),
+        Waited::GaveUp { waited, interrupted } => {
+            WEDGED.store(true, Ordering::SeqCst);
+            let device = device.to_owned();
+            GIVEN_UP.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(GivenUp { device: device.clone(), call, waited, interrupted });
+            Err(if interrupted { Error::Interrupted { device, call, waited } } else { Error::Stalled { device, call, waited } })
+        }
+    }
+}
+
+/// How the wait for a device call ended.
+#[derive(Debug, PartialEq)]
+enum Waited<T> {
+    Answered(T),
+    /// The call panicked on its helper thread (its answer will never come).
+    Panicked,
+    /// Past the timeout, or a signal came (`interrupted`): the call is left running.
+    GaveUp { waited: Duration, interrupted: bool },
+}
+
+/// Waits for the answer on `rx` of a call begun at `since`, until
+/// `timeout` has passed or `signals()` (the count so far) says a signal
+/// came since the wait began, or came before and the call has taken
+/// [`AFTER_SIGNAL`] already.
+fn wait_for<T>(rx: &mpsc::Receiver<T>, since: Instant, timeout: Duration, signals: impl Fn() -> u32) -> Waited<T> {
+    let before = signals();
     loop {
         match rx.recv_timeout(TICK) {
-            Ok(v) => return Ok(v),
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(Error::Other(format!("{call} on {device} panicked")));
-            }
+            Ok(v) => return Waited::Answered(v),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Waited::Panicked,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
         let waited = since.elapsed();
         let now = signals();
-        let interrupted = now > signals_before || (now > 0 && waited >= AFTER_SIGNAL);
+        let interrupted = now > before || (now > 0 && waited >= AFTER_SIGNAL);
         if interrupted || waited >= timeout {
-            WEDGED.store(true, Ordering::SeqCst);
-            let (device, waited) = (device.to_owned(), waited);
-            GIVEN_UP.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(GivenUp { device: device.clone(), call, waited, interrupted });
-            return Err(if interrupted { Error::Interrupted { device, call, waited } } else { Error::Stalled { device, call, waited } });
+            return Waited::GaveUp { waited, interrupted };
         }
     }
 }
@@ -230,6 +251,63 @@ mod tests {
     fn a_call_that_answers_gives_its_value_and_leaves_nothing_in_flight() {
         assert_eq!(guarded("dev", "answers", || 7).unwrap(), 7);
         assert!(in_flight().is_none_or(|c| c.call != "answers"));
+    }
+
+    /// A call answering `after` (never: None) on its own thread.
+    fn call_answering(after: Option<Duration>) -> (mpsc::Receiver<u32>, mpsc::SyncSender<u32>) {
+        let (tx, rx) = mpsc::sync_channel(1);
+        if let Some(after) = after {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(after);
+                let _ = tx.send(7);
+            });
+        }
+        (rx, tx)
+    }
+
+    #[test]
+    fn a_wait_ends_with_the_answer_at_the_timeout_or_on_a_signal() {
+        let (rx, _tx) = call_answering(Some(Duration::from_millis(30)));
+        assert_eq!(wait_for(&rx, Instant::now(), Duration::from_secs(5), || 0), Waited::Answered(7));
+
+        let (rx, _tx) = call_answering(None);
+        let t0 = Instant::now();
+        match wait_for(&rx, t0, Duration::from_millis(200), || 0) {
+            Waited::GaveUp { waited, interrupted: false } => assert!(waited >= Duration::from_millis(200) && waited < Duration::from_secs(2)),
+            other => panic!("{other:?}"),
+        }
+
+        // A signal during the wait ends it at once, whatever the timeout.
+        let (rx, _tx) = call_answering(None);
+        let count = std::sync::atomic::AtomicU32::new(0);
+        let t0 = Instant::now();
+        let w = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(100));
+                count.store(1, Ordering::SeqCst);
+            });
+            wait_for(&rx, t0, Duration::from_secs(60), || count.load(Ordering::SeqCst))
+        });
+        assert!(matches!(w, Waited::GaveUp { interrupted: true, .. }), "{w:?}");
+        assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+
+        // The helper panicked: its answer is never coming.
+        let (rx, tx) = call_answering(None);
+        drop(tx);
+        assert_eq!(wait_for(&rx, Instant::now(), Duration::from_secs(5), || 0), Waited::Panicked);
+    }
+
+    #[test]
+    fn a_call_begun_after_a_signal_gets_a_second_then_is_given_up() {
+        // The stop of an interrupted run's end: it answers in time.
+        let (rx, _tx) = call_answering(Some(Duration::from_millis(200)));
+        assert_eq!(wait_for(&rx, Instant::now(), Duration::from_secs(60), || 1), Waited::Answered(7));
+        // One that does not answer is not waited for the whole timeout.
+        let (rx, _tx) = call_answering(None);
+        let t0 = Instant::now();
+        assert!(matches!(wait_for(&rx, t0, Duration::from_secs(60), || 1), Waited::GaveUp { interrupted: true, .. }));
+        assert!(t0.elapsed() >= AFTER_SIGNAL && t0.elapsed() < AFTER_SIGNAL * 3, "{:?}", t0.elapsed());
     }
 
     #[test]
