@@ -219,7 +219,10 @@ enum Waited<T> {
     /// The call panicked on its helper thread (its answer will never come).
     Panicked,
     /// Past the timeout, or a signal came (`interrupted`): the call is left running.
-    GaveUp { waited: Duration, interrupted: bool },
+    GaveUp {
+        waited: Duration,
+        interrupted: bool,
+    },
 }
 
 /// Waits for the answer on `rx` of a call begun at `since`, until
@@ -274,7 +277,9 @@ mod tests {
         let (rx, _tx) = call_answering(None);
         let t0 = Instant::now();
         match wait_for(&rx, t0, Duration::from_millis(200), || 0) {
-            Waited::GaveUp { waited, interrupted: false } => assert!(waited >= Duration::from_millis(200) && waited < Duration::from_secs(2)),
+            Waited::GaveUp { waited, interrupted: false } => {
+                assert!(waited >= Duration::from_millis(200) && waited < Duration::from_secs(2))
+            }
             other => panic!("{other:?}"),
         }
 
