@@ -14,6 +14,9 @@ pub struct Failure {
 pub const USAGE: u8 = 2;
 /// Exit code for a run that could not be carried out.
 pub const RUNTIME: u8 = 1;
+/// Exit code for a device that did not answer a call within
+/// --device-timeout (dpdk::deadline): the run ends without touching it again.
+pub const DEVICE_STALLED: u8 = 3;
 
 impl Failure {
     pub fn usage(message: impl fmt::Display) -> Failure {
@@ -27,7 +30,12 @@ impl Failure {
 
 impl From<dpdk::Error> for Failure {
     fn from(e: dpdk::Error) -> Failure {
-        Failure::runtime(e)
+        let code = match &e {
+            dpdk::Error::Stalled { .. } | dpdk::Error::Wedged { .. } => DEVICE_STALLED,
+            dpdk::Error::Interrupted { .. } => crate::signals::EXIT_INTERRUPTED,
+            _ => RUNTIME,
+        };
+        Failure { message: e.to_string(), code }
     }
 }
 

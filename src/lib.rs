@@ -25,6 +25,7 @@ pub mod signals;
 pub mod timeline;
 pub mod trial;
 pub mod tx;
+pub mod unfinished;
 pub mod units;
 pub mod xstats;
 

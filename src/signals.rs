@@ -73,6 +73,8 @@ pub fn install() {
         // SAFETY: the handler does only async-signal-safe work.
         unsafe { sigaction(sig, &action) }.expect("install signal handler");
     }
+    // A device call that does not return is given up on a signal.
+    dpdk::deadline::set_signal_count(received);
 }
 
 /// The flag every loop polls.

@@ -254,7 +254,7 @@ impl Receiver {
             first,
         )?;
         for side in &mut self.sides {
-            side.promiscuous = side.port.promiscuous();
+            side.promiscuous = side.port.promiscuous()?;
         }
         if nic_clock && self.rx_stamp.is_none() {
             // The PMDs registered the field when their ports started with the offload.

@@ -297,7 +297,7 @@ impl Sender {
         self.configured_queues = Some(queues);
         self.templates = None;
         for side in &mut self.sides {
-            side.link = side.port.wait_link_up(self.cfg.link_timeout, signals::stopping).ok_or_else(|| {
+            side.link = side.port.wait_link_up(self.cfg.link_timeout, signals::stopping)?.ok_or_else(|| {
                 if signals::interrupted() {
                     Failure::runtime("interrupted while waiting for the link")
                 } else {

@@ -39,6 +39,7 @@ impl Sender {
         hooks: &mut dyn WindowHooks,
     ) -> Result<Phase, Failure> {
         let frame_len = (p.size - wire::FCS_LEN as u32) as u16;
+        crate::unfinished::began_measuring();
         let plan = plan.clone().with_count(count);
         self.home.check(p.queues, p.reflect)?;
         let mut txqs = self.home.take_tx().into_iter();

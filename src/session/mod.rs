@@ -270,6 +270,9 @@ pub fn layout_failure(e: layout::LayoutError) -> Failure {
 
 /// Says which port would not start and what usually causes it.
 pub fn start_failure(port: &Port, e: dpdk::Error) -> Failure {
+    if e.is_device_wait() {
+        return e.into();
+    }
     let i = port.info();
     Failure::runtime(format!(
         "cannot start port {} ({}, {}): {e}; check the device's arguments, and that its peer is there (a memif client needs its server running first)",

@@ -158,6 +158,16 @@ pub fn duration(s: &str) -> Result<std::time::Duration, BadValue> {
     crate::units::parse_duration(s)
 }
 
+/// How long a device call may take (--device-timeout): 100 ms to 1 h.
+pub fn device_timeout(s: &str) -> Result<std::time::Duration, BadValue> {
+    let d = crate::units::parse_duration(s)?;
+    let (lo, hi) = (std::time::Duration::from_millis(100), std::time::Duration::from_secs(3600));
+    if d < lo || d > hi {
+        return Err(BadValue(format!("{s:?} is not a wait from 100ms to 1h, e.g. 20 or 20s")));
+    }
+    Ok(d)
+}
+
 /// A series interval, 10 ms to 1 h.
 pub fn interval(s: &str) -> Result<std::time::Duration, BadValue> {
     let d = crate::units::parse_duration(s)?;

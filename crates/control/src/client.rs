@@ -1,7 +1,7 @@
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::auth::Secret;
 use crate::message::{Envelope, PeerInfo, Request, Response, MAX_LINE, VERSION};
@@ -18,6 +18,10 @@ pub enum ClientError {
     Remote(String),
     /// The answer made no sense.
     Protocol(String),
+    /// drop is still starting: what it is doing (crate::starting).
+    Starting(String),
+    /// drop was still starting when the client's deadline passed.
+    StillStarting { doing: String, waited: Duration },
 }
 
 impl fmt::Display for ClientError {
@@ -28,6 +32,10 @@ impl fmt::Display for ClientError {
             ClientError::Gone(e) => write!(f, "the receiver is gone (drop exited or was killed?): {e}"),
             ClientError::Remote(e) => write!(f, "drop refused: {e}"),
             ClientError::Protocol(e) => write!(f, "drop answered nonsense: {e}"),
+            ClientError::Starting(doing) => write!(f, "drop is starting: {doing}"),
+            ClientError::StillStarting { doing, waited } => {
+                write!(f, "drop is starting: {doing} (still starting after {waited:?}: raise --control-timeout to wait longer)")
+            }
         }
     }
 }
@@ -86,6 +94,30 @@ impl Client {
             }
         }
         Err(ClientError::Connect(last))
+    }
+
+    /// Connects and says hello, trying again while drop answers that it is
+    /// still starting, until `timeout` has passed since the first try
+    /// (each connect and answer waits up to `timeout` too, as one would).
+    pub fn connect_when_ready(
+        addr: &str,
+        secret: Option<&Secret>,
+        group: Option<&str>,
+        timeout: Duration,
+    ) -> Result<(Client, PeerInfo), ClientError> {
+        const RETRY: Duration = Duration::from_millis(250);
+        let t0 = Instant::now();
+        loop {
+            let mut c = Client::connect(addr, timeout)?;
+            match c.handshake_for(secret, group, timeout) {
+                Ok(info) => return Ok((c, info)),
+                Err(ClientError::Starting(doing)) if t0.elapsed() + RETRY >= timeout => {
+                    return Err(ClientError::StillStarting { doing, waited: timeout })
+                }
+                Err(ClientError::Starting(_)) => std::thread::sleep(RETRY),
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// The handshake: hello, then the answer to drop's challenge (proving
@@ -164,7 +196,10 @@ impl Client {
         // An error with id 0 is drop's own word before reading anything
         // (busy, or a deadline): it answers whatever was asked.
         if let (0, Response::Error { error }) = (env.id, &env.body) {
-            return Err(ClientError::Remote(error.clone()));
+            return Err(match crate::starting::starting_of(error) {
+                Some(doing) => ClientError::Starting(doing.to_owned()),
+                None => ClientError::Remote(error.clone()),
+            });
         }
         if env.id != id {
             return Err(ClientError::Protocol(format!("answer to request {} while waiting for {id}", env.id)));

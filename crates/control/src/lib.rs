@@ -22,6 +22,7 @@ mod message;
 mod server;
 mod session;
 mod shared;
+mod starting;
 mod window;
 
 pub use addr::{all_loopback, bind_fix, listen_addrs, unspecified, ListenError};
@@ -37,3 +38,4 @@ pub use message::{
 };
 pub use server::serve;
 pub use shared::ServerConfig;
+pub use starting::{answer_while_starting, starting_of, starting_text, STARTING};

@@ -114,6 +114,11 @@ impl Eal {
 
 impl Drop for Eal {
     fn drop(&mut self) {
+        // A device call given up is still inside DPDK: cleaning up under it
+        // could wait on it or pull memory from under it. The exit ends it.
+        if crate::deadline::wedged() {
+            return;
+        }
         // SAFETY: the EAL is running; waiting then cleaning up is its documented shutdown.
         unsafe { ffi::rte_eal_mp_wait_lcore() };
         // A memif port stays registered on the EAL interrupt thread (its

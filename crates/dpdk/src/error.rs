@@ -22,6 +22,13 @@ pub enum Error {
     Call { call: &'static str, code: i32, message: String },
     /// A worker closure panicked on an lcore.
     WorkerPanicked { lcore: u32, message: String },
+    /// A device call did not return within the device timeout (it is
+    /// left running; the process is wedged: see `deadline`).
+    Stalled { device: String, call: &'static str, waited: std::time::Duration },
+    /// A signal came while a device call had not returned (left running too).
+    Interrupted { device: String, call: &'static str, waited: std::time::Duration },
+    /// Refused: an earlier device call was given up and may still run.
+    Wedged { device: String, call: &'static str },
     /// Anything else, said plainly.
     Other(String),
 }
@@ -52,7 +59,17 @@ impl Error {
     pub(crate) fn call(call: &'static str, code: i32) -> Error {
         Error::Call { call, code, message: crate::errno_message(code) }
     }
+
+    /// Whether a device call was given up (stalled or interrupted) or
+    /// refused after one was: the device is not to be touched again.
+    pub fn is_device_wait(&self) -> bool {
+        matches!(self, Error::Stalled { .. } | Error::Interrupted { .. } | Error::Wedged { .. })
+    }
 }
+
+/// What a device that never answers a call most likely is.
+pub const STALL_CAUSE: &str = "a virtio device without iommu_platform behind vfio-pci and a translating IOMMU, \
+     or a device its PMD cannot drive; see docs/ec2.md \"Any PCI NIC\"";
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -71,6 +88,18 @@ impl fmt::Display for Error {
             Error::Limit { port, what, asked, limit } => write!(f, "port {port}: {what} {asked} is beyond the device's limit ({limit})"),
             Error::Call { call, code, message } => write!(f, "{call} failed: {message} ({code})"),
             Error::WorkerPanicked { lcore, message } => write!(f, "worker on lcore {lcore} panicked: {message}"),
+            Error::Stalled { device, call, waited } => write!(
+                f,
+                "device did not answer: {call} on {device} did not return within {} s; likely cause: {STALL_CAUSE} \
+                 (--device-timeout sets the wait)",
+                waited.as_secs()
+            ),
+            Error::Interrupted { device, call, waited } => {
+                write!(f, "interrupted while {call} on {device} had not returned after {:.1} s", waited.as_secs_f64())
+            }
+            Error::Wedged { device, call } => {
+                write!(f, "{call} on {device} not attempted: an earlier device call did not return and may still be running")
+            }
             Error::Other(s) => f.write_str(s),
         }
     }

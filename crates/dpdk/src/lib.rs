@@ -13,6 +13,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod burst;
+pub mod deadline;
 mod eal;
 mod error;
 mod lcore;
@@ -22,7 +23,7 @@ mod port;
 
 pub use burst::{Burst, BURST_MAX};
 pub use eal::{logged, rdtsc, tsc_hz, Eal};
-pub use error::{Error, LimitKind, Result};
+pub use error::{Error, LimitKind, Result, STALL_CAUSE};
 pub use lcore::{launch, LcoreJob};
 pub use mbuf::{Mbuf, MbufLayout, RxTimestamp, MBUF_F_EXTERNAL};
 pub use mempool::{Mempool, PoolSizing};

@@ -153,6 +153,10 @@ impl Mempool {
 
 impl Drop for Mempool {
     fn drop(&mut self) {
+        // A device call given up may still fill a queue from this pool.
+        if crate::deadline::wedged() {
+            return;
+        }
         // SAFETY: no queue uses the pool any more: ports are stopped and closed before pools drop.
         unsafe { ffi::rte_mempool_free(self.ptr.as_ptr()) };
     }

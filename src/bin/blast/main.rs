@@ -43,7 +43,11 @@ fn main() -> ExitCode {
     };
     session::init_logging(args.verbose);
     signals::install();
+    let (json, config) = (args.json.clone(), serde_json::to_value(&args).unwrap_or_default());
     let result = run(args);
+    if let Err(f) = &result {
+        blastdrop::unfinished::write_if_device_call("blast", json.as_deref(), config, f);
+    }
     events::end(result.is_ok(), result.as_ref().err().map(|f| f.message.as_str()));
     blastdrop::exit::exit("blast", result)
 }
@@ -58,12 +62,14 @@ fn run(args: Args) -> Result<(), Failure> {
             "ladder" => ladder_run::schema(),
             "knee" => knee_run::schema(),
             "replay" => replay::schema(),
+            "not-started" => blastdrop::unfinished::schema(),
             _ => events::schema(),
         };
         blastdrop::say!("{}", serde_json::to_string_pretty(&schema).expect("a schema serializes"));
         return Ok(());
     }
     let mut mode = Mode::from_args(&args)?;
+    dpdk::deadline::set_device_timeout(args.device_timeout);
     // A record or stream on stdout: every human line goes to stderr.
     if args.json.as_deref().is_some_and(out::is_stdout) {
         out::human_to_stderr();

@@ -24,7 +24,8 @@ use blastdrop::session::parse;
                   one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed.\n\n\
                   Ctrl-C or SIGTERM ends the run with its report and record; repeated signals are waited out (as\n\
                   `timeout` sends two) until 10 s after the first, when one more exits at once. Exit codes: 0 done,\n\
-                  1 the run failed, 2 bad input, 130 interrupted by a signal (report and record written)."
+                  1 the run failed, 2 bad input, 3 a device did not answer a call within --device-timeout,\n\
+                  130 interrupted by a signal (report and record written)."
 )]
 pub(crate) struct Args {
     /// Port to receive on: a port id (0), a PCI address (0000:00:07.0) or a device name (net_memif0).
@@ -137,6 +138,13 @@ pub(crate) struct Args {
     #[arg(long, hide = true)]
     #[serde(skip)]
     pub(crate) generate_man: bool,
+    /// How long a call to the device (configure, start, link, counters, stop) may take before the
+    /// run ends with one line naming the device and the call (exit 3), e.g. a virtio NIC behind
+    /// vfio-pci that never answers
+    #[arg(long, default_value = "20", value_parser = parse::device_timeout, value_name = "SECONDS")]
+    #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    #[schemars(with = "f64")]
+    pub(crate) device_timeout: Duration,
     /// More log output (-v debug, -vv trace)
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,

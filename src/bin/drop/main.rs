@@ -63,7 +63,11 @@ fn main() -> ExitCode {
     };
     session::init_logging(args.verbose);
     signals::install();
+    let (json, config) = (args.json.clone(), serde_json::to_value(&args).unwrap_or_default());
     let result = run(args);
+    if let Err(f) = &result {
+        blastdrop::unfinished::write_if_device_call("drop", json.as_deref(), config, f);
+    }
     blastdrop::events::end(result.is_ok(), result.as_ref().err().map(|f| f.message.as_str()));
     blastdrop::exit::exit("drop", result)
 }
@@ -80,6 +84,7 @@ fn run(args: Args) -> Result<(), Failure> {
         return Ok(());
     }
     mode::check(&args)?;
+    dpdk::deadline::set_device_timeout(args.device_timeout);
     if args.json.as_deref().is_some_and(blastdrop::out::is_stdout) {
         blastdrop::out::human_to_stderr();
     }
@@ -95,6 +100,7 @@ fn run(args: Args) -> Result<(), Failure> {
 /// stopped, then reports.
 fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
     let endpoint = blastdrop::timeline::bind_metrics(&args.timeline.config("drop", "received"))?;
+    let answering = mode.listener().map(start::StartingAnswer::begin).transpose()?;
     let started = session::start_eal("drop", &args.eal, args.queues, &args.port)?;
     let mut receiver = Receiver::new(&started.eal, start::receiver_config(args))?;
     blastdrop::say!("drop: memory: {}", receiver.mempools[0].describe("RX mempools"));
@@ -102,6 +108,7 @@ fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
     receiver.start(first)?;
     let info = start::peer_info(&receiver, args);
     start::announce(&receiver, args, first);
+    drop(answering);
 
     let rx = Arc::new(Mutex::new(receiver));
     let history: Arc<Mutex<History>> = Arc::default();
@@ -113,6 +120,7 @@ fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
     let xs_start = lock(&rx).watch_samples();
     let columns = blastdrop::timeline::counter_columns(&lock(&rx).sides().iter().map(|s| &s.watch).collect::<Vec<_>>());
     let mut timeline = blastdrop::timeline::Timeline::new(&args.timeline.config("drop", "received"), columns, endpoint)?;
+    blastdrop::unfinished::began_measuring();
     let last_sample = live_loop(&rx, PortStats::total(&baseline_ports), Instant::now(), args, &mut timeline);
     signals::request_stop();
     if let Some(s) = server {

@@ -34,6 +34,14 @@ impl Mode {
         })
     }
 
+    /// The control port, when served.
+    pub fn listener(&self) -> Option<&TcpListener> {
+        match self {
+            Mode::Served(s) => Some(&s.listener),
+            Mode::Standalone => None,
+        }
+    }
+
     /// The queues to start with: all of them, or, served, one (each step
     /// of blast's ladder says how many it wants).
     pub fn first_queues(&self, args: &Args) -> u16 {

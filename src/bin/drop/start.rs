@@ -1,6 +1,12 @@
 //! The receiver as drop sets it up: its configuration from the flags,
 //! the start-up lines, and drop as blast's hello answer describes it.
 
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use blastdrop::fail::Failure;
 use blastdrop::receiver::{Receiver, ReceiverConfig};
 use blastdrop::report;
 use control::PeerInfo;
@@ -50,6 +56,47 @@ pub fn peer_info(receiver: &Receiver, args: &Args) -> PeerInfo {
         rss: info.rss_offloads != 0,
         cpu_model: report::cpu_model(),
         reflect: args.reflect,
+    }
+}
+
+/// drop's control port while the receiver starts: a client that connects
+/// is told what drop is doing (`control::answer_while_starting`), e.g. the
+/// device call it waits on, instead of hearing nothing. Ends when dropped
+/// (the server, or the exit, takes the port from there).
+pub struct StartingAnswer {
+    ready: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl StartingAnswer {
+    pub fn begin(listener: &TcpListener) -> Result<StartingAnswer, Failure> {
+        let listener = listener.try_clone().map_err(|e| Failure::runtime(format!("cannot share the control port while starting: {e}")))?;
+        let ready = Arc::new(AtomicBool::new(false));
+        let done = ready.clone();
+        let thread = std::thread::Builder::new()
+            .name("bd-starting".into())
+            .spawn(move || {
+                let _ = control::answer_while_starting(listener, doing, &done, blastdrop::signals::stop_flag());
+            })
+            .map_err(|e| Failure::runtime(format!("cannot start the control port's thread: {e}")))?;
+        Ok(StartingAnswer { ready, thread: Some(thread) })
+    }
+}
+
+impl Drop for StartingAnswer {
+    fn drop(&mut self) {
+        self.ready.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// What drop is doing while it starts: the device call it waits on, if any.
+fn doing() -> String {
+    match dpdk::deadline::in_flight() {
+        Some(call) => call.describe(),
+        None => "setting up the EAL, its ports and memory".into(),
     }
 }
 

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use dpdk_ffi as ffi;
 
+use crate::deadline::{guarded, wedged, Sendable};
 use crate::{Error, LimitKind, Mempool, Result};
 
 mod devices;
@@ -155,9 +156,13 @@ impl Port {
         self.check(cfg)?;
         assert_eq!(rx_pools.len(), usize::from(cfg.rx_queues), "one pool per RX queue");
         let (conf, done) = self.eth_conf(cfg)?;
-        // SAFETY: a valid port this handle owns, stopped (configure is only
-        // called between stop and start); conf outlives the call.
-        let rc = unsafe { ffi::rte_eth_dev_configure(self.id, cfg.rx_queues, cfg.tx_queues, &conf) };
+        let (id, nrx, ntx, sent) = (self.id, cfg.rx_queues, cfg.tx_queues, Sendable::new(conf));
+        let rc = self.guard("rte_eth_dev_configure", move || {
+            let conf = sent.into_inner();
+            // SAFETY: a valid port this handle owns, stopped (configure is only
+            // called between stop and start); conf lives in this closure.
+            unsafe { ffi::rte_eth_dev_configure(id, nrx, ntx, &conf) }
+        })?;
         if rc != 0 {
             return Err(Error::call("rte_eth_dev_configure", rc));
         }
@@ -165,9 +170,13 @@ impl Port {
         let guarded = self.guard_faults()?;
         let mut rxqs = Vec::new();
         for (q, pool) in rx_pools.iter().enumerate() {
-            // SAFETY: the port is configured with this many RX queues; the pool
-            // outlives the queue (pools are made before and freed after ports).
-            let rc = unsafe { ffi::rte_eth_rx_queue_setup(self.id, q as u16, cfg.rx_ring, socket, std::ptr::null(), pool.as_ptr()) };
+            let (ring, pool_ptr) = (cfg.rx_ring, Sendable::new(pool.as_ptr()));
+            let rc = self.guard("rte_eth_rx_queue_setup", move || {
+                // SAFETY: the port is configured with this many RX queues; the pool
+                // outlives the queue (pools are made before and freed after ports,
+                // and not freed at all once a call is given up: see deadline).
+                unsafe { ffi::rte_eth_rx_queue_setup(id, q as u16, ring, socket, std::ptr::null(), pool_ptr.into_inner()) }
+            })?;
             if rc != 0 {
                 return Err(Error::call("rte_eth_rx_queue_setup", rc));
             }
@@ -178,8 +187,12 @@ impl Port {
         txconf.offloads = conf.txmode.offloads;
         let mut txqs = Vec::new();
         for q in 0..cfg.tx_queues {
-            // SAFETY: the port is configured with this many TX queues; txconf outlives the call.
-            let rc = unsafe { ffi::rte_eth_tx_queue_setup(self.id, q, cfg.tx_ring, socket, &txconf) };
+            let (ring, sent) = (cfg.tx_ring, Sendable::new(txconf));
+            let rc = self.guard("rte_eth_tx_queue_setup", move || {
+                let txconf = sent.into_inner();
+                // SAFETY: the port is configured with this many TX queues; txconf lives in this closure.
+                unsafe { ffi::rte_eth_tx_queue_setup(id, q, ring, socket, &txconf) }
+            })?;
             if rc != 0 {
                 return Err(Error::call("rte_eth_tx_queue_setup", rc));
             }
@@ -257,8 +270,8 @@ impl Port {
     pub fn start(&mut self) -> Result<()> {
         let id = self.id;
         // SAFETY: a configured port this handle owns; no lane runs on it yet.
-        let start = || unsafe { ffi::rte_eth_dev_start(id) };
-        let rc = self.on_its_thread(start);
+        let start = move || unsafe { ffi::rte_eth_dev_start(id) };
+        let rc = self.on_its_thread("rte_eth_dev_start", start)?;
         if rc != 0 {
             return Err(Error::call("rte_eth_dev_start", rc));
         }
@@ -276,11 +289,12 @@ impl Port {
         self.socket_drops();
         let id = self.id;
         // SAFETY: a started port this handle owns; the callers join its lanes first.
-        let stop = || unsafe { ffi::rte_eth_dev_stop(id) };
-        let rc = self.on_its_thread(stop);
+        let stop = move || unsafe { ffi::rte_eth_dev_stop(id) };
+        let rc = self.on_its_thread("rte_eth_dev_stop", stop);
         // Stopped or not, it is not to be stopped again: a device that
         // failed to stop is in no state to be started as if it had.
         self.started = false;
+        let rc = rc?;
         if rc != 0 {
             return Err(Error::call("rte_eth_dev_stop", rc));
         }
@@ -322,16 +336,24 @@ impl Port {
         self.socket_drops.load(Ordering::Relaxed)
     }
 
-    /// Runs a start or stop where the device wants it: on the EAL interrupt
-    /// thread for peer-managed devices (their connect and disconnect run
-    /// there), here for the rest.
-    fn on_its_thread(&self, call: impl FnOnce() -> i32) -> i32 {
-        if !peer_managed(&self.info.driver) {
-            return call();
-        }
-        let mut rc = 0;
-        on_interrupt_thread(|| rc = call(), INTR_THREAD_WAIT);
-        rc
+    /// Runs a start or stop, under the device deadline, where the device
+    /// wants it: on the EAL interrupt thread for peer-managed devices (their
+    /// connect and disconnect run there), on the deadline's helper for the rest.
+    fn on_its_thread(&self, name: &'static str, call: impl FnOnce() -> i32 + Send + 'static) -> Result<i32> {
+        let managed = peer_managed(&self.info.driver);
+        self.guard(name, move || {
+            if !managed {
+                return call();
+            }
+            let mut rc = 0;
+            on_interrupt_thread(|| rc = call(), INTR_THREAD_WAIT);
+            rc
+        })
+    }
+
+    /// Runs `call`, named `name`, under the device deadline (see `deadline`).
+    fn guard<T: Send + 'static>(&self, name: &'static str, call: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+        guarded(&self.info.name, name, call)
     }
 
     /// Whether the device can unmap a queue's ring under a burst when its
@@ -340,34 +362,46 @@ impl Port {
         peer_managed(&self.info.driver)
     }
 
-    /// Turns promiscuous mode on; false where the device has none (ENA).
-    pub fn promiscuous(&mut self) -> bool {
+    /// Turns promiscuous mode on; Ok(false) where the device has none (ENA).
+    pub fn promiscuous(&mut self) -> Result<bool> {
+        let id = self.id;
         // SAFETY: a valid port this handle owns.
-        unsafe { ffi::rte_eth_promiscuous_enable(self.id) == 0 }
+        self.guard("rte_eth_promiscuous_enable", move || unsafe { ffi::rte_eth_promiscuous_enable(id) == 0 })
     }
 
     /// The link as the device reports it now, without waiting; a device
-    /// that cannot say (the call failed) reads as down.
+    /// that cannot say (the call failed, or did not return: see
+    /// [`Port::link_checked`]) reads as down.
     pub fn link(&self) -> Link {
-        let mut l = ffi::bd_link::default();
-        // SAFETY: a valid port id and an out-struct the shim fills.
-        let rc = unsafe { ffi::bd_link_get(self.id, &mut l) };
-        if rc != 0 {
-            return Link::default();
-        }
-        Link { up: l.up == 1, speed_mbps: l.speed_mbps, full_duplex: l.full_duplex == 1 }
+        self.link_checked().unwrap_or_default()
     }
 
-    /// Waits up to `timeout` for the link to come up.
-    pub fn wait_link_up(&self, timeout: Duration, give_up: impl Fn() -> bool) -> Option<Link> {
+    /// The link now, or why the device gave no answer in time.
+    pub fn link_checked(&self) -> Result<Link> {
+        let id = self.id;
+        let (rc, l) = self.guard("rte_eth_link_get_nowait", move || {
+            let mut l = ffi::bd_link::default();
+            // SAFETY: a valid port id and an out-struct the shim fills.
+            let rc = unsafe { ffi::bd_link_get(id, &mut l) };
+            (rc, l)
+        })?;
+        if rc != 0 {
+            return Ok(Link::default());
+        }
+        Ok(Link { up: l.up == 1, speed_mbps: l.speed_mbps, full_duplex: l.full_duplex == 1 })
+    }
+
+    /// Waits up to `timeout` for the link to come up: Ok(None) when it did
+    /// not (or `give_up`), an error when a read of it did not return.
+    pub fn wait_link_up(&self, timeout: Duration, give_up: impl Fn() -> bool) -> Result<Option<Link>> {
         let deadline = Instant::now() + timeout;
         loop {
-            let l = self.link();
+            let l = self.link_checked()?;
             if l.up {
-                return Some(l);
+                return Ok(Some(l));
             }
             if Instant::now() >= deadline || give_up() {
-                return None;
+                return Ok(None);
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -386,6 +420,12 @@ impl Port {
 
 impl Drop for Port {
     fn drop(&mut self) {
+        // A device call that did not return may still hold the device (and
+        // its locks): it is left alone, for the exit to end.
+        if wedged() {
+            OPEN.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != self.id);
+            return;
+        }
         // Nothing is left to do about a device that will not stop or close
         // as the process lets go of it: the next open starts it afresh.
         let _ = self.stop();
@@ -396,9 +436,10 @@ impl Drop for Port {
         // (its peer disconnected) and left for the exit to clean up; its
         // socket file stays, and the next start removes it when stale.
         if !peer_managed(&self.info.driver) {
+            let id = self.id;
             // SAFETY: a stopped port this handle owns; no queue handle is used after
             // (lanes are joined before ports drop), and the id is not reused here.
-            let _ = unsafe { ffi::rte_eth_dev_close(self.id) };
+            let _ = self.guard("rte_eth_dev_close", move || unsafe { ffi::rte_eth_dev_close(id) });
         }
         OPEN.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != self.id);
     }

@@ -113,9 +113,13 @@ pub fn xstats_all(port: u16) -> Result<Vec<u64>> {
 
 impl Port {
     pub fn stats(&self) -> Result<PortStats> {
-        let mut s = ffi::rte_eth_stats::default();
-        // SAFETY: a valid port this handle owns; s is a plain struct the call fills.
-        let rc = unsafe { ffi::rte_eth_stats_get(self.id, &mut s) };
+        let id = self.id;
+        let (rc, s) = self.guard("rte_eth_stats_get", move || {
+            let mut s = ffi::rte_eth_stats::default();
+            // SAFETY: a valid port this handle owns; s is a plain struct the call fills.
+            let rc = unsafe { ffi::rte_eth_stats_get(id, &mut s) };
+            (rc, s)
+        })?;
         if rc != 0 {
             return Err(Error::call("rte_eth_stats_get", rc));
         }
@@ -134,39 +138,53 @@ impl Port {
 
     /// Names of every extended stat, in id order (names can repeat).
     pub fn xstat_names(&self) -> Result<Vec<String>> {
-        // SAFETY: a NULL array asks for the count.
-        let n = unsafe { ffi::rte_eth_xstats_get_names(self.id, std::ptr::null_mut(), 0) };
-        if n < 0 {
-            return Err(Error::call("rte_eth_xstats_get_names", n));
-        }
-        let mut names = vec![ffi::rte_eth_xstat_name::default(); n as usize];
-        // SAFETY: names holds n entries, the most the call writes.
-        let got = unsafe { ffi::rte_eth_xstats_get_names(self.id, names.as_mut_ptr(), n as u32) };
-        if got < 0 {
-            return Err(Error::call("rte_eth_xstats_get_names", got));
-        }
-        // SAFETY: each name is a NUL-terminated array the call filled (or zeros).
-        Ok(names.iter().take(got as usize).map(|x| unsafe { c_string(x.name.as_ptr()) }).collect())
+        let id = self.id;
+        self.guard("rte_eth_xstats_get_names", move || xstat_names_of(id))?
     }
 
     /// Resolves stat names to ids once; a name the device lacks is an error naming it.
     pub fn xstat_ids(&self, names: &[&str]) -> Result<XstatIds> {
-        let mut ids = Vec::with_capacity(names.len());
-        for name in names {
-            let c = CString::new(*name).map_err(|_| Error::Other("xstat name contains NUL".into()))?;
-            let mut id = 0u64;
-            // SAFETY: c is NUL-terminated and outlives the call; id is ours to fill.
-            let rc = unsafe { ffi::rte_eth_xstats_get_id_by_name(self.id, c.as_ptr(), &mut id) };
-            if rc != 0 {
-                return Err(Error::Other(format!("port {} ({}) has no extended stat {name:?}", self.id, self.info.driver)));
-            }
-            ids.push(id);
-        }
-        Ok(XstatIds { names: names.iter().map(|s| s.to_string()).collect(), ids })
+        let (id, driver) = (self.id, self.info.driver.clone());
+        let owned: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        self.guard("rte_eth_xstats_get_id_by_name", move || xstat_ids_of(id, &driver, owned))?
     }
 
     /// Reads the stats `ids` names, in one call to the device.
     pub fn xstats(&self, ids: &XstatIds) -> Result<Vec<u64>> {
-        xstats_by_id(self.id, &ids.ids)
+        let (id, ids) = (self.id, ids.ids.clone());
+        self.guard("rte_eth_xstats_get_by_id", move || xstats_by_id(id, &ids))?
     }
+}
+
+/// Names of every extended stat of port `id`, in id order.
+fn xstat_names_of(id: u16) -> Result<Vec<String>> {
+    // SAFETY: a NULL array asks for the count.
+    let n = unsafe { ffi::rte_eth_xstats_get_names(id, std::ptr::null_mut(), 0) };
+    if n < 0 {
+        return Err(Error::call("rte_eth_xstats_get_names", n));
+    }
+    let mut names = vec![ffi::rte_eth_xstat_name::default(); n as usize];
+    // SAFETY: names holds n entries, the most the call writes.
+    let got = unsafe { ffi::rte_eth_xstats_get_names(id, names.as_mut_ptr(), n as u32) };
+    if got < 0 {
+        return Err(Error::call("rte_eth_xstats_get_names", got));
+    }
+    // SAFETY: each name is a NUL-terminated array the call filled (or zeros).
+    Ok(names.iter().take(got as usize).map(|x| unsafe { c_string(x.name.as_ptr()) }).collect())
+}
+
+/// The ids of `names` on port `port` (driver `driver`, for the error).
+fn xstat_ids_of(port: u16, driver: &str, names: Vec<String>) -> Result<XstatIds> {
+    let mut ids = Vec::with_capacity(names.len());
+    for name in &names {
+        let c = CString::new(name.as_str()).map_err(|_| Error::Other("xstat name contains NUL".into()))?;
+        let mut id = 0u64;
+        // SAFETY: c is NUL-terminated and outlives the call; id is ours to fill.
+        let rc = unsafe { ffi::rte_eth_xstats_get_id_by_name(port, c.as_ptr(), &mut id) };
+        if rc != 0 {
+            return Err(Error::Other(format!("port {port} ({driver}) has no extended stat {name:?}")));
+        }
+        ids.push(id);
+    }
+    Ok(XstatIds { names, ids })
 }

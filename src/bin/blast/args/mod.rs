@@ -44,7 +44,8 @@ pub use shorthand::size_mix_shorthand;
                   and the atlas of several (blast report --help; docs/report.md).\n\n\
                   Ctrl-C or SIGTERM ends the run with its report and record; repeated signals are waited out (as\n\
                   `timeout` sends two) until 10 s after the first, when one more exits at once. Exit codes: 0 done,\n\
-                  1 the run failed, 2 bad input, 130 interrupted by a signal (report and record written)."
+                  1 the run failed, 2 bad input, 3 a device did not answer a call within --device-timeout,\n\
+                  130 interrupted by a signal (report and record written)."
 )]
 pub struct Args {
     /// Port to send on: a port id (0), a PCI address (0000:00:06.0) or a device name (net_memif0).
@@ -264,14 +265,22 @@ pub struct Args {
     #[arg(long, value_name = "SHELL", hide = true)]
     #[serde(skip)]
     pub generate_completions: Option<clap_complete::Shell>,
-    /// Print the JSON schema of a record (single, ladder, knee, replay) or of an --events line (events) and exit
-    #[arg(long, value_name = "KIND", hide = true, value_parser = ["single", "ladder", "knee", "replay", "events"])]
+    /// Print the JSON schema of a record (single, ladder, knee, replay), of the record of a run a device
+    /// call ended (not-started), or of an --events line (events) and exit
+    #[arg(long, value_name = "KIND", hide = true, value_parser = ["single", "ladder", "knee", "replay", "not-started", "events"])]
     #[serde(skip)]
     pub generate_schema: Option<String>,
     /// Print this tool's man page (roff) and exit
     #[arg(long, hide = true)]
     #[serde(skip)]
     pub generate_man: bool,
+    /// How long a call to the device (configure, start, link, counters, stop) may take before the
+    /// run ends with one line naming the device and the call (exit 3), e.g. a virtio NIC behind
+    /// vfio-pci that never answers
+    #[arg(long, default_value = "20", value_parser = parse::device_timeout, value_name = "SECONDS")]
+    #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    #[schemars(with = "f64")]
+    pub device_timeout: Duration,
     /// More log output (-v debug, -vv trace)
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,

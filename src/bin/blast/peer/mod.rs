@@ -60,17 +60,12 @@ pub fn connect(args: &Args) -> Result<(Option<Peer>, Option<PeerInfo>), Failure>
     if let Some((_, control::SecretSource::CommandLine)) = &secret {
         tracing::warn!("--token shows in ps and /proc/PID/cmdline: prefer --token-file FILE or BLASTDROP_TOKEN");
     }
-    let mut p = Peer {
-        client: Client::connect(addr, args.control_timeout)
-            .map_err(|e| Failure::runtime(format!("{e}: is drop running with --listen {addr}?")))?,
-        timeout: args.control_timeout,
-        member: None,
-    };
-    let info = p
-        .client
-        .handshake_for(secret.as_ref().map(|(s, _)| s), args.group.as_deref(), args.control_timeout)
-        .map_err(|e| Failure::runtime(e.to_string()))?;
-    Ok((Some(p), Some(info)))
+    let (client, info) = Client::connect_when_ready(addr, secret.as_ref().map(|(s, _)| s), args.group.as_deref(), args.control_timeout)
+        .map_err(|e| match e {
+            control::ClientError::Connect(_) => Failure::runtime(format!("{e}: is drop running with --listen {addr}?")),
+            e => Failure::runtime(e.to_string()),
+        })?;
+    Ok((Some(Peer { client, timeout: args.control_timeout, member: None }), Some(info)))
 }
 
 /// Joins the --group with this sender's whole plan, and numbers this
