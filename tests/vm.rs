@@ -42,8 +42,12 @@ struct Model {
     kernel: &'static str,
     /// DPDK's driver name, as blast prints it.
     pmd: &'static str,
-    /// RX queues drop runs (the model's own limit).
+    /// RX queues drop runs (the model's RSS spreads over them).
     queues: usize,
+    /// The queue counts the ladder runs, and the one left out (beyond the
+    /// port's limit), if any.
+    steps: &'static [u64],
+    left_out: Option<u64>,
     /// The cases the guest runs: the DPDK-side kernel driver of each.
     cases: &'static [(&'static str, &'static str)],
     /// drop killed with -9 this many times in the vfio case.
@@ -58,17 +62,32 @@ const IGB: Model = Model {
     kernel: "igb",
     pmd: "net_e1000_igb",
     queues: 2,
+    steps: &[1, 2],
+    left_out: None,
     cases: BOTH,
     kill_rounds: 3,
     watched_xstat: Some("rx_management_dropped"),
 };
-const VIRTIO: Model =
-    Model { name: "virtio", kernel: "virtio-pci", pmd: "net_virtio", queues: 2, cases: BOTH, kill_rounds: 1, watched_xstat: None };
+const VIRTIO: Model = Model {
+    name: "virtio",
+    kernel: "virtio-pci",
+    pmd: "net_virtio",
+    queues: 2,
+    steps: &[1, 2],
+    left_out: None,
+    cases: BOTH,
+    kill_rounds: 1,
+    watched_xstat: None,
+};
 const E1000E: Model = Model {
     name: "e1000e",
     kernel: "e1000e",
     pmd: "net_e1000_em",
+    // DPDK's em gives the 82574L two queues and no RSS: drop runs one, and
+    // the ladder's --queues 1,2,4 loses its 4.
     queues: 1,
+    steps: &[1, 2],
+    left_out: Some(4),
     cases: &[("vfio", "vfio-pci")],
     kill_rounds: 1,
     watched_xstat: None,
@@ -187,20 +206,22 @@ fn paced_case(out: &Path, model: &Model, case: &str) {
     let case = format!("{}-{case}", model.name);
     let text = read(out, &format!("{case}-paced.txt"));
     assert_eq!(rc(out, &format!("{case}-paced")), 0, "{case}: the paced ladder failed:\n{text}");
-    assert!(text.contains("(from sysfs"), "{case}: lcores placed from the guest's sysfs topology:\n{text}");
+    if model.left_out.is_none() {
+        // (With a count left out, the lcores were sized for the whole
+        // ladder before it was cut: placed in CPU order, with a warning.)
+        assert!(text.contains("(from sysfs"), "{case}: lcores placed from the guest's sysfs topology:\n{text}");
+    }
     assert!(text.contains(model.pmd), "{case}: over the hardware PMD {}:\n{text}", model.pmd);
     let rec = record(out, &format!("{case}-paced.json"));
     assert_matches_schema(&rec, "blast-ladder");
     let (sent, lost) = judge_steps(&rec, model, &format!("{case} paced"));
     rss_spread(&rec, model, &format!("{case} paced"));
     let queues: Vec<u64> = rec["steps"].as_array().unwrap().iter().map(|s| s["queues"].as_u64().unwrap()).collect();
-    if model.queues == 1 {
-        assert_eq!(queues, [1], "{case}: only the 1-queue step runs on a one-queue NIC");
+    assert_eq!(queues, model.steps, "{case}: the steps that fit the ports ran");
+    if let Some(n) = model.left_out {
         let dropped = &rec["ladder"]["dropped"];
-        assert!(dropped.as_array().is_some_and(|d| d.iter().any(|x| x["queues"] == serde_json::json!([2]))), "{case}: {dropped}");
-        assert!(text.contains("queue count(s) 2 left out of the ladder"), "{case}: no line says so:\n{text}");
-    } else {
-        assert_eq!(queues, [1, 2], "{case}: both steps ran");
+        assert!(dropped.as_array().is_some_and(|d| d.iter().any(|x| x["queues"] == serde_json::json!([n]))), "{case}: {dropped}");
+        assert!(text.contains(&format!("queue count(s) {n} left out of the ladder")), "{case}: no line says so:\n{text}");
     }
     eprintln!("{case}: paced ladder exact: {sent} sent, {lost} lost, queues {queues:?}");
 }
@@ -244,12 +265,15 @@ fn bypass_case(out: &Path) -> u64 {
     let text = read(out, "bypass-drop.txt");
     let code = rc(out, "bypass-drop");
     let seconds: u64 = read(out, "bypass-drop.seconds").trim().parse().unwrap();
-    assert!(code != 0 && code != 137, "drop on a device that does not answer ends by itself, non-zero (rc {code}):\n{text}");
+    assert_eq!(code, 3, "drop on a device that does not answer ends by itself with exit 3:\n{text}");
     assert!(seconds < 90, "drop ended in bounded time: {seconds} s:\n{text}");
     assert!(!text.contains("panicked"), "{text}");
     let line =
         text.lines().rev().find(|l| l.contains(DEVICE_DID_NOT_ANSWER)).unwrap_or_else(|| panic!("no line naming the cause:\n{text}"));
-    assert!(line.contains(&pci), "the line names the device {pci}: {line}");
+    assert!(line.contains(&pci) && line.contains("iommu_platform"), "the line names the device {pci} and the likely cause: {line}");
+    let rec = record(out, "bypass-drop.json");
+    assert_eq!(rec["started"], false, "drop's record says it never started: {rec}");
+    assert_eq!(rec["exit_code"], 3, "{rec}");
     let blast = read(out, "bypass-blast.txt");
     assert_ne!(rc(out, "bypass-blast"), 0, "{blast}");
     assert!(blast.contains(PEER_WAS_STARTING), "blast says what drop was doing:\n{blast}");
@@ -260,7 +284,7 @@ fn bypass_case(out: &Path) -> u64 {
 
 /// What drop prints when a device call passes its deadline, and what blast
 /// says of a peer that is still starting.
-const DEVICE_DID_NOT_ANSWER: &str = "did not answer";
+const DEVICE_DID_NOT_ANSWER: &str = "drop: error: device did not answer: ";
 const PEER_WAS_STARTING: &str = "drop is starting";
 
 #[test]
@@ -279,12 +303,19 @@ fn pci_nics_bound_by_the_setup_script_carry_exact_ladders_over_each_models_pmd()
         if arch == "arm64" { (&[IGB], "igb") } else { (&[IGB, VIRTIO, E1000E], "igb,virtio,e1000e,virtio-bypass") };
     let out = root.join(format!("target/vm/pci-{arch}"));
     let started = std::time::Instant::now();
-    let status = Command::new(root.join("scripts/vm"))
-        .args(["--arch", &arch, "--nics", nics_arg, "--bin", &bin.display().to_string(), "--out", &out.display().to_string()])
-        .args(["--timeout", "1200", "--mem", "3072"])
-        .arg(format!("bash tests/vm/pci.sh {}", nics_arg.replace(',', " ")))
-        .status()
-        .expect("scripts/vm runs");
+    // BLASTDROP_VM_JUDGE_ONLY=1: judge the last guest run's $OUT again
+    // without booting (for work on the assertions).
+    let judge_only = std::env::var("BLASTDROP_VM_JUDGE_ONLY").as_deref() == Ok("1");
+    let status = if judge_only {
+        Command::new("true").status()
+    } else {
+        Command::new(root.join("scripts/vm"))
+            .args(["--arch", &arch, "--nics", nics_arg, "--bin", &bin.display().to_string(), "--out", &out.display().to_string()])
+            .args(["--timeout", "1200", "--mem", "3072"])
+            .arg(format!("bash tests/vm/pci.sh {}", nics_arg.replace(',', " ")))
+            .status()
+    }
+    .expect("scripts/vm runs");
     eprintln!("the guest ran in {:.0} s", started.elapsed().as_secs_f64());
     assert!(status.success(), "scripts/vm failed ({status}); the console above says where");
 
