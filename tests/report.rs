@@ -217,6 +217,23 @@ fn a_report_of_real_runs_reads_in_a_real_browser_and_as_markdown() {
         roxmltree::Document::parse(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap_or_else(|e| panic!("{file}: {e}"));
     }
 
+    // Each ladder plot colours its points by the verdicts of the record's
+    // steps, which all have one: no point is "not judged".
+    for r in &runs[..2] {
+        for s in read_json(r)["steps"].as_array().unwrap() {
+            assert!(s["limit"].as_str().is_some_and(|l| !l.is_empty() && l != "n/a"), "a memif ladder step without a verdict: {s}");
+        }
+    }
+    let mut ladder_plots = 0;
+    for l in text.lines().filter(|l| l.starts_with("![")) {
+        let svg = std::fs::read_to_string(dir.join(l.rsplit('(').next().unwrap().trim_end_matches(')'))).unwrap();
+        if svg.contains("queues (log2 scale)") {
+            ladder_plots += 1;
+            assert!(svg.contains("limit: ") && !svg.contains("limit: n/a"), "{l}: a ladder plot's points lost their verdicts");
+        }
+    }
+    assert!(ladder_plots >= 2, "the two memif ladders are plotted: {ladder_plots}");
+
     // The atlas, figure for figure.
     assert_atlas_matches(&text, "memif-a", &runs[0]);
     assert_atlas_matches(&text, "memif-b", &runs[1]);

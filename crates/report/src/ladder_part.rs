@@ -13,10 +13,6 @@ pub fn steps(r: &Record) -> Result<Vec<StepRecord>, String> {
     serde_json::from_value(r.j().at("steps").0.clone()).map_err(|e| format!("{}: cannot read its steps: {e}", r.file_name()))
 }
 
-pub fn aggregates(r: &Record) -> Result<Vec<Aggregate>, String> {
-    serde_json::from_value(r.j().at("aggregates").0.clone()).map_err(|e| format!("{}: cannot read its aggregates: {e}", r.file_name()))
-}
-
 /// Whether the figures are the receiver's (a ladder run with --peer).
 pub fn receiver_side(r: &Record) -> bool {
     r.j().bool("analysis/receiver_side").unwrap_or(false)
@@ -225,7 +221,10 @@ fn group_table(r: &Record) -> Option<Table> {
 }
 
 fn plot(r: &Record, steps: &[StepRecord]) -> Result<Block, String> {
-    let mut aggs = aggregates(r)?;
+    // Made again from the steps, as blast's own --plot makes them: the
+    // record's `aggregates` do not carry each point's verdict class (it is
+    // not serialised), and read back every point would be "limit: n/a".
+    let mut aggs = Aggregate::from_records(steps);
     aggs.sort_by_key(|a| (a.size, a.queues));
     let receiver = receiver_side(r);
     let port = r.env().at("port");
