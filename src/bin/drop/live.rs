@@ -14,15 +14,22 @@ use blastdrop::timeline::{counter_deltas, Timeline};
 use blastdrop::xstats::Sample;
 use dpdk::PortStats;
 
-use crate::args::Args;
 use crate::backend::lock;
+use crate::settings::Settings;
 use crate::summary::receiver_counters;
 
 /// A line an interval until the duration, count or idle timeout ends the
 /// run, or a signal arrives; each interval's row goes into `timeline`.
 /// Returns the last port counters read.
-pub(crate) fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instant, args: &Args, timeline: &mut Timeline) -> PortStats {
-    let mut live = Live::new(baseline, Ticker::every(began, args.timeline.interval));
+pub(crate) fn live_loop(
+    rx: &Mutex<Receiver>,
+    baseline: PortStats,
+    began: Instant,
+    settings: &Settings,
+    timeline: &mut Timeline,
+) -> PortStats {
+    let stop = settings.stop;
+    let mut live = Live::new(baseline, Ticker::every(began, settings.outputs.timeline.interval));
     loop {
         std::thread::sleep(Duration::from_millis(10));
         match lock(rx).supervise() {
@@ -31,19 +38,19 @@ pub(crate) fn live_loop(rx: &Mutex<Receiver>, baseline: PortStats, began: Instan
             Err(f) => tracing::error!("{}", f.message),
         }
         let now = Instant::now();
-        if signals::stopping() || args.duration.is_some_and(|d| now.duration_since(began) >= d) {
+        if signals::stopping() || stop.duration.is_some_and(|d| now.duration_since(began) >= d) {
             return live.prev_port;
         }
         let (cur, lane_now) = live.read_lanes(rx, timeline);
         live.mark_trial(cur, now.duration_since(began), timeline);
-        if args.count.is_some_and(|c| cur.packets >= c) {
+        if stop.count.is_some_and(|c| cur.packets >= c) {
             return lock(rx).port_stats().unwrap_or(live.prev_port);
         }
-        if live.idle_for(now, cur.packets, args.idle_timeout) {
+        if live.idle_for(now, cur.packets, stop.idle_timeout) {
             return live.prev_port;
         }
         if let Some(tick) = live.ticker.due(now) {
-            live.line(rx, args, &tick, cur, &lane_now, timeline);
+            live.line(rx, settings, &tick, cur, &lane_now, timeline);
         }
     }
 }
@@ -140,11 +147,11 @@ impl Live {
     /// A read of the watched counters is an admin command on ENA: at most
     /// one per --xstats-interval, whatever --interval (what moved meanwhile
     /// lands in the row of the next read).
-    fn xstats_due(&self, args: &Args) -> bool {
+    fn xstats_due(&self, settings: &Settings) -> bool {
         self.prev_xs
             .as_ref()
             .and_then(|s| s.first())
-            .is_none_or(|s| blastdrop::timeline::xstats_due(s.at, args.xstats_interval, args.timeline.interval))
+            .is_none_or(|s| blastdrop::timeline::xstats_due(s.at, settings.receiver.xstats_interval, settings.outputs.timeline.interval))
     }
 
     /// The second's verdict reads the busiest lane's busy share of the second.
@@ -158,10 +165,10 @@ impl Live {
     }
 
     /// Prints the interval's line, with its verdict, and keeps its row.
-    fn line(&mut self, rx: &Mutex<Receiver>, args: &Args, tick: &Tick, cur: Tally, lane_now: &[Tally], timeline: &mut Timeline) {
+    fn line(&mut self, rx: &Mutex<Receiver>, settings: &Settings, tick: &Tick, cur: Tally, lane_now: &[Tally], timeline: &mut Timeline) {
         let d = cur.since(&self.prev);
         let r = Rates::over(d.packets, d.bytes, tick.secs);
-        let xs_due = self.xstats_due(args);
+        let xs_due = self.xstats_due(settings);
         let (stats, watch, xs_now, hz, lat_now) = {
             let r = lock(rx);
             let lat = LatencyCounts::read(r.lane_counters().iter().map(|l| &l.latency));
@@ -178,7 +185,7 @@ impl Live {
         let second = if d.packets == 0 {
             "idle".to_string()
         } else {
-            limits::receiver_verdict(&receiver_counters(d.packets, &ds, &xs, d.lost, !args.count_only, busy)).label()
+            limits::receiver_verdict(&receiver_counters(d.packets, &ds, &xs, d.lost, !settings.receiver.count_only, busy)).label()
         };
         if xs_now.is_some() {
             self.prev_xs = xs_now;
@@ -188,7 +195,7 @@ impl Live {
             secs: tick.secs,
             received_frames: Some(d.packets),
             received_bytes: Some(d.bytes),
-            lost: (!args.count_only).then_some(d.lost),
+            lost: (!settings.receiver.count_only).then_some(d.lost),
             counters: counter_deltas(&xs, timeline.counters()),
             latency_ns,
             verdict: Some(second.clone()),

@@ -8,6 +8,7 @@ mod backend;
 mod live;
 mod mode;
 mod print;
+mod settings;
 mod start;
 mod summary;
 
@@ -31,6 +32,7 @@ use backend::{lock, DropBackend, History};
 use live::live_loop;
 use mode::{Mode, Served};
 use print::print_summary;
+use settings::Settings;
 use summary::{arrival_window, busiest_pct, receiver_counters, summarize, PortSummary, Summary};
 
 /// drop --json record: receiver-side figures, the verdict, and with --listen
@@ -93,21 +95,22 @@ fn run(args: Args) -> Result<(), Failure> {
         blastdrop::events::emit("start", &serde_json::json!({ "version": env!("CARGO_PKG_VERSION"), "config": &args }));
     }
     let mode = Mode::of(&args)?;
-    receive(&args, mode)
+    receive(&Settings::of(&args), &args, mode)
 }
 
 /// Starts the receiver, counts (serving blast's steps when served) until
-/// stopped, then reports.
-fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
-    let endpoint = blastdrop::timeline::bind_metrics(&args.timeline.config("drop", "received"))?;
+/// stopped, then reports. `config` is the flags as given, for the record.
+fn receive(settings: &Settings, config: &Args, mode: Mode) -> Result<(), Failure> {
+    let cfg = &settings.receiver;
+    let endpoint = blastdrop::timeline::bind_metrics(&settings.outputs.timeline)?;
     let answering = mode.listener().map(start::StartingAnswer::begin).transpose()?;
-    let started = session::start_eal("drop", &args.eal, args.queues, &args.port)?;
-    let mut receiver = Receiver::new(&started.eal, start::receiver_config(args))?;
+    let started = session::start_eal("drop", &settings.eal, cfg.max_queues, &cfg.ports)?;
+    let mut receiver = Receiver::new(&started.eal, cfg.clone())?;
     blastdrop::say!("drop: memory: {}", receiver.mempools[0].describe("RX mempools"));
-    let first = mode.first_queues(args);
+    let first = mode.first_queues(cfg.max_queues);
     receiver.start(first)?;
-    let info = start::peer_info(&receiver, args);
-    start::announce(&receiver, args, first);
+    let info = start::peer_info(&receiver, settings);
+    start::announce(&receiver, settings, first);
     drop(answering);
 
     let rx = Arc::new(Mutex::new(receiver));
@@ -119,38 +122,38 @@ fn receive(args: &Args, mode: Mode) -> Result<(), Failure> {
     let baseline_ports = lock(&rx).sides().iter().map(|s| s.port.stats()).collect::<Result<Vec<_>, _>>()?;
     let xs_start = lock(&rx).watch_samples();
     let columns = blastdrop::timeline::counter_columns(&lock(&rx).sides().iter().map(|s| &s.watch).collect::<Vec<_>>());
-    let mut timeline = blastdrop::timeline::Timeline::new(&args.timeline.config("drop", "received"), columns, endpoint)?;
+    let mut timeline = blastdrop::timeline::Timeline::new(&settings.outputs.timeline, columns, endpoint)?;
     blastdrop::unfinished::began_measuring();
-    let last_sample = live_loop(&rx, PortStats::total(&baseline_ports), Instant::now(), args, &mut timeline);
+    let last_sample = live_loop(&rx, PortStats::total(&baseline_ports), Instant::now(), settings, &mut timeline);
     signals::request_stop();
     if let Some(s) = server {
         let _ = s.join();
     }
 
     let mut receiver = lock(&rx);
-    let (summary, totals) = finish(&mut receiver, args, &baseline_ports, last_sample, &xs_start)?;
+    let (summary, totals) = finish(&mut receiver, cfg.count_only, &baseline_ports, last_sample, &xs_start)?;
     print_summary(&summary);
-    timeline.final_totals(totals.queues.iter().map(|(q, t)| (*q, t.tally)), (!args.count_only).then_some(totals.tally.lost));
+    timeline.final_totals(totals.queues.iter().map(|(q, t)| (*q, t.tally)), (!cfg.count_only).then_some(totals.tally.lost));
     let (series, series_analysis) = timeline.finish();
     blastdrop::say!("drop: over time: {}", series_analysis.sentence);
-    if let Some(path) = &args.timeline.series_svg {
+    if let Some(path) = &settings.outputs.series_svg {
         blastdrop::timeline::write_plot(path, &series, &series_analysis, "drop: received over time")?;
     }
     if totals.untracked > 0 {
         tracing::warn!(
             "{} probe frames had stream ids at or above --streams {}: raise --streams to check them",
             totals.untracked,
-            args.streams
+            cfg.stream_capacity
         );
     }
-    if let Some(path) = &args.json {
+    if let Some(path) = &settings.outputs.json {
         let environment = blastdrop::environment::of_receiver(&started, &receiver, &totals)?;
         let history = history.lock().unwrap_or_else(|e| e.into_inner());
         let record = Record {
             tool: "drop",
             schema_version: blastdrop::out::SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION"),
-            config: args,
+            config,
             environment,
             summary,
             series: &series,
@@ -184,7 +187,7 @@ fn serve(served: Served, rx: &Arc<Mutex<Receiver>>, info: PeerInfo, history: &Ar
 /// port's share.
 fn finish(
     receiver: &mut Receiver,
-    args: &Args,
+    count_only: bool,
     baseline_ports: &[PortStats],
     last_sample: PortStats,
     xs_start: &[blastdrop::xstats::Sample],
@@ -214,7 +217,7 @@ fn finish(
         &summary.port,
         &xs,
         totals.probe.lost,
-        !args.count_only,
+        !count_only,
         busiest_pct(&totals),
     ));
     summary.limit = verdict.label();

@@ -44,9 +44,9 @@ impl Mode {
 
     /// The queues to start with: all of them, or, served, one (each step
     /// of blast's ladder says how many it wants).
-    pub fn first_queues(&self, args: &Args) -> u16 {
+    pub fn first_queues(&self, max_queues: u16) -> u16 {
         match self {
-            Mode::Standalone => args.queues,
+            Mode::Standalone => max_queues,
             Mode::Served(_) => 1,
         }
     }

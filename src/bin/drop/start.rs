@@ -7,34 +7,15 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use blastdrop::fail::Failure;
-use blastdrop::receiver::{Receiver, ReceiverConfig};
+use blastdrop::receiver::Receiver;
 use blastdrop::report;
 use control::PeerInfo;
 
-use crate::args::Args;
-
-pub fn receiver_config(args: &Args) -> ReceiverConfig {
-    ReceiverConfig {
-        ports: args.port.clone(),
-        max_queues: args.queues,
-        max_size: args.max_size,
-        rx_ring: args.rx_ring,
-        burst: args.burst,
-        stream_capacity: args.streams,
-        cost_per_frame: args.rx_cost,
-        count_only: args.count_only,
-        reflect: args.reflect,
-        interval_us: if args.count_only { 0 } else { args.arrival_interval_us },
-        one_way: args.one_way,
-        arrival_clock: args.arrival_clock.into(),
-        mbufs: args.rx_mbufs,
-        watch_xstats: args.watch_xstat.clone(),
-        xstats_interval: args.xstats_interval,
-    }
-}
+use crate::settings::Settings;
 
 /// drop as blast's hello answer describes it.
-pub fn peer_info(receiver: &Receiver, args: &Args) -> PeerInfo {
+pub fn peer_info(receiver: &Receiver, settings: &Settings) -> PeerInfo {
+    let cfg = &settings.receiver;
     let info = receiver.info();
     let nports = receiver.sides().len() as u16;
     let names: Vec<String> = receiver.sides().iter().map(|s| s.info.name.clone()).collect();
@@ -44,18 +25,18 @@ pub fn peer_info(receiver: &Receiver, args: &Args) -> PeerInfo {
         port_name: names.join("+"),
         driver: info.driver.clone(),
         // A queue count is possible while each port's share fits that port.
-        max_rx_queues: (1..=args.queues)
+        max_rx_queues: (1..=cfg.max_queues)
             .take_while(|&q| {
                 receiver.sides().iter().enumerate().all(|(p, s)| layout::Spread::new(q, nports).queues_on(p as u16) <= s.info.max_rx_queues)
             })
             .last()
             .unwrap_or(1),
         ports: nports,
-        worker_lcores: args.queues,
-        max_size: args.max_size,
+        worker_lcores: cfg.max_queues,
+        max_size: cfg.max_size,
         rss: info.rss_offloads != 0,
         cpu_model: report::cpu_model(),
-        reflect: args.reflect,
+        reflect: cfg.reflect,
     }
 }
 
@@ -101,9 +82,10 @@ fn doing() -> String {
 }
 
 /// The start-up lines: ports, queues, what is measured.
-pub fn announce(receiver: &Receiver, args: &Args, first: u16) {
+pub fn announce(receiver: &Receiver, settings: &Settings, first: u16) {
+    let cfg = &settings.receiver;
     let configured = receiver.port().configured().cloned().unwrap_or_default();
-    if args.queues > 1 && !configured.rss {
+    if cfg.max_queues > 1 && !configured.rss {
         tracing::warn!(
             "{} has no RSS: each RX queue gets only what its peer queue sends (memif pairs queues one to one)",
             receiver.info().driver
@@ -121,11 +103,11 @@ pub fn announce(receiver: &Receiver, args: &Args, first: u16) {
         if nports > 1 { "s" } else { "" },
         described.join(" + "),
         first,
-        args.max_size,
+        cfg.max_size,
         if receiver.links_up() { "up" } else { "down (waiting for the peer)" },
-        if args.count_only { ", counting only (no probe parsing: no loss or reorder figures)" } else { "" },
-        match &args.listen {
-            Some(a) => format!(", control on {a} (up to {} queues)", args.queues),
+        if cfg.count_only { ", counting only (no probe parsing: no loss or reorder figures)" } else { "" },
+        match &settings.listen {
+            Some(a) => format!(", control on {a} (up to {} queues)", cfg.max_queues),
             None => String::new(),
         }
     );
