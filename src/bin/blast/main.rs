@@ -14,12 +14,13 @@ mod peer;
 mod preflight;
 mod replay;
 mod report_cmd;
+mod settings;
 mod single;
 
 use std::process::ExitCode;
 
 use blastdrop::fail::{self, Failure};
-use blastdrop::sender::{Addressing, Sender, SenderConfig};
+use blastdrop::sender::Sender;
 use blastdrop::session::{self, Started};
 use blastdrop::signals;
 use blastdrop::timeline::MetricsEndpoint;
@@ -27,6 +28,7 @@ use blastdrop::{events, out};
 
 use args::Args;
 use mode::Mode;
+use settings::Settings;
 
 fn main() -> ExitCode {
     // `blast report` reads records and starts no EAL: it parses its own flags.
@@ -69,6 +71,7 @@ fn run(args: Args) -> Result<(), Failure> {
         return Ok(());
     }
     let mut mode = Mode::from_args(&args)?;
+    let settings = Settings::of(&args)?;
     dpdk::deadline::set_device_timeout(args.device_timeout);
     // A record or stream on stdout: every human line goes to stderr.
     if args.json.as_deref().is_some_and(out::is_stdout) {
@@ -78,8 +81,8 @@ fn run(args: Args) -> Result<(), Failure> {
         events::open("blast", path)?;
         events::emit("start", &serde_json::json!({ "mode": mode.name(), "version": env!("CARGO_PKG_VERSION"), "config": &args }));
     }
-    let endpoint = blastdrop::timeline::bind_metrics(&args.timeline.config("blast", "sent"))?;
-    let started = session::start_eal("blast", &args.eal, args.max_queues(), &args.port)?;
+    let endpoint = blastdrop::timeline::bind_metrics(&settings.outputs.timeline)?;
+    let started = session::start_eal("blast", &args.eal, settings.traffic.max_queues, &settings.sender.ports)?;
     let largest = match &mode {
         Mode::Replay(r) => Some(r.capture.largest() as u32),
         _ => None,
@@ -87,18 +90,18 @@ fn run(args: Args) -> Result<(), Failure> {
     // A ladder drops the queue counts its ports cannot take before they open for the largest.
     let max_queues = match &mut mode {
         Mode::Ladder(m) => {
-            ladder_run::fit_to_ports(&args, m);
+            ladder_run::fit_to_ports(&settings.sender.ports, m);
             m.ladder.max_queues()
         }
-        _ => args.max_queues(),
+        _ => settings.traffic.max_queues,
     };
-    let mut sender = sender(&args, &started, largest, max_queues, endpoint)?;
-    preflight::preflight(&args, &sender)?;
+    let mut sender = sender(&settings, &started, largest, max_queues, endpoint)?;
+    preflight::preflight(&settings.traffic, &sender)?;
     let result = match mode {
-        Mode::Single(m) => single::run(&args, &m, &started, &mut sender),
-        Mode::Ladder(mut m) => ladder_run::run(&args, &mut m, &started, &mut sender),
-        Mode::Knee(m) => knee_run::run(&args, &m, &started, &mut sender),
-        Mode::Replay(m) => replay::run(&args, m, &started, &mut sender),
+        Mode::Single(m) => single::run(&settings, &m, &started, &mut sender),
+        Mode::Ladder(mut m) => ladder_run::run(&settings, &mut m, &started, &mut sender),
+        Mode::Knee(m) => knee_run::run(&settings, &m, &started, &mut sender),
+        Mode::Replay(m) => replay::run(&settings, m, &started, &mut sender),
     };
     drop(sender);
     result
@@ -106,58 +109,30 @@ fn run(args: Args) -> Result<(), Failure> {
 
 /// The sender, its ports open for the largest step (or the capture's
 /// largest frame, `largest`), its timeline on `endpoint`, and its memory said.
-fn sender(args: &Args, started: &Started, largest: Option<u32>, max_queues: u16, endpoint: MetricsEndpoint) -> Result<Sender, Failure> {
-    let cfg = SenderConfig {
-        ports: args.port.clone(),
-        max_queues,
-        max_size: largest.unwrap_or_else(|| args.max_size()),
-        burst: args.burst,
-        tx_ring: args.tx_ring,
-        link_timeout: args.link_timeout,
-        drain: args.drain,
-        addressing: addressing(args)?,
-        watch_xstats: args.watch_xstat.clone(),
-        xstats_interval: args.xstats_interval,
-        interval: args.timeline.interval,
-        size_flag: if largest.is_some() {
-            "the capture's largest frame (leave such frames out: tshark -r IN -Y 'frame.len <= N' -w OUT)"
-        } else {
-            "--size"
-        },
-    };
+fn sender(
+    settings: &Settings,
+    started: &Started,
+    largest: Option<u32>,
+    max_queues: u16,
+    endpoint: MetricsEndpoint,
+) -> Result<Sender, Failure> {
+    let mut cfg = settings.sender.clone();
+    cfg.max_queues = max_queues;
+    if let Some(largest) = largest {
+        cfg.max_size = largest;
+        cfg.size_flag = "the capture's largest frame (leave such frames out: tshark -r IN -Y 'frame.len <= N' -w OUT)";
+    }
     let mut sender = Sender::new(&started.eal, cfg)?;
     let columns = blastdrop::timeline::counter_columns(&sender.sides().iter().map(|s| &s.watch).collect::<Vec<_>>());
-    sender.set_timeline(blastdrop::timeline::Timeline::new(&args.timeline.config("blast", "sent"), columns, endpoint)?);
+    sender.set_timeline(blastdrop::timeline::Timeline::new(&settings.outputs.timeline, columns, endpoint)?);
     blastdrop::say!(
         "blast: memory: {}; {}",
         sender.mempools[0].describe("TX mempools"),
-        sender.mempools[1].describe(if args.reflect { "RX mempool (reflected probes)" } else { "RX mempool (unused by blast)" })
+        sender.mempools[1].describe(if settings.traffic.reflect {
+            "RX mempool (reflected probes)"
+        } else {
+            "RX mempool (unused by blast)"
+        })
     );
     Ok(sender)
-}
-
-/// Each port's addresses: a flag given once serves every port, or it is
-/// given once per --port, in the same order.
-fn addressing(args: &Args) -> Result<Vec<Addressing>, Failure> {
-    let n = args.port.len();
-    fn pick<T: Copy>(v: &[T], i: usize, n: usize, flag: &str) -> Result<Option<T>, Failure> {
-        match v.len() {
-            0 => Ok(None),
-            1 => Ok(Some(v[0])),
-            k if k == n => Ok(Some(v[i])),
-            k => Err(Failure::usage(format!("{flag} is given {k} times for {n} --port: give it once for all ports or once per port"))),
-        }
-    }
-    (0..n)
-        .map(|i| {
-            Ok(Addressing {
-                src_mac: pick(&args.src_mac, i, n, "--src-mac")?,
-                dst_mac: pick(&args.dst_mac, i, n, "--dst-mac")?.expect("has a default"),
-                src_ip: pick(&args.src_ip, i, n, "--src-ip")?.expect("has a default"),
-                dst_ip: pick(&args.dst_ip, i, n, "--dst-ip")?.expect("has a default"),
-                src_port: args.src_port,
-                dst_port: args.dst_port,
-            })
-        })
-        .collect()
 }

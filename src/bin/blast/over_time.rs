@@ -4,13 +4,13 @@
 use blastdrop::fail::Failure;
 use blastdrop::sender::Sender;
 
-use crate::args::Args;
+use crate::settings::Outputs;
 
 /// The run's series and its analysis (None when the sender kept none).
-pub fn finish(args: &Args, sender: &mut Sender, title: &str) -> Result<(Option<series::Series>, Option<series::Analysis>), Failure> {
+pub fn finish(outputs: &Outputs, sender: &mut Sender, title: &str) -> Result<(Option<series::Series>, Option<series::Analysis>), Failure> {
     let Some((series, analysis)) = sender.take_timeline().map(|t| t.finish()) else { return Ok((None, None)) };
     blastdrop::say!("blast: over time: {}", analysis.sentence);
-    if let Some(path) = &args.timeline.series_svg {
+    if let Some(path) = &outputs.series_svg {
         blastdrop::timeline::write_plot(path, &series, &analysis, title)?;
     }
     Ok((Some(series), Some(analysis)))

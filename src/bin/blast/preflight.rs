@@ -4,17 +4,17 @@
 use blastdrop::fail::Failure;
 use blastdrop::sender::{Sender, TxSide};
 
-use crate::args::Args;
+use crate::settings::Traffic;
 
 /// Checks each port before sending.
-pub fn preflight(args: &Args, sender: &Sender) -> Result<(), Failure> {
+pub fn preflight(traffic: &Traffic, sender: &Sender) -> Result<(), Failure> {
     for side in sender.sides() {
-        preflight_port(args, side)?;
+        preflight_port(traffic, side)?;
     }
     Ok(())
 }
 
-fn preflight_port(args: &Args, side: &TxSide) -> Result<(), Failure> {
+fn preflight_port(traffic: &Traffic, side: &TxSide) -> Result<(), Failure> {
     let info = &side.info;
     if info.driver != "net_ena" {
         if !side.watch.is_empty() {
@@ -31,7 +31,7 @@ fn preflight_port(args: &Args, side: &TxSide) -> Result<(), Failure> {
             levels.insert(limits::CounterKind::Level, n.clone(), *v);
         }
     }
-    let findings = ena_findings(args, side, limits::express_mode(&levels));
+    let findings = ena_findings(traffic, side, limits::express_mode(&levels));
     let mut errors = Vec::new();
     for f in findings {
         match f.severity {
@@ -55,7 +55,7 @@ fn preflight_port(args: &Args, side: &TxSide) -> Result<(), Failure> {
 }
 
 /// What limits' pre-flight finds wrong with this port's traffic.
-fn ena_findings(args: &Args, side: &TxSide, express: Option<limits::ExpressMode>) -> Vec<limits::Finding> {
+fn ena_findings(traffic: &Traffic, side: &TxSide, express: Option<limits::ExpressMode>) -> Vec<limits::Finding> {
     let (info, a) = (&side.info, &side.addressing);
     let spec = wire::FrameSpec {
         src_mac: side.src_mac,
@@ -64,7 +64,7 @@ fn ena_findings(args: &Args, side: &TxSide, express: Option<limits::ExpressMode>
         dst_ip: a.dst_ip,
         src_port: a.src_port,
         dst_port: a.dst_port,
-        frame_size: args.max_size() as usize,
+        frame_size: traffic.max_size as usize,
         ttl: 64,
         run_id: 0,
     };
@@ -76,11 +76,11 @@ fn ena_findings(args: &Args, side: &TxSide, express: Option<limits::ExpressMode>
         src_mac_is_own: side.src_mac == side.own_mac,
         src_ip_is_default: a.src_ip == std::net::Ipv4Addr::new(198, 18, 0, 1),
         ipv4_checksum_ok: checksum_ok,
-        queues: args.max_queues(),
-        flows: args.flows.unwrap_or(u32::from(args.max_queues())),
-        frame_size: args.max_size(),
+        queues: traffic.max_queues,
+        flows: traffic.flows_at(traffic.max_queues),
+        frame_size: traffic.max_size,
         // The fastest step's rate: the one that meets the limits first.
-        rate: args.rates().into_iter().reduce(f64::max),
+        rate: traffic.rates.iter().copied().reduce(f64::max),
         express,
     })
 }

@@ -44,7 +44,7 @@ struct Record<'a> {
     /// The record's schema version (docs/json.md); `blast report` refuses one it does not know.
     schema_version: u32,
     version: &'static str,
-    config: &'a Args,
+    config: &'a settings::AsGiven<'a>,
     environment: Environment,
     summary: Summary,
     /// The run's figures per interval (--interval), as columns.
@@ -95,12 +95,12 @@ fn run(args: Args) -> Result<(), Failure> {
         blastdrop::events::emit("start", &serde_json::json!({ "version": env!("CARGO_PKG_VERSION"), "config": &args }));
     }
     let mode = Mode::of(&args)?;
-    receive(&Settings::of(&args), &args, mode)
+    receive(&Settings::of(&args), mode)
 }
 
 /// Starts the receiver, counts (serving blast's steps when served) until
-/// stopped, then reports. `config` is the flags as given, for the record.
-fn receive(settings: &Settings, config: &Args, mode: Mode) -> Result<(), Failure> {
+/// stopped, then reports.
+fn receive(settings: &Settings, mode: Mode) -> Result<(), Failure> {
     let cfg = &settings.receiver;
     let endpoint = blastdrop::timeline::bind_metrics(&settings.outputs.timeline)?;
     let answering = mode.listener().map(start::StartingAnswer::begin).transpose()?;
@@ -153,7 +153,7 @@ fn receive(settings: &Settings, config: &Args, mode: Mode) -> Result<(), Failure
             tool: "drop",
             schema_version: blastdrop::out::SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION"),
-            config,
+            config: &settings.config,
             environment,
             summary,
             series: &series,

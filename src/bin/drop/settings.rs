@@ -1,7 +1,8 @@
 //! What drop will do, resolved once from its flags (ripgrep's LowArgs ->
 //! HiArgs): `main` checks the flags (`mode::check`, whose errors name
 //! them), makes the `Settings`, and from there on the run reads these
-//! parts, never `Args`. The record's `config` is still the flags as given.
+//! parts, never `Args`. Only the record's `config` still carries the flags
+//! as given, and it can be written, not read.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use blastdrop::timeline::TimelineConfig;
 use crate::args::Args;
 
 /// One run of drop, everything below `main` needs.
-pub(crate) struct Settings {
+pub(crate) struct Settings<'a> {
     /// The receiver's ports, queues, pools and lanes (the library's own configuration).
     pub receiver: ReceiverConfig,
     /// DPDK's EAL arguments, passed through.
@@ -22,6 +23,8 @@ pub(crate) struct Settings {
     /// The control address as given (--listen), for the start-up line; the
     /// bound port itself is the mode's.
     pub listen: Option<String>,
+    /// The flags as given, for the record's `config`.
+    pub config: AsGiven<'a>,
 }
 
 /// What ends a standalone run besides a signal.
@@ -44,9 +47,9 @@ pub(crate) struct Outputs {
     pub series_svg: Option<PathBuf>,
 }
 
-impl Settings {
+impl<'a> Settings<'a> {
     /// The settings of flags that passed `mode::check`.
-    pub fn of(args: &Args) -> Settings {
+    pub fn of(args: &'a Args) -> Settings<'a> {
         Settings {
             receiver: receiver_config(args),
             eal: args.eal.clone(),
@@ -57,7 +60,30 @@ impl Settings {
                 series_svg: args.timeline.series_svg.clone(),
             },
             listen: args.listen.clone(),
+            config: AsGiven(args),
         }
+    }
+}
+
+/// The flags as given: serialised into the record's `config` (its schema
+/// is the flags'), never read below `main`.
+pub(crate) struct AsGiven<'a>(&'a Args);
+
+impl serde::Serialize for AsGiven<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl schemars::JsonSchema for AsGiven<'_> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Args::schema_name()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        Args::schema_id()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Args::json_schema(generator)
     }
 }
 

@@ -15,17 +15,17 @@ use blastdrop::sender::Sender;
 use blastdrop::session::Started;
 use knee::{Goal, Qualifiers};
 
-use crate::args::Args;
 use crate::mode::Knee;
 use crate::peer;
+use crate::settings::Settings;
 pub use record::schema;
 use record::{KneeRecord, KneeResult};
 use search::Trials;
 
-pub fn run(args: &Args, m: &Knee, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
-    let (mut peer, peer_info) = peer::connect(args)?;
+pub fn run(settings: &Settings, m: &Knee, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
+    let (mut peer, peer_info) = peer::connect(&settings.peer)?;
     let info = peer_info.as_ref().expect("--find-knee is checked to have --peer");
-    peer::check_receiver(info, m.rx_queues, m.size, args.reflect, "the knee search")?;
+    peer::check_receiver(info, m.rx_queues, m.size, settings.traffic.reflect, "the knee search")?;
     peer::check_port_pairing(info, sender.sides().len());
     let p = peer.as_mut().expect("connected");
     peer::prepare_step(p, sender, m.rx_queues, m.size).map_err(Failure::runtime)?;
@@ -33,34 +33,34 @@ pub fn run(args: &Args, m: &Knee, started: &Started, sender: &mut Sender) -> Res
     sender.set_queues(m.queues)?;
 
     let began = Instant::now();
-    let mut trials = Trials::new(args, m, sender, p);
+    let mut trials = Trials::new(settings, m, sender, p);
     let max_rate = trials.top()?;
     let qualifiers = Qualifiers { queues: m.queues, size: m.size, flows: m.flows, mtu: trials.sender.mtu(), shape: m.shape.to_string() };
-    report::announce(args, m, max_rate, &qualifiers, info);
+    report::announce(settings, m, max_rate, &qualifiers, info);
     let mut searched = trials.search(max_rate)?;
-    let result = KneeResult::new(args, &searched.search, &searched.trials, &qualifiers);
+    let result = KneeResult::new(settings, &searched.search, &searched.trials, &qualifiers);
     // Latency under load, below the knee.
     let mut under_load = Vec::new();
-    if args.reflect && !searched.interrupted && searched.failure.is_none() {
+    if settings.traffic.reflect && !searched.interrupted && searched.failure.is_none() {
         if let Some(k) = searched.search.result(Goal::Pdr) {
             under_load = trials.under_load(k, &mut searched.failure)?;
         }
     }
     let n = trials.n;
 
-    report::print_result(args, &searched.search, &result, &qualifiers, max_rate, &under_load);
+    report::print_result(settings, &searched.search, &result, &qualifiers, max_rate, &under_load);
     eprintln!("blast: knee search took {:.0?}, {} trials", began.elapsed(), n);
 
     let title = plot_title(sender, m);
-    let (series, series_analysis) = crate::over_time::finish(args, sender, "blast: knee search, sent over time")?;
-    record::write_plot_and_csv(args, &searched.trials, &result, &under_load, &title)?;
-    if let Some(path) = &args.json {
+    let (series, series_analysis) = crate::over_time::finish(&settings.outputs, sender, "blast: knee search, sent over time")?;
+    record::write_plot_and_csv(settings, &searched.trials, &result, &under_load, &title)?;
+    if let Some(path) = &settings.outputs.json {
         let record = KneeRecord {
             tool: "blast",
             mode: "knee",
             schema_version: blastdrop::out::SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION"),
-            config: args,
+            config: &settings.config,
             environment: peer::Environments {
                 sender: blastdrop::environment::of_sender(started, sender, m.queues),
                 receiver: peer_info.clone(),

@@ -9,8 +9,8 @@ use blastdrop::report as out;
 use knee::{mpps_floor, Bound, Goal, Qualifiers, Search, TrialKind, COMMIT_SHARE, DELIVERY_TOLERANCE};
 use ladder::StepRecord;
 
-use crate::args::Args;
 use crate::peer;
+use crate::settings::{AsGiven, Settings};
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct Trial {
@@ -94,7 +94,7 @@ pub struct KneeRecord<'a> {
     /// The record's schema version (docs/json.md); `blast report` refuses one it does not know.
     pub schema_version: u32,
     pub version: &'static str,
-    pub config: &'a Args,
+    pub config: &'a AsGiven<'a>,
     pub environment: peer::Environments,
     pub qualifiers: Qualifiers,
     pub max_rate_mpps: f64,
@@ -110,7 +110,7 @@ pub struct KneeRecord<'a> {
 
 impl KneeResult {
     /// The results of `search`, whose trials are `trials`.
-    pub fn new(args: &Args, search: &Search, trials: &[Trial], qualifiers: &Qualifiers) -> KneeResult {
+    pub fn new(settings: &Settings, search: &Search, trials: &[Trial], qualifiers: &Qualifiers) -> KneeResult {
         let (ndr, pdr) = (search.result(Goal::Ndr), search.result(Goal::Pdr));
         let knee = pdr;
         let pdr_by = confirmed_by(search, trials, Goal::Pdr);
@@ -132,7 +132,7 @@ impl KneeResult {
             sender_cap_mpps: search.sender_cap().map(|r| r / 1e6),
             delivery_tolerance_pct: DELIVERY_TOLERANCE * 100.0,
             limit_above: limit_above(search, trials),
-            sentence: knee.map(|k| sentence(args, qualifiers, k, sender_limited, pdr_by.map(|i| &trials[i - 1]))),
+            sentence: knee.map(|k| sentence(settings, qualifiers, k, sender_limited, pdr_by.map(|i| &trials[i - 1]))),
         }
     }
 }
@@ -164,13 +164,13 @@ pub fn result_text(search: &Search, g: Goal) -> String {
 
 /// The committable sentence for knee `k` (frames per second), with the
 /// latency the confirming trial measured (none quoted without samples).
-pub fn sentence(args: &Args, qualifiers: &Qualifiers, k: f64, sender_limited: bool, at_knee: Option<&Trial>) -> String {
-    let pct = args.sla.as_ref().map_or("p99.9", |s| s.percentile.as_str());
+pub fn sentence(settings: &Settings, qualifiers: &Qualifiers, k: f64, sender_limited: bool, at_knee: Option<&Trial>) -> String {
+    let pct = settings.judging.sla.as_ref().map_or("p99.9", |s| s.percentile.as_str());
     let lat = at_knee.and_then(|t| t.step.latency.as_ref()).and_then(|l| l.at(pct)).map(|v| (pct, v));
     if sender_limited {
-        knee::sentence_at_least(qualifiers, k / 1e6, args.pdr_loss, lat)
+        knee::sentence_at_least(qualifiers, k / 1e6, settings.judging.pdr_loss_pct, lat)
     } else {
-        knee::sentence(qualifiers, k / 1e6, args.pdr_loss, lat)
+        knee::sentence(qualifiers, k / 1e6, settings.judging.pdr_loss_pct, lat)
     }
 }
 
@@ -216,13 +216,13 @@ impl KneeRecord<'_> {
 /// --plot (loss against offered rate, NDR and PDR marked, latency under
 /// load) and --csv (a row per trial, as a ladder's steps), those asked for.
 pub fn write_plot_and_csv(
-    args: &Args,
+    settings: &Settings,
     trials: &[Trial],
     result: &KneeResult,
     under_load: &[LoadPoint],
     title: &str,
 ) -> Result<(), Failure> {
-    if let Some(path) = &args.plot {
+    if let Some(path) = &settings.outputs.plot {
         let points: Vec<ladder::KneePoint> = trials
             .iter()
             .filter(|t| t.step.error.is_none())
@@ -239,7 +239,7 @@ pub fn write_plot_and_csv(
             .map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;
         std::fs::write(path, svg).map_err(|e| Failure::runtime(format!("cannot write --plot {}: {e}", path.display())))?;
     }
-    if let Some(path) = &args.csv {
+    if let Some(path) = &settings.outputs.csv {
         let steps: Vec<StepRecord> = trials.iter().map(|t| t.step.clone()).collect();
         std::fs::write(path, ladder::render_csv(&steps))
             .map_err(|e| Failure::runtime(format!("cannot write --csv {}: {e}", path.display())))?;

@@ -5,21 +5,21 @@ use control::PeerInfo;
 use knee::{mpps_floor, Bound, Counted, Goal, Next, Qualifiers, Search, TrialKind, COMMIT_SHARE, DELIVERY_TOLERANCE};
 
 use super::record::{KneeResult, LoadPoint, Trial};
-use crate::args::Args;
 use crate::mode::Knee;
+use crate::settings::Settings;
 
 /// The line that opens the search.
-pub fn announce(args: &Args, m: &Knee, max_rate: f64, qualifiers: &Qualifiers, info: &PeerInfo) {
+pub fn announce(settings: &Settings, m: &Knee, max_rate: f64, qualifiers: &Qualifiers, info: &PeerInfo) {
     blastdrop::say!(
         "blast: knee search from {:.3} Mpps down, {}: NDR loss <= {}%, PDR loss <= {}%{}; {:.1?} search trials, {:.1?} confirmations, {:.1?} warm-up each; receiver: drop on {} ({}); receiver-side figures; a trial the sender falls more than {}% short on counts at the rate it delivered",
         max_rate / 1e6,
         qualifiers.text(),
-        args.loss,
-        args.pdr_loss,
-        args.sla.as_ref().map_or(String::new(), |s| format!(", {}", s.label())),
-        args.search_duration,
+        settings.judging.loss_pct,
+        settings.judging.pdr_loss_pct,
+        settings.judging.sla.as_ref().map_or(String::new(), |s| format!(", {}", s.label())),
+        settings.timing.search_duration,
         m.duration,
-        args.warmup,
+        settings.timing.warmup,
         info.hostname,
         info.driver,
         DELIVERY_TOLERANCE * 100.0
@@ -28,17 +28,24 @@ pub fn announce(args: &Args, m: &Knee, max_rate: f64, qualifiers: &Qualifiers, i
 
 /// The results: NDR and PDR, the ceiling (or why there is none), latency
 /// under load, and the sentence when asked for.
-pub fn print_result(args: &Args, search: &Search, result: &KneeResult, qualifiers: &Qualifiers, max_rate: f64, under_load: &[LoadPoint]) {
+pub fn print_result(
+    settings: &Settings,
+    search: &Search,
+    result: &KneeResult,
+    qualifiers: &Qualifiers,
+    max_rate: f64,
+    under_load: &[LoadPoint],
+) {
     blastdrop::say!();
     blastdrop::say!(
         "NDR (loss <= {}%): {}; PDR (loss <= {}%): {}  [{}; receiver-side]",
-        args.loss,
+        settings.judging.loss_pct,
         result.ndr,
-        args.pdr_loss,
+        settings.judging.pdr_loss_pct,
         result.pdr,
         qualifiers.text()
     );
-    print_ceiling(args, search, result, qualifiers, max_rate);
+    print_ceiling(settings, search, result, qualifiers, max_rate);
     for l in under_load {
         if let Some(s) = &l.step.latency {
             blastdrop::say!(
@@ -49,7 +56,7 @@ pub fn print_result(args: &Args, search: &Search, result: &KneeResult, qualifier
             );
         }
     }
-    if args.sentence {
+    if settings.outputs.sentence {
         if let Some(s) = &result.sentence {
             blastdrop::say!("{s}");
         }
@@ -57,7 +64,7 @@ pub fn print_result(args: &Args, search: &Search, result: &KneeResult, qualifier
 }
 
 /// The ceiling for this traffic, or why no knee was confirmed.
-fn print_ceiling(args: &Args, search: &Search, result: &KneeResult, qualifiers: &Qualifiers, max_rate: f64) {
+fn print_ceiling(settings: &Settings, search: &Search, result: &KneeResult, qualifiers: &Qualifiers, max_rate: f64) {
     match search.result(Goal::Pdr) {
         Some(k) => {
             blastdrop::say!(
@@ -100,16 +107,20 @@ fn print_ceiling(args: &Args, search: &Search, result: &KneeResult, qualifiers: 
         None if search.gave_up(Goal::Pdr) => {
             blastdrop::say!("no knee confirmed: {} full-length confirmations failed", search.bounds(Goal::Pdr).failed_confirms)
         }
-        None => blastdrop::say!("no rate down to {:.3} Mpps kept loss within {}%: no knee", max_rate / 1000.0 / 1e6, args.pdr_loss),
+        None => blastdrop::say!(
+            "no rate down to {:.3} Mpps kept loss within {}%: no knee",
+            max_rate / 1000.0 / 1e6,
+            settings.judging.pdr_loss_pct
+        ),
     }
 }
 
 /// One trial's line: what it offered, sent and received, its verdicts,
 /// and how it counted when the sender fell short.
-pub fn print_trial(t: &Trial, next: &Next, counted: &Counted, i: usize, args: &Args) {
+pub fn print_trial(t: &Trial, next: &Next, counted: &Counted, i: usize, settings: &Settings) {
     let r = &t.step;
     let lat = r.latency.as_ref().map_or(String::new(), |l| {
-        let pct = args.sla.as_ref().map_or("p99.9", |s| s.percentile.as_str());
+        let pct = settings.judging.sla.as_ref().map_or("p99.9", |s| s.percentile.as_str());
         match l.at(pct) {
             Some(v) => format!(", {} {v:.1} us", pct.to_uppercase()),
             None => format!(", {} no samples", pct.to_uppercase()),

@@ -10,13 +10,13 @@ use knee::{Search, SearchConfig};
 
 use super::record::{LoadPoint, Trial};
 use super::report;
-use crate::args::Args;
 use crate::mode::Knee;
 use crate::peer::{self, Peer};
+use crate::settings::Settings;
 
 /// Runs the trials, and counts them (`n`, each one's step index).
 pub struct Trials<'a> {
-    args: &'a Args,
+    settings: &'a Settings<'a>,
     m: &'a Knee,
     pub sender: &'a mut Sender,
     peer: &'a mut Peer,
@@ -32,8 +32,8 @@ pub struct Searched {
 }
 
 impl<'a> Trials<'a> {
-    pub fn new(args: &'a Args, m: &'a Knee, sender: &'a mut Sender, peer: &'a mut Peer) -> Trials<'a> {
-        Trials { args, m, sender, peer, n: 0 }
+    pub fn new(settings: &'a Settings<'a>, m: &'a Knee, sender: &'a mut Sender, peer: &'a mut Peer) -> Trials<'a> {
+        Trials { settings, m, sender, peer, n: 0 }
     }
 
     fn params(&self, rate: Option<f64>, d: Duration, shape: pace::Shape) -> StepParams {
@@ -45,11 +45,11 @@ impl<'a> Trials<'a> {
             rate,
             count: None,
             duration: Some(d),
-            warmup: self.args.warmup,
+            warmup: self.settings.timing.warmup,
             window: true,
-            live: self.args.live,
+            live: self.settings.outputs.live,
             shape,
-            reflect: self.args.reflect,
+            reflect: self.settings.traffic.reflect,
             replay: None,
         }
     }
@@ -64,11 +64,11 @@ impl<'a> Trials<'a> {
 
     /// The top of the search: --rate, or what the sender sends unpaced.
     pub fn top(&mut self) -> Result<f64, Failure> {
-        if let Some(r) = self.args.paced_rate() {
+        if let Some(r) = self.settings.traffic.paced_rate {
             return Ok(r);
         }
         eprintln!("blast: knee: measuring the sender's unpaced rate for the top of the search");
-        let (rec, failure, _) = self.measure(None, self.args.search_duration, pace::Shape::Open)?;
+        let (rec, failure, _) = self.measure(None, self.settings.timing.search_duration, pace::Shape::Open)?;
         if let Some(e) = failure {
             return Err(Failure::runtime(format!("knee search stopped: {e}")));
         }
@@ -79,13 +79,13 @@ impl<'a> Trials<'a> {
     /// Searches down from `max_rate` until the search is done, a trial
     /// fails to run, or a signal arrives.
     pub fn search(&mut self, max_rate: f64) -> Result<Searched, Failure> {
-        let args = self.args;
+        let settings = self.settings;
         let mut search = Search::new(SearchConfig {
             max_rate,
             min_rate: (max_rate / 1000.0).max(1.0),
-            precision: args.knee_precision / 100.0,
-            ndr_loss_pct: args.loss,
-            pdr_loss_pct: args.pdr_loss,
+            precision: settings.judging.knee_precision_pct / 100.0,
+            ndr_loss_pct: settings.judging.loss_pct,
+            pdr_loss_pct: settings.judging.pdr_loss_pct,
             max_confirm_failures: 2,
         });
         let (mut trials, mut interrupted, mut failure) = (Vec::new(), false, None);
@@ -94,7 +94,7 @@ impl<'a> Trials<'a> {
                 interrupted = true;
                 break;
             }
-            let d = if next.full_length { self.m.duration } else { args.search_duration };
+            let d = if next.full_length { self.m.duration } else { settings.timing.search_duration };
             let (rec, f, intr) = self.measure(Some(next.rate), d, self.m.shape)?;
             if let Some(e) = f.or_else(|| rec.error.clone()) {
                 failure = Some(e);
@@ -102,7 +102,7 @@ impl<'a> Trials<'a> {
                 break;
             }
             let loss = rec.loss_pct.unwrap_or(100.0);
-            let latency_ok = match (&args.sla, &rec.latency) {
+            let latency_ok = match (&settings.judging.sla, &rec.latency) {
                 (None, _) => true,
                 (Some(sla), Some(l)) => sla.holds(l),
                 (Some(_), None) => false,
@@ -113,8 +113,8 @@ impl<'a> Trials<'a> {
             let trial = Trial {
                 kind: next.kind,
                 goal: next.goal,
-                ndr_pass: loss <= args.loss && latency_ok,
-                pdr_pass: loss <= args.pdr_loss && latency_ok,
+                ndr_pass: loss <= settings.judging.loss_pct && latency_ok,
+                pdr_pass: loss <= settings.judging.pdr_loss_pct && latency_ok,
                 sender_short: counted.sender_short,
                 delivered_pct: counted.delivered_share * 100.0,
                 held_back: counted.held_back,
@@ -122,7 +122,7 @@ impl<'a> Trials<'a> {
                 confirmed: counted.confirmed,
                 step: rec,
             };
-            report::print_trial(&trial, &next, &counted, trials.len() + 1, args);
+            report::print_trial(&trial, &next, &counted, trials.len() + 1, settings);
             trials.push(trial);
         }
         Ok(Searched { search, trials, interrupted, failure })

@@ -13,34 +13,34 @@ use blastdrop::session::Started;
 use control::{PeerInfo, Request};
 use ladder::Aggregate;
 
-use crate::args::Args;
 use crate::mode::LadderRun;
 use crate::peer;
+use crate::settings::Settings;
 pub use record::schema;
 use record::Outcome;
 
-pub fn run(args: &Args, m: &mut LadderRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
-    let (mut peer, peer_info) = peer::connect(args)?;
-    if let Some(info) = peer_info.as_ref().filter(|_| args.rx_queues.is_none()) {
+pub fn run(settings: &Settings, m: &mut LadderRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
+    let (mut peer, peer_info) = peer::connect(&settings.peer)?;
+    if let Some(info) = peer_info.as_ref().filter(|_| settings.traffic.rx_queues.is_none()) {
         fit_to_receiver(m, info);
     }
     let m: &LadderRun = m;
-    check_receiver(args, m, sender, peer_info.as_ref())?;
+    check_receiver(settings, m, sender, peer_info.as_ref())?;
     if let Some(p) = peer.as_mut() {
-        peer::join(p, args, plan(args, m), sender)?;
+        peer::join(p, &settings.peer, plan(settings, m), sender)?;
     }
     let receiver_side = peer.is_some();
-    report::announce(args, m, peer_info.as_ref());
+    report::announce(settings, m, peer_info.as_ref());
 
-    let (records, series, failure) = steps::run(args, m, sender, peer.as_mut());
+    let (records, series, failure) = steps::run(settings, m, sender, peer.as_mut());
 
     let aggregates = Aggregate::from_records(&records);
-    report::print_steps(args, m, sender, peer_info.as_ref(), &records, &aggregates);
-    let analysis = record::analyse(args, &records, &aggregates, receiver_side);
+    report::print_steps(settings, m, sender, peer_info.as_ref(), &records, &aggregates);
+    let analysis = record::analyse(settings, &records, &aggregates, receiver_side);
     // The pace only caps steps that delivered it.
     let pace_capped = records.iter().any(|r| r.limit() == "none" && r.offered_mpps.is_some());
-    report::print_analysis(&analysis, if pace_capped { args.rates() } else { Vec::new() });
-    record::write_files(args, m, started, sender, Outcome { records: &records, series: &series, aggregates, analysis, peer_info })?;
+    report::print_analysis(&analysis, if pace_capped { settings.traffic.rates.clone() } else { Vec::new() });
+    record::write_files(settings, m, started, sender, Outcome { records: &records, series: &series, aggregates, analysis, peer_info })?;
     if let Some(p) = peer.as_mut() {
         let _ = p.call(Request::Bye);
     }
@@ -51,19 +51,19 @@ pub fn run(args: &Args, m: &mut LadderRun, started: &Started, sender: &mut Sende
 }
 
 /// Every step of the run, repeats included, as a group's members compare them.
-fn plan(args: &Args, m: &LadderRun) -> control::StepPlan {
+fn plan(settings: &Settings, m: &LadderRun) -> control::StepPlan {
     let one = m.ladder.steps.iter().map(|s| control::PlannedStep {
         queues: s.queues,
         size: s.size,
-        rx_queues: args.rx_queues.unwrap_or(s.queues),
+        rx_queues: settings.traffic.rx_queues.unwrap_or(s.queues),
         rate: s.rate,
         shape: Some(s.shape.to_string()),
         size_mix: m.mix.as_ref().map(|x| x.label()),
         duration_ms: m.duration.as_millis() as u64,
-        warmup_ms: args.warmup.as_millis() as u64,
+        warmup_ms: settings.timing.warmup.as_millis() as u64,
     });
     let one: Vec<control::PlannedStep> = one.collect();
-    control::StepPlan { steps: (0..args.repeat).flat_map(|_| one.iter().cloned()).collect() }
+    control::StepPlan { steps: (0..settings.timing.repeat).flat_map(|_| one.iter().cloned()).collect() }
 }
 
 /// Leaves out, before blast's ports open for the largest step, the queue
@@ -71,8 +71,8 @@ fn plan(args: &Args, m: &LadderRun) -> control::StepPlan {
 /// as many RX as TX), saying so; a single count, or none that fits, is left
 /// for the ports' own check to refuse as before (and a port that cannot be
 /// found, for the opening to name).
-pub fn fit_to_ports(args: &Args, m: &mut LadderRun) {
-    let Ok(infos) = args.port.iter().map(|spec| dpdk::Port::info_of(spec)).collect::<Result<Vec<_>, _>>() else { return };
+pub fn fit_to_ports(ports: &[String], m: &mut LadderRun) {
+    let Ok(infos) = ports.iter().map(|spec| dpdk::Port::info_of(spec)).collect::<Result<Vec<_>, _>>() else { return };
     let nports = infos.len() as u16;
     let fits = |q: u16| {
         infos.iter().enumerate().all(|(p, i)| layout::Spread::new(q, nports).queues_on(p as u16) <= i.max_rx_queues.min(i.max_tx_queues))
@@ -103,8 +103,8 @@ fn fit_to_receiver(m: &mut LadderRun, info: &PeerInfo) {
 }
 
 /// Refuses, before any step, what the receiver (or memif's pairing) cannot do.
-fn check_receiver(args: &Args, m: &LadderRun, sender: &Sender, peer_info: Option<&PeerInfo>) -> Result<(), Failure> {
-    if let Some(rx) = args.rx_queues.filter(|_| sender.sides().iter().any(|s| s.port.peer_managed())) {
+fn check_receiver(settings: &Settings, m: &LadderRun, sender: &Sender, peer_info: Option<&PeerInfo>) -> Result<(), Failure> {
+    if let Some(rx) = settings.traffic.rx_queues.filter(|_| sender.sides().iter().any(|s| s.port.peer_managed())) {
         if m.ladder.queues.iter().any(|&q| q != rx) {
             return Err(Failure::usage(format!(
                 "--rx-queues {rx} on memif: memif pairs queues one to one, and drop would poll rings blast never made: leave --rx-queues out"
@@ -112,7 +112,13 @@ fn check_receiver(args: &Args, m: &LadderRun, sender: &Sender, peer_info: Option
         }
     }
     if let Some(info) = peer_info {
-        peer::check_receiver(info, args.rx_queues.unwrap_or(m.ladder.max_queues()), m.ladder.max_size(), args.reflect, "the ladder")?;
+        peer::check_receiver(
+            info,
+            settings.traffic.rx_queues.unwrap_or(m.ladder.max_queues()),
+            m.ladder.max_size(),
+            settings.traffic.reflect,
+            "the ladder",
+        )?;
         peer::check_port_pairing(info, sender.sides().len());
     }
     Ok(())

@@ -11,9 +11,9 @@ use blastdrop::signals;
 use control::PeerInfo;
 use ladder::{crossover, find_ceiling, Aggregate, Ceiling, Crossover, Ladder, StepRecord};
 
-use crate::args::Args;
 use crate::mode::LadderRun;
 use crate::peer;
+use crate::settings::{AsGiven, Settings};
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct SizeCeiling {
@@ -45,7 +45,7 @@ struct LadderRecord<'a> {
     mode: &'static str,
     schema_version: u32,
     version: &'static str,
-    config: &'a Args,
+    config: &'a AsGiven<'a>,
     src_mac: String,
     environment: peer::Environments,
     ladder: &'a Ladder,
@@ -67,7 +67,7 @@ pub struct StepSeries {
     pub analysis: series::Analysis,
 }
 
-pub fn analyse(args: &Args, records: &[StepRecord], aggs: &[Aggregate], receiver_side: bool) -> Analysis {
+pub fn analyse(settings: &Settings, records: &[StepRecord], aggs: &[Aggregate], receiver_side: bool) -> Analysis {
     let mut ceilings = Vec::new();
     // Each traffic (rate and shape) in the order it first ran.
     let mut traffics: Vec<&Aggregate> = Vec::new();
@@ -92,7 +92,7 @@ pub fn analyse(args: &Args, records: &[StepRecord], aggs: &[Aggregate], receiver
             if pts.len() < 2 {
                 continue;
             }
-            if let Some(c) = find_ceiling(&pts, args.ceiling_threshold / 100.0) {
+            if let Some(c) = find_ceiling(&pts, settings.judging.ceiling_threshold_pct / 100.0) {
                 // The limit at the ceiling: what the step there hit.
                 let limit = records
                     .iter()
@@ -108,12 +108,12 @@ pub fn analyse(args: &Args, records: &[StepRecord], aggs: &[Aggregate], receiver
             }
         }
     }
-    let crossover = args.published_gbps.map(|g| {
+    let crossover = settings.judging.published_gbps.map(|g| {
         let best: Vec<(u32, f64)> =
             sizes.iter().map(|&s| (s, aggs.iter().filter(|a| a.size == s).map(|a| a.frame_gbps.median).fold(0.0, f64::max))).collect();
         crossover(&best, g)
     });
-    Analysis { receiver_side, ceiling_threshold_pct: args.ceiling_threshold, ceilings, crossover }
+    Analysis { receiver_side, ceiling_threshold_pct: settings.judging.ceiling_threshold_pct, ceilings, crossover }
 }
 
 /// The ladder's outcome, for its files.
@@ -126,35 +126,35 @@ pub struct Outcome<'a> {
 }
 
 /// Writes --plot, --csv and --json, those asked for.
-pub fn write_files(args: &Args, m: &LadderRun, started: &Started, sender: &Sender, out: Outcome) -> Result<(), Failure> {
+pub fn write_files(settings: &Settings, m: &LadderRun, started: &Started, sender: &Sender, out: Outcome) -> Result<(), Failure> {
     let receiver_side = out.analysis.receiver_side;
     let mut sizes_seen = out.aggregates.clone();
     sizes_seen.sort_by_key(|a| (a.size, a.queues));
-    if let Some(path) = &args.plot {
+    if let Some(path) = &settings.outputs.plot {
         let title = format!(
             "blastdrop ladder: {} ({}), flows {}, {}{}",
             sender.info().name,
             sender.info().driver,
-            args.flows.map_or("= queues".into(), |f| f.to_string()),
+            settings.traffic.flows.map_or("= queues".into(), |f| f.to_string()),
             m.ladder.traffic(),
             m.mix.as_ref().map_or(String::new(), |x| format!(", size mix {x}: sizes are its mean ({:.1} B)", x.mean_size()))
         );
-        let opts = ladder::LadderPlot { receiver: receiver_side, title: &title, published_gbps: args.published_gbps };
+        let opts = ladder::LadderPlot { receiver: receiver_side, title: &title, published_gbps: settings.judging.published_gbps };
         let latency = ladder::LatencyPoint::from_records(out.records);
         let svg = ladder::render_svg(&sizes_seen, &opts, &latency).map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;
         std::fs::write(path, svg).map_err(|e| Failure::runtime(format!("cannot write --plot {}: {e}", path.display())))?;
     }
-    if let Some(path) = &args.csv {
+    if let Some(path) = &settings.outputs.csv {
         std::fs::write(path, ladder::render_csv(out.records))
             .map_err(|e| Failure::runtime(format!("cannot write --csv {}: {e}", path.display())))?;
     }
-    if let Some(path) = &args.json {
+    if let Some(path) = &settings.outputs.json {
         let record = LadderRecord {
             tool: "blast",
             mode: "ladder",
             schema_version: blastdrop::out::SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION"),
-            config: args,
+            config: &settings.config,
             src_mac: sender.src_mac().to_string(),
             environment: peer::Environments {
                 sender: blastdrop::environment::of_sender(started, sender, m.ladder.max_queues()),

@@ -10,16 +10,16 @@ use control::PeerInfo;
 use ladder::{Aggregate, StepRecord, StepSpec};
 
 use super::record::Analysis;
-use crate::args::Args;
 use crate::mode::LadderRun;
+use crate::settings::Settings;
 
 /// The line that opens the ladder.
-pub fn announce(args: &Args, m: &LadderRun, peer_info: Option<&PeerInfo>) {
+pub fn announce(settings: &Settings, m: &LadderRun, peer_info: Option<&PeerInfo>) {
     blastdrop::say!(
         "blast: ladder of {}, {} run(s) each; {:.1?} warm-up then a {:.1?} window per step; {}; {}",
         m.ladder.describe(),
-        args.repeat,
-        args.warmup,
+        settings.timing.repeat,
+        settings.timing.warmup,
         m.duration,
         m.ladder.traffic(),
         match peer_info {
@@ -57,7 +57,7 @@ fn fmt_secs(d: Duration) -> String {
 /// After the steps: both ends, what every step had in common, the table,
 /// and the repeats' spread.
 pub fn print_steps(
-    args: &Args,
+    settings: &Settings,
     m: &LadderRun,
     sender: &Sender,
     peer_info: Option<&PeerInfo>,
@@ -89,9 +89,9 @@ pub fn print_steps(
         );
     }
     blastdrop::out::say_str(&ladder::render_table(records));
-    if args.repeat > 1 {
+    if settings.timing.repeat > 1 {
         let what = if peer_info.is_some() { "received" } else { "sent" };
-        blastdrop::say!("\nrepeats ({} runs per step): {} Mpps min / median / max", args.repeat, what);
+        blastdrop::say!("\nrepeats ({} runs per step): {} Mpps min / median / max", settings.timing.repeat, what);
         for a in aggregates {
             let traffic = a.offered_mpps.map_or(String::new(), |r| format!(" at {r:.3} Mpps {}", a.shape));
             blastdrop::say!(

@@ -10,26 +10,26 @@ use ladder::{StepRecord, StepSpec};
 
 use super::record::StepSeries;
 use super::report;
-use crate::args::Args;
 use crate::mode::LadderRun;
 use crate::peer::{self, Measured, Peer};
+use crate::settings::Settings;
 
 /// Runs every step. Returns the records of the steps run (a step that
 /// could not run is recorded with its error), each step's series, and why
 /// the ladder stopped early, if it did.
 pub fn run(
-    args: &Args,
+    settings: &Settings,
     m: &LadderRun,
     sender: &mut Sender,
     mut peer: Option<&mut Peer>,
 ) -> (Vec<StepRecord>, Vec<StepSeries>, Option<StepFailure>) {
     let mut series = Vec::new();
-    let total_steps = m.ladder.steps.len() * args.repeat as usize;
-    let per_step = args.warmup + m.duration + args.drain;
+    let total_steps = m.ladder.steps.len() * settings.timing.repeat as usize;
+    let per_step = settings.timing.warmup + m.duration + settings.timing.drain;
     let began = Instant::now();
     let mut records: Vec<StepRecord> = Vec::new();
     let mut failure: Option<StepFailure> = None;
-    'runs: for run in 1..=args.repeat {
+    'runs: for run in 1..=settings.timing.repeat {
         for (i, step) in m.ladder.steps.iter().enumerate() {
             if signals::stopping() {
                 break 'runs;
@@ -37,16 +37,16 @@ pub fn run(
             let done = records.len();
             let left =
                 if done == 0 { per_step * (total_steps as u32) } else { began.elapsed() / done as u32 * (total_steps - done) as u32 };
-            report::progress(done + 1, total_steps, step, run, args.repeat, left);
-            let params = step_params(args, m, step);
+            report::progress(done + 1, total_steps, step, run, settings.timing.repeat, left);
+            let params = step_params(settings, m, step);
             if let Some(p) = peer.as_deref_mut() {
-                if let Err(e) = prepare(p, sender, args, step) {
+                if let Err(e) = prepare(p, sender, settings, step) {
                     records.push(failed(i, run, step, params.flows, e.clone()));
                     failure = Some(e);
                     break 'runs;
                 }
             }
-            let (rec, step_failure, interrupted) = measure_step(args, sender, peer.as_deref_mut(), &params, (i, run), step);
+            let (rec, step_failure, interrupted) = measure_step(settings, sender, peer.as_deref_mut(), &params, (i, run), step);
             if step_failure.is_some() {
                 failure = step_failure;
             }
@@ -77,32 +77,32 @@ fn step_series(sender: &mut Sender, step: usize, run: u32) -> Option<StepSeries>
 }
 
 /// What the sender runs for one step of the ladder.
-fn step_params(args: &Args, m: &LadderRun, step: &StepSpec) -> StepParams {
+fn step_params(settings: &Settings, m: &LadderRun, step: &StepSpec) -> StepParams {
     StepParams {
         queues: step.queues,
         size: step.size,
         mix: m.mix.clone(),
-        flows: args.flows.unwrap_or(u32::from(step.queues)),
+        flows: settings.traffic.flows.unwrap_or(u32::from(step.queues)),
         rate: step.rate,
         count: None,
         duration: Some(m.duration),
-        warmup: args.warmup,
+        warmup: settings.timing.warmup,
         window: true,
-        live: args.live,
+        live: settings.outputs.live,
         shape: step.shape,
-        reflect: args.reflect,
+        reflect: settings.traffic.reflect,
         replay: None,
     }
 }
 
 /// Asks drop for the step's RX queues and frame size.
-fn prepare(p: &mut Peer, sender: &mut Sender, args: &Args, step: &StepSpec) -> Result<(), StepFailure> {
-    peer::prepare_step(p, sender, args.rx_queues.unwrap_or(step.queues), step.size)
+fn prepare(p: &mut Peer, sender: &mut Sender, settings: &Settings, step: &StepSpec) -> Result<(), StepFailure> {
+    peer::prepare_step(p, sender, settings.traffic.rx_queues.unwrap_or(step.queues), step.size)
 }
 
 /// Measures one step (the `i`th of run `run`), and once more when the path broke.
 fn measure_step(
-    args: &Args,
+    settings: &Settings,
     sender: &mut Sender,
     mut peer: Option<&mut Peer>,
     params: &StepParams,
@@ -125,7 +125,7 @@ fn measure_step(
         blastdrop::say!("blast: step {}: the path broke ({evidence}): starting the port again and measuring the step once more", i + 1);
         sender.reconnect_next_step();
         let again = match peer.as_deref_mut() {
-            Some(p) => prepare(p, sender, args, step),
+            Some(p) => prepare(p, sender, settings, step),
             None => Ok(()),
         }
         .and_then(|()| peer::measure(sender, peer, params, i, run).map_err(|f| StepFailure::Sender(f.message)));

@@ -12,7 +12,7 @@ use blastdrop::fail::Failure;
 use blastdrop::sender::{Sender, StepFailure};
 use control::{Client, PeerInfo, Request, Response};
 
-use crate::args::Args;
+use crate::settings::PeerSettings;
 pub use hooks::PeerHooks;
 pub use measure::{achieved_shape, measure, Measured};
 
@@ -53,25 +53,30 @@ impl Peer {
 }
 
 /// Connects to --peer (when given) and says hello.
-pub fn connect(args: &Args) -> Result<(Option<Peer>, Option<PeerInfo>), Failure> {
-    let Some(addr) = &args.peer else { return Ok((None, None)) };
-    let secret = control::Secret::load(args.token_file.as_deref(), std::env::var(control::SECRET_ENV).ok(), args.token.as_deref())
+pub fn connect(settings: &PeerSettings) -> Result<(Option<Peer>, Option<PeerInfo>), Failure> {
+    let Some(addr) = &settings.addr else { return Ok((None, None)) };
+    let secret = control::Secret::load(settings.token_file.as_deref(), std::env::var(control::SECRET_ENV).ok(), settings.token.as_deref())
         .map_err(blastdrop::session::secret_failure)?;
     if let Some((_, control::SecretSource::CommandLine)) = &secret {
         tracing::warn!("--token shows in ps and /proc/PID/cmdline: prefer --token-file FILE or BLASTDROP_TOKEN");
     }
-    let (client, info) = Client::connect_when_ready(addr, secret.as_ref().map(|(s, _)| s), args.group.as_deref(), args.control_timeout)
-        .map_err(|e| match e {
-            control::ClientError::Connect(_) => Failure::runtime(format!("{e}: is drop running with --listen {addr}?")),
-            e => Failure::runtime(e.to_string()),
-        })?;
-    Ok((Some(Peer { client, timeout: args.control_timeout, member: None }), Some(info)))
+    let (client, info) = Client::connect_when_ready(
+        addr,
+        secret.as_ref().map(|(s, _)| s),
+        settings.group.as_ref().map(|(g, _)| g.as_str()),
+        settings.control_timeout,
+    )
+    .map_err(|e| match e {
+        control::ClientError::Connect(_) => Failure::runtime(format!("{e}: is drop running with --listen {addr}?")),
+        e => Failure::runtime(e.to_string()),
+    })?;
+    Ok((Some(Peer { client, timeout: settings.control_timeout, member: None }), Some(info)))
 }
 
 /// Joins the --group with this sender's whole plan, and numbers this
 /// sender's streams from its share of the group's ids.
-pub fn join(p: &mut Peer, args: &Args, plan: control::StepPlan, sender: &mut Sender) -> Result<(), Failure> {
-    let (Some(group), Some(senders)) = (args.group.clone(), args.senders) else { return Ok(()) };
+pub fn join(p: &mut Peer, settings: &PeerSettings, plan: control::StepPlan, sender: &mut Sender) -> Result<(), Failure> {
+    let Some((group, senders)) = settings.group.clone() else { return Ok(()) };
     let req = Request::Join { group: group.clone(), senders, plan };
     match p.call(req).map_err(|e| Failure::runtime(format!("--group {group}: {e}")))? {
         Response::Joined { member, senders, stream_base, stream_count } => {

@@ -15,14 +15,14 @@ use blastdrop::session::Started;
 use blastdrop::tx::replay::Replay;
 use capture::Rewrite;
 
-use crate::args::Args;
 use crate::mode::ReplayRun;
 use crate::peer::PeerHooks;
+use crate::settings::{RewriteSettings, Settings};
 pub use record::schema;
 use record::{capture_record, Record};
 
-pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
-    let (mut peer, peer_info) = crate::peer::connect(args)?;
+pub fn run(settings: &Settings, m: ReplayRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
+    let (mut peer, peer_info) = crate::peer::connect(&settings.peer)?;
     let largest = m.capture.largest() as u32;
     if let (Some(p), Some(info)) = (peer.as_mut(), peer_info.as_ref()) {
         crate::peer::check_receiver(info, m.queues, largest, false, "the replay")?;
@@ -30,8 +30,8 @@ pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) ->
     }
     sender.set_queues(m.queues)?;
     let ReplayRun { queues, file, mut capture, schedule, duration } = m;
-    let rewrite = (!args.pcap_keep_addresses).then(|| capture.rewrite(&rewrite_for(sender, args)));
-    let (replay, probes) = Replay::new(capture, schedule, (!args.pcap_keep_payload).then(|| sender.run_id()));
+    let rewrite = (!settings.rewrite.keep_addresses).then(|| capture.rewrite(&rewrite_for(sender, &settings.rewrite)));
+    let (replay, probes) = Replay::new(capture, schedule, (!settings.rewrite.keep_payload).then(|| sender.run_id()));
     let record = capture_record(&file, &replay.capture, rewrite, probes);
     report::announce(&record, &replay.schedule, queues, sender, peer_info.as_ref());
     let replay = Arc::new(replay);
@@ -42,15 +42,15 @@ pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) ->
     let figures = hooks.take_figures();
     let summary = summary::summarize(&replay, sender, &outcome, &before, figures);
     report::print_summary(&summary);
-    let (series, series_analysis) = crate::over_time::finish(args, sender, "blast: replay sent over time")?;
-    if let Some(path) = &args.json {
+    let (series, series_analysis) = crate::over_time::finish(&settings.outputs, sender, "blast: replay sent over time")?;
+    if let Some(path) = &settings.outputs.json {
         let environment = blastdrop::environment::of_sender(started, sender, queues);
         let rec = Record {
             tool: "blast",
             mode: "replay",
             schema_version: blastdrop::out::SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION"),
-            config: args,
+            config: &settings.config,
             environment,
             receiver_environment: peer_info,
             capture: record,
@@ -91,9 +91,9 @@ fn params(queues: u16, largest: u32, duration: Option<std::time::Duration>, wind
 
 /// The first port's addresses (a replay sends on one port's queues), and
 /// the IPv6 ones given.
-fn rewrite_for(sender: &Sender, args: &Args) -> Rewrite {
+fn rewrite_for(sender: &Sender, settings: &RewriteSettings) -> Rewrite {
     let side = &sender.sides()[0];
     let a = &side.addressing;
-    let ipv6 = args.pcap_src_ip6.zip(args.pcap_dst_ip6);
+    let ipv6 = settings.ipv6;
     Rewrite { src_mac: side.src_mac, dst_mac: a.dst_mac, src_ip: a.src_ip, dst_ip: a.dst_ip, ipv6 }
 }

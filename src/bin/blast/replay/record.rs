@@ -8,7 +8,7 @@ use serde::Serialize;
 use blastdrop::report::{Environment, PerPacket, Rates};
 use capture::{Capture, ProbeStats, RewriteStats};
 
-use crate::args::Args;
+use crate::settings::AsGiven;
 
 /// The capture as read, and what was done to it.
 #[derive(Serialize, schemars::JsonSchema)]
@@ -141,7 +141,7 @@ pub struct Record<'a> {
     /// The record's schema version (docs/json.md); `blast report` refuses one it does not know.
     pub schema_version: u32,
     pub version: &'static str,
-    pub config: &'a Args,
+    pub config: &'a AsGiven<'a>,
     pub environment: Environment,
     /// drop's, with --peer.
     #[serde(skip_serializing_if = "Option::is_none")]

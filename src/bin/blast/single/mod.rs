@@ -13,28 +13,28 @@ use blastdrop::report as out;
 use blastdrop::sender::{NoPeer, Sender, StepParams};
 use blastdrop::session::Started;
 
-use crate::args::Args;
 use crate::mode::Single;
+use crate::settings::Settings;
 pub use record::schema;
 use record::Record;
 pub use report::frames_text;
 
-pub fn run(args: &Args, m: &Single, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
+pub fn run(settings: &Settings, m: &Single, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
     sender.set_queues(m.queues)?;
-    report::announce(args, m, sender);
+    report::announce(settings.traffic.paced_rate, m, sender);
     let params = StepParams {
         queues: m.queues,
         size: m.size,
         mix: m.mix.clone(),
         flows: m.flows,
-        rate: args.paced_rate(),
+        rate: settings.traffic.paced_rate,
         count: m.count,
         duration: m.duration,
         warmup: Duration::ZERO,
         window: false,
         live: true,
         shape: m.shape,
-        reflect: args.reflect,
+        reflect: settings.traffic.reflect,
         replay: None,
     };
     let before = sender.read_counters();
@@ -42,17 +42,17 @@ pub fn run(args: &Args, m: &Single, started: &Started, sender: &mut Sender) -> R
     let outcome = sender.run_step(&params, &mut NoPeer)?;
     let host_steal_pct = blastdrop::host::CpuTimes::steal_pct(cpu_before, blastdrop::host::CpuTimes::now());
     let after = sender.read_counters();
-    let summary = summary::summarize(args, m, sender, &outcome, (&before, &after), host_steal_pct);
+    let summary = summary::summarize(settings.traffic.paced_rate, m, sender, &outcome, (&before, &after), host_steal_pct);
     report::print_summary(&summary);
-    let (series, series_analysis) = crate::over_time::finish(args, sender, "blast: sent over time")?;
-    if let Some(path) = &args.json {
+    let (series, series_analysis) = crate::over_time::finish(&settings.outputs, sender, "blast: sent over time")?;
+    if let Some(path) = &settings.outputs.json {
         let environment = blastdrop::environment::of_sender(started, sender, m.queues);
         let record = Record {
             tool: "blast",
             mode: "single",
             schema_version: blastdrop::out::SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION"),
-            config: args,
+            config: &settings.config,
             flows: m.flows,
             src_mac: sender.src_mac(),
             environment,

@@ -6,7 +6,7 @@ use serde::Serialize;
 use blastdrop::report::{Environment, PerPacket, Rates};
 use wire::MacAddr;
 
-use crate::args::Args;
+use crate::settings::AsGiven;
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct QueueSummary {
@@ -93,7 +93,7 @@ pub struct Record<'a> {
     /// The record's schema version (docs/json.md); `blast report` refuses one it does not know.
     pub schema_version: u32,
     pub version: &'static str,
-    pub config: &'a Args,
+    pub config: &'a AsGiven<'a>,
     pub flows: u32,
     pub src_mac: MacAddr,
     pub environment: Environment,

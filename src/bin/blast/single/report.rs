@@ -4,11 +4,10 @@
 use blastdrop::sender::Sender;
 
 use super::record::Summary;
-use crate::args::Args;
 use crate::mode::Single;
 
 /// The line that says what this run sends.
-pub fn announce(args: &Args, m: &Single, sender: &Sender) {
+pub fn announce(paced_rate: Option<f64>, m: &Single, sender: &Sender) {
     let what = match (m.count, m.duration) {
         (Some(c), Some(d)) => format!("{c} frames or {d:.1?}, whichever first"),
         (Some(c), None) => format!("{c} frames"),
@@ -23,7 +22,7 @@ pub fn announce(args: &Args, m: &Single, sender: &Sender) {
         m.queues,
         frames_text(m.size, m.mix.as_ref()),
         m.flows,
-        args.paced_rate().map_or("unpaced".into(), |r| format!("paced at {:.3} Mpps, {} arrivals", r / 1e6, m.shape)),
+        paced_rate.map_or("unpaced".into(), |r| format!("paced at {:.3} Mpps, {} arrivals", r / 1e6, m.shape)),
         what
     );
 }

@@ -6,13 +6,12 @@ use blastdrop::report::{PerPacket, Rates};
 use blastdrop::sender::{Reading, Sender, SenderWindow, StepOutcome};
 
 use super::record::{PortCounters, QueueSummary, StreamSummary, Summary};
-use crate::args::Args;
 use crate::mode::Single;
 
 /// The summary of the step, with the verdict from the sender's counters
 /// between the two readings.
 pub fn summarize(
-    args: &Args,
+    paced_rate: Option<f64>,
     m: &Single,
     sender: &Sender,
     outcome: &StepOutcome,
@@ -29,8 +28,8 @@ pub fn summarize(
         tx_wall_pct: blastdrop::sender::tx_wall_pct(&outcome.lanes),
         ..Default::default()
     };
-    let verdict = attribution::verdict(&run_window, None, args.paced_rate());
-    let port_rows = attribution::port_steps(&run_window, None, args.paced_rate(), &sender.port_names(), m.queues);
+    let verdict = attribution::verdict(&run_window, None, paced_rate);
+    let port_rows = attribution::port_steps(&run_window, None, paced_rate, &sender.port_names(), m.queues);
     let (queue_rows, streams, unsent) = lanes(m, sender, outcome);
     let total = outcome.total();
     let mut stalls = control::LaneStalls::default();
@@ -42,7 +41,7 @@ pub fn summarize(
         side: "sender",
         interrupted: outcome.interrupted,
         sent: Rates::over(total.packets, total.bytes, outcome.seconds),
-        offered_mpps: args.paced_rate().map(|r| r / 1e6),
+        offered_mpps: paced_rate.map(|r| r / 1e6),
         busy: PerPacket::of(total.busy_cycles, total.packets),
         ring_full_retries: total.ring_full_retries,
         alloc_failures: total.alloc_failures,
