@@ -18,9 +18,9 @@ pub use self::lanes::PeerChange;
 pub use self::totals::{QueueTotals, Totals};
 pub use self::window::{Snapshot, TrialFigures};
 use crate::counters::LaneCounters;
+use crate::environment_record::MempoolRecord;
 use crate::fail::Failure;
 use crate::plane::{self, Lanes, PlanePort, QueueHome};
-use crate::report::MempoolRecord;
 use crate::rx::RxOutcome;
 use crate::session;
 

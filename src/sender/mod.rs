@@ -22,9 +22,9 @@ use wire::MacAddr;
 
 pub use self::outcome::{tx_wall_pct, LaneResult, SenderWindow, StepOutcome};
 pub use self::window::{NoPeer, Reading, WindowHooks};
+use crate::environment_record::MempoolRecord;
 use crate::fail::Failure;
 use crate::plane::{self, PlanePort, QueueHome};
-use crate::report::MempoolRecord;
 use crate::session;
 use crate::signals;
 use crate::tx;

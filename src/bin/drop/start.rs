@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use blastdrop::environment;
 use blastdrop::fail::Failure;
 use blastdrop::receiver::{Receiver, ReceiverConfig};
-use blastdrop::report;
 use control::PeerInfo;
 
 use crate::args::Args;
@@ -39,7 +39,7 @@ pub fn peer_info(receiver: &Receiver, args: &Args) -> PeerInfo {
     let nports = receiver.sides().len() as u16;
     let names: Vec<String> = receiver.sides().iter().map(|s| s.info.name.clone()).collect();
     PeerInfo {
-        hostname: report::hostname(),
+        hostname: environment::hostname(),
         dpdk: dpdk::runtime_version(),
         port_name: names.join("+"),
         driver: info.driver.clone(),
@@ -54,7 +54,7 @@ pub fn peer_info(receiver: &Receiver, args: &Args) -> PeerInfo {
         worker_lcores: args.queues,
         max_size: args.max_size,
         rss: info.rss_offloads != 0,
-        cpu_model: report::cpu_model(),
+        cpu_model: environment::cpu_model(),
         reflect: args.reflect,
     }
 }

@@ -8,8 +8,8 @@ use blastdrop::sender::{Sender, StepParams};
 use blastdrop::signals;
 use knee::{Search, SearchConfig};
 
+use super::print;
 use super::record::{LoadPoint, Trial};
-use super::report;
 use crate::args::Args;
 use crate::mode::Knee;
 use crate::peer::{self, Peer};
@@ -122,7 +122,7 @@ impl<'a> Trials<'a> {
                 confirmed: counted.confirmed,
                 step: rec,
             };
-            report::print_trial(&trial, &next, &counted, trials.len() + 1, args);
+            print::print_trial(&trial, &next, &counted, trials.len() + 1, args);
             trials.push(trial);
         }
         Ok(Searched { search, trials, interrupted, failure })
