@@ -1,10 +1,10 @@
-//! The environment record (`report::Environment`): where and on what a run
+//! The environment record (`environment_record::Environment`): where and on what a run
 //! happened. One builder for both tools; blast describes its sender, drop
 //! its receiver, and each passes only what differs.
 
+use crate::environment_record::{Environment, LcoreRecord, Machine, MempoolRecord, PortRecord};
 use crate::fail::Failure;
 use crate::receiver::{Receiver, Totals};
-use crate::report::{self, Environment, LcoreRecord, MempoolRecord, PortRecord};
 use crate::sender::Sender;
 use crate::session::Started;
 
@@ -24,9 +24,9 @@ pub fn build(
     let eal = &started.eal;
     let lcores = lcore_records(eal, lcores);
     Environment {
-        hostname: report::hostname(),
-        cpu_model: report::cpu_model(),
-        machine: report::Machine::read().with_ec2_metadata(),
+        hostname: hostname(),
+        cpu_model: cpu_model(),
+        machine: Machine::read().with_ec2_metadata(),
         dpdk_runtime: dpdk::runtime_version(),
         dpdk_built_against: dpdk::built_against().into(),
         tsc_hz,
@@ -89,4 +89,23 @@ pub fn of_receiver(started: &Started, receiver: &Receiver, totals: &Totals) -> R
         .collect::<Result<Vec<PortRecord>, Failure>>()?;
     let lcores = totals.queues.iter().map(|(&q, t)| (q, t.port, t.lcore));
     Ok(build(started, receiver.tsc_hz(), ports, lcores, receiver.mempools.clone()))
+}
+
+/// This host's name, or empty when it cannot be read.
+pub fn hostname() -> String {
+    nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_default()
+}
+
+/// The CPU's model as /proc/cpuinfo names it (x86's "model name", Arm's
+/// "Model" or "CPU part"), or "unknown".
+pub fn cpu_model() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    for key in ["model name", "Model", "CPU part"] {
+        if let Some(line) = info.lines().find(|l| l.starts_with(key)) {
+            if let Some((_, v)) = line.split_once(':') {
+                return v.trim().to_owned();
+            }
+        }
+    }
+    String::from("unknown")
 }

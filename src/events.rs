@@ -80,7 +80,7 @@ impl TickEvent {
     pub fn new(
         tick: &crate::live::Tick,
         side: &'static str,
-        r: &crate::report::Rates,
+        r: &crate::figures::Rates,
         queues: Vec<f64>,
         limit: Option<String>,
     ) -> TickEvent {
@@ -145,5 +145,5 @@ enum EventKind {
 
 /// The JSON schema of one `--events` line.
 pub fn schema() -> schemars::Schema {
-    crate::report::schema_of::<EventLine>()
+    crate::record_file::schema_of::<EventLine>()
 }

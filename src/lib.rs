@@ -1,6 +1,6 @@
 //! What `blast` and `drop` share: argument parsing helpers, EAL start-up
 //! with useful errors, per-lcore counters, the send and receive loops, and
-//! the live and final reports.
+//! the live lines and the final records.
 
 pub mod attribution;
 pub mod clock;
@@ -8,16 +8,18 @@ pub mod counters;
 pub mod eal_args;
 pub mod ec2_metadata;
 pub mod environment;
+pub mod environment_record;
 pub mod events;
 pub mod exit;
 pub mod fail;
+pub mod figures;
 pub mod host;
 pub mod live;
 pub mod live_latency;
 pub mod out;
 pub mod plane;
 pub mod receiver;
-pub mod report;
+pub mod record_file;
 pub mod rx;
 pub mod sender;
 pub mod session;

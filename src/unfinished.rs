@@ -78,12 +78,12 @@ pub fn write_if_device_call(tool: &str, json: Option<&Path>, config: serde_json:
         }),
         config,
     };
-    if let Err(e) = crate::report::write_json(path, &record) {
+    if let Err(e) = crate::record_file::write_json(path, &record) {
         eprintln!("{tool}: {}", e.message);
     }
 }
 
 /// The record's JSON schema (`blast --generate-schema not-started`).
 pub fn schema() -> schemars::Schema {
-    crate::report::schema_of::<Record>()
+    crate::record_file::schema_of::<Record>()
 }

@@ -12,8 +12,8 @@ use dpdk::{DeviceInfo, Mempool, Port, PortConfig};
 use layout::Spread;
 
 use super::lanes::QueueHome;
+use crate::environment_record::EnaTxState;
 use crate::fail::Failure;
-use crate::report::EnaTxState;
 use crate::session;
 use crate::xstats::Watch;
 

@@ -18,9 +18,9 @@ pub use self::lanes::PeerChange;
 pub use self::totals::{QueueTotals, Totals};
 pub use self::window::{Snapshot, TrialFigures};
 use crate::counters::LaneCounters;
+use crate::environment_record::MempoolRecord;
 use crate::fail::Failure;
 use crate::plane::{self, Lanes, PlanePort, QueueHome};
-use crate::report::MempoolRecord;
 use crate::rx::RxOutcome;
 use crate::session;
 
@@ -335,7 +335,7 @@ fn arrival_clock(sides: &[RxSide], choice: latency::ArrivalClockChoice) -> Resul
 /// Each RX queue's pool: its ring and a burst in flight, or --rx-mbufs.
 fn pool_sizing(cfg: &ReceiverConfig) -> PoolSizing {
     let mbuf = dpdk::MbufLayout::get();
-    let data_room = (u32::from(mbuf.headroom) + cfg.max_size).max(dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE);
+    let data_room = (u32::from(mbuf.headroom) + cfg.max_size).max(dpdk::consts::MBUF_DEFAULT_BUF_SIZE);
     match cfg.mbufs {
         // A pool smaller than what can be in flight starves the PMD (rx_nombuf): on purpose.
         Some(n) => PoolSizing { ring: n, burst: 0, cache: (n / 4).min(256), data_room },

@@ -22,9 +22,9 @@ use wire::MacAddr;
 
 pub use self::outcome::{tx_wall_pct, LaneResult, SenderWindow, StepOutcome};
 pub use self::window::{NoPeer, Reading, WindowHooks};
+use crate::environment_record::MempoolRecord;
 use crate::fail::Failure;
 use crate::plane::{self, PlanePort, QueueHome};
-use crate::report::MempoolRecord;
 use crate::session;
 use crate::signals;
 use crate::tx;
@@ -170,14 +170,14 @@ impl Sender {
             ring: u32::from(cfg.tx_ring),
             burst: cfg.burst as u32,
             cache: 256,
-            data_room: (u32::from(mbuf.headroom) + cfg.max_size - wire::FCS_LEN as u32).next_multiple_of(dpdk::ffi::RTE_CACHE_LINE_SIZE),
+            data_room: (u32::from(mbuf.headroom) + cfg.max_size - wire::FCS_LEN as u32).next_multiple_of(dpdk::consts::CACHE_LINE_SIZE),
         };
         // Every port's RX pool is sized for the port with the most queues.
         let rx_sizing = PoolSizing {
             ring: u32::from(cfg.tx_ring) * u32::from(spread.queues_on(0)),
             burst: cfg.burst as u32,
             cache: 0,
-            data_room: dpdk::ffi::RTE_MBUF_DEFAULT_BUF_SIZE,
+            data_room: dpdk::consts::MBUF_DEFAULT_BUF_SIZE,
         };
         let mut sides = Vec::new();
         // The device's limits first, then the lcores: each names the flag to

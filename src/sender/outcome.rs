@@ -6,7 +6,7 @@ use dpdk::PortStats;
 use ladder::StepFailure;
 
 use crate::counters::Tally;
-use crate::report::Rates;
+use crate::figures::Rates;
 use crate::tx::TxOutcome;
 use crate::xstats::WindowXstats;
 

@@ -14,10 +14,10 @@ use super::window::WindowHooks;
 use super::{Sender, StepParams};
 use crate::counters::{self, LaneCounters, Tally};
 use crate::fail::Failure;
+use crate::figures::{self, PerPacket, Rates};
 use crate::live::{Tick, Ticker};
 use crate::live_latency::LatencyCounts;
 use crate::plane::Lanes;
-use crate::report::{self, PerPacket, Rates};
 use crate::signals;
 use crate::timeline::counter_deltas;
 use crate::tx::replay::ReplayLane;
@@ -300,7 +300,7 @@ impl Sender {
         crate::say!(
             "{} sent {} Mpps  {:7.3} Gb/s wire (+20 B/frame preamble+gap)  {}  ring-full retries {}  | {}{}",
             tick.stamp(),
-            report::mpps(r.mpps),
+            figures::mpps(r.mpps),
             r.wire_gbps,
             PerPacket::of(d.busy_cycles, d.packets),
             d.ring_full_retries,

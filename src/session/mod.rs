@@ -178,7 +178,7 @@ pub fn start_eal(tool: &str, user: &[String], workers: u16, ports: &[String]) ->
     // The EAL would refuse the --lcores made for them with its whole usage
     // text. (Lcores the user chose are checked against the device's limits
     // first, then counted: worker_lcores.)
-    let max_lcores = dpdk::ffi::RTE_MAX_LCORE;
+    let max_lcores = dpdk::consts::MAX_LCORE;
     if !eal_args::user_chose_lcores(user) && u32::from(workers) + 1 > max_lcores {
         return Err(Failure::usage(format!(
             "--queues {workers} needs {} lcores (one per queue and the main one), but this DPDK build has at most {max_lcores} \

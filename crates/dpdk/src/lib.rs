@@ -32,7 +32,17 @@ pub use port::{
     PortStats, Queue, Rx, RxQueue, Tx, TxDrain, TxQueue, XstatIds,
 };
 
-pub use dpdk_ffi as ffi;
+/// The build-time DPDK constants the rest of blastdrop sizes things with;
+/// the FFI itself stays inside this crate.
+pub mod consts {
+    /// The CPU cache line DPDK was built for, in bytes (data rooms are
+    /// rounded up to it).
+    pub const CACHE_LINE_SIZE: u32 = dpdk_ffi::RTE_CACHE_LINE_SIZE;
+    /// DPDK's default mbuf buffer: 2 KiB of data room plus the headroom.
+    pub const MBUF_DEFAULT_BUF_SIZE: u32 = dpdk_ffi::RTE_MBUF_DEFAULT_BUF_SIZE;
+    /// The most lcores an EAL of this build can have (lcore ids are below it).
+    pub const MAX_LCORE: u32 = dpdk_ffi::RTE_MAX_LCORE;
+}
 
 /// The DPDK version this build was compiled against.
 pub fn built_against() -> &'static str {

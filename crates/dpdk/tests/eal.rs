@@ -69,7 +69,7 @@ fn safe_layer_over_net_null() {
     // Traffic through the real burst functions: net_null hands out and swallows frames.
     let tx_pool = Mempool::create("bd_test_tx", &sizing, port.socket()).unwrap();
     let mut mbufs = [std::ptr::null_mut(); 8];
-    assert_eq!(unsafe { dpdk::ffi::bd_pktmbuf_alloc_bulk(tx_pool.as_ptr(), mbufs.as_mut_ptr(), 8) }, 0);
+    assert_eq!(unsafe { dpdk_ffi::bd_pktmbuf_alloc_bulk(tx_pool.as_ptr(), mbufs.as_mut_ptr(), 8) }, 0);
     let layout = dpdk::MbufLayout::get();
     for &m in &mbufs {
         unsafe { layout.set_len(m, 60) };
@@ -80,7 +80,7 @@ fn safe_layer_over_net_null() {
     // only where its flag is set, as a stamping PMD leaves it.
     let ts = dpdk::RxTimestamp::register().unwrap();
     assert_eq!(dpdk::RxTimestamp::register().unwrap(), ts, "registering again finds the same field");
-    let flags_of = |m: *mut dpdk::Mbuf| unsafe { (m as *mut u8).add(dpdk::ffi::bd_mbuf_offset::BD_MBUF_OL_FLAGS as usize).cast::<u64>() };
+    let flags_of = |m: *mut dpdk::Mbuf| unsafe { (m as *mut u8).add(dpdk_ffi::bd_mbuf_offset::BD_MBUF_OL_FLAGS as usize).cast::<u64>() };
     unsafe { flags_of(mbufs[0]).write(0) };
     assert_eq!(unsafe { ts.of(mbufs[0]) }, None, "no flag: no timestamp");
     unsafe { ts.write(mbufs[0], 1_790_000_000_123_456_789) };
@@ -91,9 +91,9 @@ fn safe_layer_over_net_null() {
     // in this DPDK line. Two mbufs, the same scribbles over every field it
     // touches (and none it does not), one reset by DPDK, one by the layer.
     let mut pair = [std::ptr::null_mut(); 2];
-    assert_eq!(unsafe { dpdk::ffi::bd_pktmbuf_alloc_bulk(tx_pool.as_ptr(), pair.as_mut_ptr(), 2) }, 0);
+    assert_eq!(unsafe { dpdk_ffi::bd_pktmbuf_alloc_bulk(tx_pool.as_ptr(), pair.as_mut_ptr(), 2) }, 0);
     for &m in &pair {
-        use dpdk::ffi::bd_mbuf_offset as o;
+        use dpdk_ffi::bd_mbuf_offset as o;
         let b = m as *mut u8;
         unsafe {
             (b.add(o::BD_MBUF_NEXT as usize) as *mut usize).write(0x1234);
@@ -109,15 +109,15 @@ fn safe_layer_over_net_null() {
         }
     }
     unsafe {
-        dpdk::ffi::bd_pktmbuf_reset(pair[0]);
+        dpdk_ffi::bd_pktmbuf_reset(pair[0]);
         layout.set_len(pair[0], 60);
         layout.reset_to_len(pair[1], 60);
     }
     let header = |m: *mut dpdk::Mbuf| unsafe { std::slice::from_raw_parts(m as *const u8, usize::from(layout.mbuf_size)).to_vec() };
     // Past buf_addr and buf_iova (each mbuf's own buffer), the headers agree byte for byte.
     assert_eq!(header(pair[0])[16..], header(pair[1])[16..], "reset_to_len differs from rte_pktmbuf_reset");
-    assert_eq!(dpdk::MBUF_F_EXTERNAL, unsafe { dpdk::ffi::bd_mbuf_f_external });
-    unsafe { dpdk::ffi::bd_pktmbuf_free_bulk(pair.as_mut_ptr(), 2) };
+    assert_eq!(dpdk::MBUF_F_EXTERNAL, unsafe { dpdk_ffi::bd_mbuf_f_external });
+    unsafe { dpdk_ffi::bd_pktmbuf_free_bulk(pair.as_mut_ptr(), 2) };
 
     // A burst taken, written and sent through the safe layer.
     let mut burst = dpdk::Burst::new();
@@ -135,7 +135,7 @@ fn safe_layer_over_net_null() {
     let mut got = [std::ptr::null_mut(); 32];
     let n = rxqs[0].rx_burst(&mut got);
     assert!(n > 0, "net_null always has frames to receive");
-    unsafe { dpdk::ffi::rte_pktmbuf_free_bulk(got.as_mut_ptr(), n as u32) };
+    unsafe { dpdk_ffi::rte_pktmbuf_free_bulk(got.as_mut_ptr(), n as u32) };
 
     let stats = port.stats().unwrap();
     assert_eq!(stats.opackets, 12);
@@ -151,8 +151,8 @@ fn safe_layer_over_net_null() {
     assert!(port.xstat_ids(&["no_such_counter"]).is_err());
 
     // Work on a worker lcore: a value comes back, a panic comes back as an error.
-    let job = dpdk::launch(1, || dpdk::ffi::RTE_MAX_LCORE + unsafe { dpdk::ffi::bd_lcore_id() }).unwrap();
-    assert_eq!(job.join().unwrap(), dpdk::ffi::RTE_MAX_LCORE + 1);
+    let job = dpdk::launch(1, || dpdk_ffi::RTE_MAX_LCORE + unsafe { dpdk_ffi::bd_lcore_id() }).unwrap();
+    assert_eq!(job.join().unwrap(), dpdk_ffi::RTE_MAX_LCORE + 1);
     let job = dpdk::launch(1, || -> u32 { panic!("worker goes wrong") }).unwrap();
     match job.join() {
         Err(Error::WorkerPanicked { lcore: 1, message }) => assert_eq!(message, "worker goes wrong"),

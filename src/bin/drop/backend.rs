@@ -162,7 +162,7 @@ impl Backend for DropBackend {
             blastdrop::say!("drop: window {window}: {e}");
         }
         if let Some(a) = &f.arrivals {
-            blastdrop::say!("drop: arrivals in window {window}: {}", blastdrop::report::arrivals_text(a));
+            blastdrop::say!("drop: arrivals in window {window}: {}", blastdrop::figures::arrivals_text(a));
         }
         self.history.lock().unwrap_or_else(|e| e.into_inner()).push(f.clone());
         Ok(f)

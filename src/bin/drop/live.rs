@@ -5,10 +5,10 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use blastdrop::counters::Tally;
+use blastdrop::figures::{self, Rates};
 use blastdrop::live::{Tick, Ticker};
 use blastdrop::live_latency::LatencyCounts;
 use blastdrop::receiver::Receiver;
-use blastdrop::report::{self, Rates};
 use blastdrop::signals;
 use blastdrop::timeline::{counter_deltas, Timeline};
 use blastdrop::xstats::Sample;
@@ -208,7 +208,7 @@ impl Live {
         blastdrop::say!(
             "{} received {} Mpps  {:7.3} Gb/s wire (+20 B/frame)  | {} | imissed {}{} rx_nombuf {} | lost {} reordered {} dup {} no-probe {}{} | limit: {second}",
             tick.stamp(),
-            report::mpps(r.mpps),
+            figures::mpps(r.mpps),
             r.wire_gbps,
             per_q,
             ds.imissed,

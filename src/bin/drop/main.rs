@@ -19,9 +19,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use blastdrop::environment_record::Environment;
 use blastdrop::fail::{self, Failure};
+use blastdrop::figures::Rates;
 use blastdrop::receiver::Receiver;
-use blastdrop::report::{self, Environment, Rates};
+use blastdrop::record_file;
 use blastdrop::session;
 use blastdrop::signals;
 use control::{Backend, PeerInfo, ServerConfig};
@@ -79,10 +81,7 @@ fn run(args: Args) -> Result<(), Failure> {
         return Ok(());
     }
     if args.generate_schema {
-        blastdrop::say!(
-            "{}",
-            serde_json::to_string_pretty(&blastdrop::report::schema_of::<Record<'static>>()).expect("a schema serializes")
-        );
+        blastdrop::say!("{}", serde_json::to_string_pretty(&record_file::schema_of::<Record<'static>>()).expect("a schema serializes"));
         return Ok(());
     }
     mode::check(&args)?;
@@ -160,7 +159,7 @@ fn receive(settings: &Settings, mode: Mode) -> Result<(), Failure> {
             series_analysis: &series_analysis,
             history: &history,
         };
-        report::write_json(path, &record)?;
+        record_file::write_json(path, &record)?;
     }
     Ok(())
 }

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use blastdrop::environment;
 use blastdrop::fail::Failure;
 use blastdrop::receiver::Receiver;
-use blastdrop::report;
 use control::PeerInfo;
 
 use crate::settings::Settings;
@@ -20,7 +20,7 @@ pub fn peer_info(receiver: &Receiver, settings: &Settings) -> PeerInfo {
     let nports = receiver.sides().len() as u16;
     let names: Vec<String> = receiver.sides().iter().map(|s| s.info.name.clone()).collect();
     PeerInfo {
-        hostname: report::hostname(),
+        hostname: environment::hostname(),
         dpdk: dpdk::runtime_version(),
         port_name: names.join("+"),
         driver: info.driver.clone(),
@@ -35,7 +35,7 @@ pub fn peer_info(receiver: &Receiver, settings: &Settings) -> PeerInfo {
         worker_lcores: cfg.max_queues,
         max_size: cfg.max_size,
         rss: info.rss_offloads != 0,
-        cpu_model: report::cpu_model(),
+        cpu_model: environment::cpu_model(),
         reflect: cfg.reflect,
     }
 }

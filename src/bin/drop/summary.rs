@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use blastdrop::figures::{PerPacket, Rates};
 use blastdrop::receiver::Totals;
-use blastdrop::report::{PerPacket, Rates};
 use blastdrop::signals;
 use dpdk::PortStats;
 use seqtrack::SeqCounts;

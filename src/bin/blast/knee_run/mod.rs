@@ -1,11 +1,11 @@
 //! --find-knee: the highest rate this traffic (queues, size, flows, shape)
 //! crosses the path with loss, and optionally a latency percentile, within
 //! the user's limits. The search logic is in crates/knee; search.rs runs
-//! its trials, report.rs prints them and the results, record.rs keeps the
+//! its trials, print.rs prints them and the results, record.rs keeps the
 //! JSON record.
 
+mod print;
 mod record;
-mod report;
 mod search;
 
 use std::time::Instant;
@@ -36,7 +36,7 @@ pub fn run(settings: &Settings, m: &Knee, started: &Started, sender: &mut Sender
     let mut trials = Trials::new(settings, m, sender, p);
     let max_rate = trials.top()?;
     let qualifiers = Qualifiers { queues: m.queues, size: m.size, flows: m.flows, mtu: trials.sender.mtu(), shape: m.shape.to_string() };
-    report::announce(settings, m, max_rate, &qualifiers, info);
+    print::announce(settings, m, max_rate, &qualifiers, info);
     let mut searched = trials.search(max_rate)?;
     let result = KneeResult::new(settings, &searched.search, &searched.trials, &qualifiers);
     // Latency under load, below the knee.
@@ -48,7 +48,7 @@ pub fn run(settings: &Settings, m: &Knee, started: &Started, sender: &mut Sender
     }
     let n = trials.n;
 
-    report::print_result(settings, &searched.search, &result, &qualifiers, max_rate, &under_load);
+    print::print_result(settings, &searched.search, &result, &qualifiers, max_rate, &under_load);
     eprintln!("blast: knee search took {:.0?}, {} trials", began.elapsed(), n);
 
     let title = plot_title(sender, m);

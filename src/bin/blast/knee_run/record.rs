@@ -1,11 +1,11 @@
 //! The knee's JSON record: every trial, the results with what bounds
 //! them, and latency under load; and the texts it carries (a goal's
-//! result, the sentence), which report.rs prints from it.
+//! result, the sentence), which print.rs prints from it.
 
 use serde::Serialize;
 
 use blastdrop::fail::Failure;
-use blastdrop::report as out;
+use blastdrop::record_file;
 use knee::{mpps_floor, Bound, Goal, Qualifiers, Search, TrialKind, COMMIT_SHARE, DELIVERY_TOLERANCE};
 use ladder::StepRecord;
 
@@ -209,7 +209,7 @@ fn failed_at(t: &Trial) -> Option<f64> {
 
 impl KneeRecord<'_> {
     pub fn write(&self, path: &std::path::Path) -> Result<(), Failure> {
-        out::write_json(path, self)
+        record_file::write_json(path, self)
     }
 }
 
@@ -249,5 +249,5 @@ pub fn write_plot_and_csv(
 
 /// The JSON schema of the knee's record.
 pub fn schema() -> schemars::Schema {
-    blastdrop::report::schema_of::<KneeRecord<'static>>()
+    record_file::schema_of::<KneeRecord<'static>>()
 }

@@ -8,8 +8,8 @@ use blastdrop::sender::{Sender, StepParams};
 use blastdrop::signals;
 use knee::{Search, SearchConfig};
 
+use super::print;
 use super::record::{LoadPoint, Trial};
-use super::report;
 use crate::mode::Knee;
 use crate::peer::{self, Peer};
 use crate::settings::Settings;
@@ -122,7 +122,7 @@ impl<'a> Trials<'a> {
                 confirmed: counted.confirmed,
                 step: rec,
             };
-            report::print_trial(&trial, &next, &counted, trials.len() + 1, settings);
+            print::print_trial(&trial, &next, &counted, trials.len() + 1, settings);
             trials.push(trial);
         }
         Ok(Searched { search, trials, interrupted, failure })

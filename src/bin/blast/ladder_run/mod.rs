@@ -1,10 +1,10 @@
 //! A ladder: one measured step per (queue count, frame size), each with
 //! drop's figures for the same window when there is a --peer; then the
 //! table, the ceiling per frame size, and the JSON, CSV and SVG files.
-//! steps.rs runs the steps, report.rs prints, record.rs analyses and writes.
+//! steps.rs runs the steps, print.rs prints, record.rs analyses and writes.
 
+mod print;
 mod record;
-mod report;
 mod steps;
 
 use blastdrop::fail::Failure;
@@ -30,16 +30,16 @@ pub fn run(settings: &Settings, m: &mut LadderRun, started: &Started, sender: &m
         peer::join(p, &settings.peer, plan(settings, m), sender)?;
     }
     let receiver_side = peer.is_some();
-    report::announce(settings, m, peer_info.as_ref());
+    print::announce(settings, m, peer_info.as_ref());
 
     let (records, series, failure) = steps::run(settings, m, sender, peer.as_mut());
 
     let aggregates = Aggregate::from_records(&records);
-    report::print_steps(settings, m, sender, peer_info.as_ref(), &records, &aggregates);
+    print::print_steps(settings, m, sender, peer_info.as_ref(), &records, &aggregates);
     let analysis = record::analyse(settings, &records, &aggregates, receiver_side);
     // The pace only caps steps that delivered it.
     let pace_capped = records.iter().any(|r| r.limit() == "none" && r.offered_mpps.is_some());
-    report::print_analysis(&analysis, if pace_capped { settings.traffic.rates.clone() } else { Vec::new() });
+    print::print_analysis(&analysis, if pace_capped { settings.traffic.rates.clone() } else { Vec::new() });
     record::write_files(settings, m, started, sender, Outcome { records: &records, series: &series, aggregates, analysis, peer_info })?;
     if let Some(p) = peer.as_mut() {
         let _ = p.call(Request::Bye);

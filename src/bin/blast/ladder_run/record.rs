@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use blastdrop::fail::Failure;
-use blastdrop::report;
+use blastdrop::record_file;
 use blastdrop::sender::Sender;
 use blastdrop::session::Started;
 use blastdrop::signals;
@@ -167,12 +167,12 @@ pub fn write_files(settings: &Settings, m: &LadderRun, started: &Started, sender
             aggregates: out.aggregates,
             analysis: out.analysis,
         };
-        report::write_json(path, &record)?;
+        record_file::write_json(path, &record)?;
     }
     Ok(())
 }
 
 /// The JSON schema of the ladder's record.
 pub fn schema() -> schemars::Schema {
-    blastdrop::report::schema_of::<LadderRecord<'static>>()
+    record_file::schema_of::<LadderRecord<'static>>()
 }

@@ -8,8 +8,8 @@ use blastdrop::sender::{Sender, StepFailure, StepParams};
 use blastdrop::signals;
 use ladder::{StepRecord, StepSpec};
 
+use super::print;
 use super::record::StepSeries;
-use super::report;
 use crate::mode::LadderRun;
 use crate::peer::{self, Measured, Peer};
 use crate::settings::Settings;
@@ -37,7 +37,7 @@ pub fn run(
             let done = records.len();
             let left =
                 if done == 0 { per_step * (total_steps as u32) } else { began.elapsed() / done as u32 * (total_steps - done) as u32 };
-            report::progress(done + 1, total_steps, step, run, settings.timing.repeat, left);
+            print::progress(done + 1, total_steps, step, run, settings.timing.repeat, left);
             let params = step_params(settings, m, step);
             if let Some(p) = peer.as_deref_mut() {
                 if let Err(e) = prepare(p, sender, settings, step) {
@@ -50,7 +50,7 @@ pub fn run(
             if step_failure.is_some() {
                 failure = step_failure;
             }
-            report::print_row(&rec);
+            print::print_row(&rec);
             if let Some(t) = sender.timeline_mut() {
                 t.step_done(&rec);
             }

@@ -2,7 +2,7 @@
 //! control connection (a group member ends it with its own figures).
 
 use blastdrop::attribution;
-use blastdrop::report::PerPacket;
+use blastdrop::figures::PerPacket;
 use blastdrop::sender::{SenderWindow, StepFailure, WindowHooks};
 use control::{Request, Response, WindowFigures};
 

@@ -3,7 +3,7 @@
 
 use blastdrop::attribution;
 use blastdrop::fail::Failure;
-use blastdrop::report::{PerPacket, Rates};
+use blastdrop::figures::{PerPacket, Rates};
 use blastdrop::sender::{Sender, SenderWindow, StepFailure, StepParams};
 use control::WindowFigures;
 use ladder::{AchievedShape, StepRecord};

@@ -19,7 +19,7 @@ pub use measure::{achieved_shape, measure, Measured};
 /// Both ends' environments, for a record of runs against drop.
 #[derive(serde::Serialize, schemars::JsonSchema)]
 pub struct Environments {
-    pub sender: blastdrop::report::Environment,
+    pub sender: blastdrop::environment_record::Environment,
     pub receiver: Option<PeerInfo>,
 }
 

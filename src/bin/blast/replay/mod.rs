@@ -1,15 +1,15 @@
 //! --pcap: a capture replayed at its timing, with a sender-side summary
 //! that says how closely the timing was kept. summary.rs works the summary
-//! out, report.rs prints, record.rs keeps the JSON record.
+//! out, print.rs prints, record.rs keeps the JSON record.
 
+mod print;
 mod record;
-mod report;
 mod summary;
 
 use std::sync::Arc;
 
 use blastdrop::fail::Failure;
-use blastdrop::report as out;
+use blastdrop::record_file;
 use blastdrop::sender::{Sender, StepParams};
 use blastdrop::session::Started;
 use blastdrop::tx::replay::Replay;
@@ -33,7 +33,7 @@ pub fn run(settings: &Settings, m: ReplayRun, started: &Started, sender: &mut Se
     let rewrite = (!settings.rewrite.keep_addresses).then(|| capture.rewrite(&rewrite_for(sender, &settings.rewrite)));
     let (replay, probes) = Replay::new(capture, schedule, (!settings.rewrite.keep_payload).then(|| sender.run_id()));
     let record = capture_record(&file, &replay.capture, rewrite, probes);
-    report::announce(&record, &replay.schedule, queues, sender, peer_info.as_ref());
+    print::announce(&record, &replay.schedule, queues, sender, peer_info.as_ref());
     let replay = Arc::new(replay);
     let params = params(queues, largest, duration, peer.is_some(), replay.clone());
     let before = sender.read_counters();
@@ -41,7 +41,7 @@ pub fn run(settings: &Settings, m: ReplayRun, started: &Started, sender: &mut Se
     let outcome = sender.run_step(&params, &mut hooks)?;
     let figures = hooks.take_figures();
     let summary = summary::summarize(&replay, sender, &outcome, &before, figures);
-    report::print_summary(&summary);
+    print::print_summary(&summary);
     let (series, series_analysis) = crate::over_time::finish(&settings.outputs, sender, "blast: replay sent over time")?;
     if let Some(path) = &settings.outputs.json {
         let environment = blastdrop::environment::of_sender(started, sender, queues);
@@ -58,7 +58,7 @@ pub fn run(settings: &Settings, m: ReplayRun, started: &Started, sender: &mut Se
             series,
             series_analysis,
         };
-        out::write_json(path, &rec)?;
+        record_file::write_json(path, &rec)?;
     }
     if let Some(p) = peer.as_mut() {
         let _ = p.call(control::Request::Bye);

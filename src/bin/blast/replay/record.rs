@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use blastdrop::report::{Environment, PerPacket, Rates};
+use blastdrop::environment_record::Environment;
+use blastdrop::figures::{PerPacket, Rates};
 use capture::{Capture, ProbeStats, RewriteStats};
 
 use crate::settings::AsGiven;
@@ -182,5 +183,5 @@ pub fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<Rewri
 
 /// The JSON schema of a replay's record.
 pub fn schema() -> schemars::Schema {
-    blastdrop::report::schema_of::<Record<'static>>()
+    blastdrop::record_file::schema_of::<Record<'static>>()
 }

@@ -2,7 +2,7 @@
 //! figures, how closely the timing was kept, drop's window and the verdict.
 
 use blastdrop::attribution;
-use blastdrop::report::{PerPacket, Rates};
+use blastdrop::figures::{PerPacket, Rates};
 use blastdrop::sender::{Reading, Sender, SenderWindow, StepOutcome};
 use blastdrop::tx::replay::Replay;
 use blastdrop::tx::ReplayTiming;

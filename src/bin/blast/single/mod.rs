@@ -1,27 +1,27 @@
 //! One step, no receiver: a line a second and a sender-side summary.
-//! summary.rs works the summary out, report.rs prints, record.rs keeps
+//! summary.rs works the summary out, print.rs prints, record.rs keeps
 //! the JSON record.
 
+mod print;
 mod record;
-mod report;
 mod summary;
 
 use std::time::Duration;
 
 use blastdrop::fail::Failure;
-use blastdrop::report as out;
+use blastdrop::record_file;
 use blastdrop::sender::{NoPeer, Sender, StepParams};
 use blastdrop::session::Started;
 
 use crate::mode::Single;
 use crate::settings::Settings;
+pub use print::frames_text;
 pub use record::schema;
 use record::Record;
-pub use report::frames_text;
 
 pub fn run(settings: &Settings, m: &Single, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
     sender.set_queues(m.queues)?;
-    report::announce(settings.traffic.paced_rate, m, sender);
+    print::announce(settings.traffic.paced_rate, m, sender);
     let params = StepParams {
         queues: m.queues,
         size: m.size,
@@ -43,7 +43,7 @@ pub fn run(settings: &Settings, m: &Single, started: &Started, sender: &mut Send
     let host_steal_pct = blastdrop::host::CpuTimes::steal_pct(cpu_before, blastdrop::host::CpuTimes::now());
     let after = sender.read_counters();
     let summary = summary::summarize(settings.traffic.paced_rate, m, sender, &outcome, (&before, &after), host_steal_pct);
-    report::print_summary(&summary);
+    print::print_summary(&summary);
     let (series, series_analysis) = crate::over_time::finish(&settings.outputs, sender, "blast: sent over time")?;
     if let Some(path) = &settings.outputs.json {
         let environment = blastdrop::environment::of_sender(started, sender, m.queues);
@@ -60,7 +60,7 @@ pub fn run(settings: &Settings, m: &Single, started: &Started, sender: &mut Send
             series,
             series_analysis,
         };
-        out::write_json(path, &record)?;
+        record_file::write_json(path, &record)?;
     }
     match outcome.failure {
         Some(msg) => Err(Failure::runtime(msg)),

@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use blastdrop::report::{Environment, PerPacket, Rates};
+use blastdrop::environment_record::Environment;
+use blastdrop::figures::{PerPacket, Rates};
 use wire::MacAddr;
 
 use crate::settings::AsGiven;
@@ -107,5 +108,5 @@ pub struct Record<'a> {
 
 /// The JSON schema of a single step's record.
 pub fn schema() -> schemars::Schema {
-    blastdrop::report::schema_of::<Record<'static>>()
+    blastdrop::record_file::schema_of::<Record<'static>>()
 }

@@ -2,7 +2,7 @@
 //! sender's counters: each queue and stream, the shape achieved, the verdict.
 
 use blastdrop::attribution;
-use blastdrop::report::{PerPacket, Rates};
+use blastdrop::figures::{PerPacket, Rates};
 use blastdrop::sender::{Reading, Sender, SenderWindow, StepOutcome};
 
 use super::record::{PortCounters, QueueSummary, StreamSummary, Summary};

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use blastdrop::report;
+use blastdrop::environment::{cpu_model, hostname};
+use blastdrop::environment_record::Machine;
 use blastdrop::sender::Sender;
 use control::PeerInfo;
 use ladder::{Aggregate, StepRecord, StepSpec};
@@ -69,9 +70,9 @@ pub fn print_steps(
         sender.sides().iter().filter_map(|s| s.ena.as_ref().map(|e| format!("; {}: {}", s.info.name, e.describe()))).collect();
     blastdrop::say!(
         "sender: {} on {}, {}, {}{}{}",
-        report::hostname(),
-        report::Machine::read().describe(),
-        report::cpu_model(),
+        hostname(),
+        Machine::read().describe(),
+        cpu_model(),
         dpdk::runtime_version(),
         ena.concat(),
         peer_info.map_or(String::new(), |i| format!("; receiver: {} ({}, {})", i.hostname, i.cpu_model, i.dpdk))
@@ -211,7 +212,7 @@ fn print_group(g: &ladder::GroupStep, r: &StepRecord) {
         blastdrop::say!("      member {} ({}): sent {} ({mpps:.3} Mpps){counted}{own}", m.member, m.client, m.sent_packets);
     }
     if let Some(a) = r.receiver.as_ref().and_then(|f| f.arrivals.as_ref()) {
-        blastdrop::say!("      arrivals at drop: {}", blastdrop::report::arrivals_text(a));
+        blastdrop::say!("      arrivals at drop: {}", blastdrop::figures::arrivals_text(a));
     }
 }
 

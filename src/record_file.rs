@@ -1,0 +1,26 @@
+//! A record written to its file: the JSON schema of a record type, and the
+//! record itself written as pretty JSON to a path or to stdout (`-`).
+
+use crate::fail::Failure;
+use serde::Serialize;
+
+/// The JSON schema of `T` as it is written (serde's serialize side: fields
+/// skipped when empty are not required), draft 2020-12.
+pub fn schema_of<T: schemars::JsonSchema>() -> schemars::Schema {
+    schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator().into_root_schema_for::<T>()
+}
+
+/// Writes `value` as pretty JSON to `path`; `-` writes it to stdout (where
+/// nothing else goes then: crate::out).
+pub fn write_json<T: Serialize>(path: &std::path::Path, value: &T) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| Failure::runtime(format!("cannot encode the JSON record: {e}")))?;
+    if crate::out::is_stdout(path) {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all((text + "\n").as_bytes())
+            .and_then(|_| out.flush())
+            .map_err(|e| Failure::runtime(format!("cannot write --json to stdout: {e}")));
+    }
+    std::fs::write(path, text + "\n").map_err(|e| Failure::runtime(format!("cannot write --json {}: {e}", path.display())))
+}
