@@ -12,6 +12,11 @@
 
 root_dir=""
 root_mounted=()
+# root_key: what a cached target directory (root_cached_target) must be
+# made again for: this root as made (recipe, when), Cargo.lock and TOOLCHAIN.
+root_key() { # root_key TOOLCHAIN-DESCRIPTION
+    printf '%s %s %s %s' "$(cat "$root_dir/.blastdrop-ready")" "$(stat -c %Y "$root_dir/.blastdrop-ready")" "$(sha256sum <Cargo.lock)" "$1"
+}
 # Commands that undo what a script set up beside the mounts (binfmt entries),
 # run by root_cleanup before the mounts go.
 root_undo=()
@@ -145,4 +150,62 @@ root_make_arm64_cross() {
     root_make arm64 trixie arm64 \
         "gcc-aarch64-linux-gnu libc6-dev:arm64 libdpdk-dev:arm64 clang libclang-dev pkg-config gcc libc6-dev qemu-user rustc-web cargo-web libstd-rust-web-dev:arm64 iproute2 procps binutils file ca-certificates" \
         "a Debian 13 root for aarch64 (cross gcc, DPDK 24.11 for arm64, qemu-user, Rust 1.96)"
+}
+
+# root_cached_target SUBDIR KEY: the checkout's target/SUBDIR (a root
+# stage's CARGO_TARGET_DIR) kept outside the clone, under
+# ${BLASTDROP_CACHE:-/var/cache/blastdrop}/targets/SUBDIR-<hash of KEY>, so
+# that a fresh clone's root stage builds this workspace's crates and not
+# every dependency again. target/SUBDIR becomes a symlink to it, bound into
+# the root at the same path; a real directory there (a developer's own
+# build) is used as it is. KEY holds what cargo's fingerprints do not see:
+# the root (its recipe and when it was made: a root made again may carry
+# another DPDK point release, and dpdk-ffi's build script reruns only when
+# its own files change) and, for tidiness, the toolchain and Cargo.lock; a
+# new key starts a new directory and removes the old ones. Cargo judges
+# sources by mtime, which two checkouts sharing one directory would fool (an
+# older checkout's files look older than the other's artifacts), so the
+# directory records the checkout that built in it last, and another checkout
+# first cleans this workspace's own crates there (root_target_prelude, run
+# inside before the command); a lock held until the script exits keeps two
+# runs from building or testing in it at once. Call after root_enter.
+# shellcheck disable=SC2034 # read by the scripts that source this one
+root_target_prelude=":"
+root_cached_target() {
+    local subdir=$1 key=$2 src
+    src=$(pwd -P)
+    if [ -e "target/$subdir" ] && [ ! -L "target/$subdir" ]; then
+        echo "== target/$subdir is this checkout's own directory: used as it is, not the shared cache" >&2
+        return 0
+    fi
+    local cache=${BLASTDROP_CACHE:-/var/cache/blastdrop}/targets hash dir old
+    hash=$(printf '%s' "$key" | sha256sum | cut -c1-16)
+    dir=$cache/$subdir-$hash
+    mkdir -p "$dir" target
+    exec {root_target_lock}>"$cache/$subdir.lock"
+    if ! flock -n "$root_target_lock"; then
+        echo "== waiting for another run to finish with $cache/$subdir-*" >&2
+        flock "$root_target_lock"
+    fi
+    for old in "$cache/$subdir"-*; do
+        [ "$old" = "$dir" ] || [ ! -d "$old" ] || rm -rf "$old"
+    done
+    ln -sfn "$dir" "target/$subdir"
+    root_bind "$dir" "$dir"
+    if [ "$(cat "$dir/.blastdrop-checkout" 2>/dev/null)" != "$src" ]; then
+        # The record is written only once the clean succeeded.
+        # shellcheck disable=SC2034 # read by the scripts that source this one
+        root_target_prelude="cargo clean --offline --quiet $(root_workspace_packages) && printf '%s\n' '$src' >'$dir/.blastdrop-checkout'"
+        echo "== target/$subdir: $dir, last built from another checkout: this workspace's crates are built again there" >&2
+    else
+        echo "== target/$subdir: $dir (kept between runs)" >&2
+    fi
+}
+
+# The workspace's own packages, as `-p NAME` arguments for cargo clean.
+root_workspace_packages() {
+    local f
+    for f in Cargo.toml dpdk-ffi/Cargo.toml crates/*/Cargo.toml; do
+        sed -n '/^\[package\]/,/^\[/s/^name = "\(.*\)"/-p \1/p' "$f" | head -n 1
+    done | tr '\n' ' '
 }

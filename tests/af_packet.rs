@@ -116,7 +116,12 @@ fn one_way_arrivals_from_the_kernels_receive_timestamp() {
     assert_eq!(o["latency"]["count"].as_u64().unwrap(), got, "every probe that arrived was timed: {o}");
     let p50 = o["latency"]["p50_us"].as_f64().unwrap();
     assert!(p50 > 0.0 && p50 < 100_000.0, "a median one-way time through a veth: {o}");
-    if !stamped {
+    // Expected, not a skip: before DPDK 24.11 net_af_packet offers no Rx
+    // timestamp (the host_poll branch above), so there are no stamps to read
+    // as a device clock's. CI runs this half against 24.11 and 25.11
+    // (scripts/dpdk-line's representative set has tests/af_packet.rs).
+    let no_stamps_before_24_11 = !stamped;
+    if no_stamps_before_24_11 {
         return;
     }
 

@@ -5,6 +5,8 @@
 //! (Debian 12), 24.11 (Debian 13) and 25.11 (Debian testing; scripts/dpdk-line)
 //! by the test command.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -57,8 +59,10 @@ fn the_ena_counter_names_are_the_pmds_own() {
             pkg_config(&["--modversion"]),
             pkg_config(&["--variable=libdir"])
         );
-        eprintln!("SKIP: this DPDK has no ENA PMD (BLASTDROP_NO_ENA_PMD)");
-        return;
+        return common::skip_or_fail(
+            "the_ena_counter_names_are_the_pmds_own",
+            "this DPDK has no ENA PMD (BLASTDROP_NO_ENA_PMD is set): install Debian's DPDK (librte-net-ena) to check the names",
+        );
     };
     let names = strings(&pmd);
     let has = |n: &str| names.iter().any(|s| s == n);

@@ -14,15 +14,16 @@ use std::process::Command;
 fn the_fleet_playbook_runs_a_group_ladder() {
     let _g = heavy();
     if !is_root() {
-        eprintln!("SKIP the_fleet_playbook_runs_a_group_ladder: scripts/fleet-demo needs root (a network namespace)");
-        return;
+        return skip_or_fail(
+            "the_fleet_playbook_runs_a_group_ladder",
+            "scripts/fleet-demo needs root (a network namespace): run the tests as root",
+        );
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new(root.join("scripts/fleet-demo")).current_dir(root).output().expect("scripts/fleet-demo runs");
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     if !out.status.success() && stderr.contains("could not install ansible-core") {
-        eprintln!("SKIP the_fleet_playbook_runs_a_group_ladder: {}", stderr.trim());
-        return;
+        return skip_or_fail("the_fleet_playbook_runs_a_group_ladder", stderr.trim());
     }
     assert!(out.status.success(), "fleet-demo failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("group demo: 3 senders -> drop"), "{stdout}");

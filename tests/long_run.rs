@@ -84,8 +84,7 @@ fn a_token_bucket_shaper_is_found_and_sized_and_named_as_the_paths_push_back() {
     let _g = heavy();
     let Some(ns) = netns_or_skip("a_token_bucket_shaper_is_found_and_sized", Netns::with_pair) else { return };
     if let Err(e) = shape(&ns, "20mbit", "40mb") {
-        eprintln!("SKIP a_token_bucket_shaper_is_found_and_sized: this kernel has no tbf qdisc ({e})");
-        return;
+        return skip_or_fail("a_token_bucket_shaper_is_found_and_sized", &format!("this kernel has no tbf qdisc ({e}): needs sch_tbf"));
     }
     let dir = scratch("tbf");
     let (drop_rec, blast_rec, drop_out) =
@@ -135,7 +134,7 @@ fn a_token_bucket_shaper_is_found_and_sized_and_named_as_the_paths_push_back() {
 fn tbf_bucket(name: &str, (rate, rate_bps): (&str, f64), (burst, burst_bytes): (&str, f64), blast_secs: u32) -> serde_json::Value {
     let Some(ns) = netns_or_skip(name, Netns::with_pair) else { return serde_json::Value::Null };
     if let Err(e) = shape(&ns, rate, burst) {
-        eprintln!("SKIP {name}: this kernel has no tbf qdisc ({e})");
+        skip_or_fail(name, &format!("this kernel has no tbf qdisc ({e}): needs sch_tbf"));
         return serde_json::Value::Null;
     }
     let dir = scratch(name);

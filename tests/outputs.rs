@@ -131,8 +131,10 @@ impl Drop for Installed {
 #[test]
 fn the_debian_package_builds_installs_runs_and_removes() {
     if !is_root() || std::process::Command::new("dpkg-deb").arg("--version").output().is_err() {
-        eprintln!("SKIP the_debian_package_builds_installs_runs_and_removes: needs root and dpkg-deb (CI has both)");
-        return;
+        return skip_or_fail(
+            "the_debian_package_builds_installs_runs_and_removes",
+            "needs root and dpkg-deb (apt-get install dpkg-dev): run the tests as root",
+        );
     }
     let _g = heavy();
     let dir = scratch("package");

@@ -56,8 +56,7 @@ fn sent_equals_the_veths_transmit_counter_under_a_pushing_back_qdisc() {
     let _g = heavy();
     let Some(ns) = netns_or_skip("sent_equals_the_veths_transmit_counter", Netns::with_pair) else { return };
     if let Err(e) = shape(&ns) {
-        eprintln!("SKIP sent_equals_the_veths_transmit_counter: this kernel has no tbf qdisc ({e})");
-        return;
+        return skip_or_fail("sent_equals_the_veths_transmit_counter", &format!("this kernel has no tbf qdisc ({e}): needs sch_tbf"));
     }
     let dir = scratch("sent-at-stop");
     for i in 1..=3 {
@@ -93,8 +92,7 @@ fn a_ring_that_cannot_drain_in_time_is_named_not_hidden() {
     let _g = heavy();
     let Some(ns) = netns_or_skip("a_ring_that_cannot_drain_in_time", Netns::with_pair) else { return };
     if let Err(e) = shape_at(&ns, "100kbit") {
-        eprintln!("SKIP a_ring_that_cannot_drain_in_time: this kernel has no tbf qdisc ({e})");
-        return;
+        return skip_or_fail("a_ring_that_cannot_drain_in_time", &format!("this kernel has no tbf qdisc ({e}): needs sch_tbf"));
     }
     let dir = scratch("sent-undrained");
     let json = dir.join("blast.json");

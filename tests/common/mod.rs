@@ -321,17 +321,35 @@ pub fn sigint(p: &Running) {
 /// The exit code of a run a signal cut short, its report and record written.
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-/// A namespace made by `make`, or None (saying why the test is skipped)
-/// when not root or the namespace cannot be set up.
+/// Whether this run is CI's: `CI` set and not empty (`.ci/run` exports
+/// `CI=1`; scripts/dpdk-line and scripts/arm64 pass it into their roots).
+pub fn under_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+}
+
+/// A test that cannot run its real parts on this machine. Under CI that is
+/// a failure: a green CI run must have run every test, so this panics with
+/// `reason` (what is missing and how to get it). On a developer's machine
+/// the test says `SKIP test: reason` and the caller returns:
+/// `return skip_or_fail("name", "needs root ...")`.
+pub fn skip_or_fail(test: &str, reason: &str) {
+    if under_ci() {
+        panic!("{test} cannot run here, and CI (CI is set) runs every test: {reason}");
+    }
+    eprintln!("SKIP {test}: {reason}");
+}
+
+/// A namespace made by `make`, or None (through `skip_or_fail`: a failure
+/// under CI, a SKIP elsewhere) when not root or the namespace cannot be set up.
 pub fn netns_or_skip(test: &str, make: impl FnOnce(&str) -> Result<Netns, String>) -> Option<Netns> {
     if !is_root() {
-        eprintln!("SKIP {test}: needs root to create a network namespace (run the tests as root)");
+        skip_or_fail(test, "needs root to create a network namespace (run the tests as root)");
         return None;
     }
     match make(&format!("bd-{}-{}", &test[..test.len().min(6)], std::process::id())) {
         Ok(ns) => Some(ns),
         Err(e) => {
-            eprintln!("SKIP {test}: cannot set up the namespace: {e}");
+            skip_or_fail(test, &format!("cannot set up the namespace: {e} (needs ip from iproute2 and veth in the kernel)"));
             None
         }
     }
