@@ -5,7 +5,6 @@
 //! No EAL here: everything is unit-tested on numbers.
 
 mod analysis;
-mod failure;
 mod plan;
 mod plot;
 mod rates;
@@ -14,7 +13,6 @@ mod stalls;
 mod table;
 
 pub use analysis::{crossover, find_ceiling, spread, Ceiling, Crossover, SizeVerdict, Spread, ABOVE_PUBLISHED};
-pub use failure::StepFailure;
 pub use plan::{parse_list, DroppedQueues, Fit, Ladder, Order, PlanError, StepSpec};
 pub use plot::{line_rate_mpps, render_knee_svg, render_svg, KneePoint, LadderPlot, LatencyPoint, PlotError};
 pub use rates::Rates;

@@ -55,7 +55,7 @@ pub struct StepRecord {
     /// Receiver-side: frames that arrived during the window (None without `--peer`).
     pub received: Option<Rates>,
     /// drop's full figures for the window.
-    pub receiver: Option<control::WindowFigures>,
+    pub receiver: Option<records::window::WindowFigures>,
     /// Frames the sender's tx_burst accepted that did not arrive, as a share
     /// of them: from the exact per-stream account (`lost`) where drop gave
     /// one, else from the frame counts (drop's count then includes frames
@@ -111,7 +111,7 @@ pub struct StepRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub broken_attempt: Option<String>,
     /// The step could not be measured, and why.
-    pub error: Option<crate::StepFailure>,
+    pub error: Option<records::step::StepFailure>,
     /// With several ports: each port's share of the step (the totals above
     /// are their sums); empty with one port.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -134,7 +134,7 @@ pub struct GroupStep {
     pub member: u16,
     /// What this member sent over the trial.
     pub own_sent: Rates,
-    pub members: Vec<control::MemberFigures>,
+    pub members: Vec<records::window::MemberFigures>,
 }
 
 /// One port's share of a step, when blast sends on several: sender port i

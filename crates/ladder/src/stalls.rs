@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use control::LaneStalls;
+use records::window::LaneStalls;
 
 use crate::AchievedShape;
 
