@@ -302,12 +302,6 @@ pub fn mpps(v: f64) -> String {
 }
 
 /// Writes `value` as pretty JSON to `path`.
-/// The JSON schema of `T` as it is written (serde's serialize side: fields
-/// skipped when empty are not required), draft 2020-12.
-pub fn schema_of<T: schemars::JsonSchema>() -> schemars::Schema {
-    schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator().into_root_schema_for::<T>()
-}
-
 /// `-` writes it to stdout (where nothing else goes then: crate::out).
 pub fn write_json<T: Serialize>(path: &std::path::Path, value: &T) -> Result<(), Failure> {
     let text = serde_json::to_string_pretty(value).map_err(|e| Failure::runtime(format!("cannot encode the JSON record: {e}")))?;

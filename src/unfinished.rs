@@ -24,12 +24,7 @@ pub fn began_measuring() {
 /// return: no figures, only what happened.
 #[derive(Serialize, schemars::JsonSchema)]
 #[schemars(rename = "NotStartedRecord")]
-pub struct Record {
-    /// "blast" or "drop".
-    pub tool: String,
-    /// The record's schema version (docs/json.md).
-    pub schema_version: u32,
-    pub version: String,
+pub struct NotStarted {
     /// Whether the run had begun measuring (false: it never started, and
     /// nothing was measured; true: it ended before its record was written).
     pub started: bool,
@@ -44,6 +39,10 @@ pub struct Record {
     #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub config: serde_json::Value,
 }
+
+/// The record: the header every record begins with (its flags kept last,
+/// among its own fields), then what happened.
+pub type Record = records::Record<records::NoMode, records::ConfigBelow, NotStarted>;
 
 /// A DPDK call the run gave up waiting for.
 #[derive(Serialize, schemars::JsonSchema)]
@@ -63,10 +62,7 @@ pub struct DeviceCall {
 /// A failure to write is said on stderr: the run's own line says why it ended.
 pub fn write_if_device_call(tool: &str, json: Option<&Path>, config: serde_json::Value, failure: &Failure) {
     let (Some(path), Some(given_up)) = (json, dpdk::deadline::given_up()) else { return };
-    let record = Record {
-        tool: tool.to_owned(),
-        schema_version: crate::out::SCHEMA_VERSION,
-        version: env!("CARGO_PKG_VERSION").to_owned(),
+    let body = NotStarted {
         started: MEASURING.load(Ordering::Relaxed),
         why: failure.message.clone(),
         exit_code: failure.code,
@@ -78,6 +74,7 @@ pub fn write_if_device_call(tool: &str, json: Option<&Path>, config: serde_json:
         }),
         config,
     };
+    let record = Record::new(tool, records::NoMode {}, records::ConfigBelow {}, body);
     if let Err(e) = crate::report::write_json(path, &record) {
         eprintln!("{tool}: {}", e.message);
     }
@@ -85,5 +82,5 @@ pub fn write_if_device_call(tool: &str, json: Option<&Path>, config: serde_json:
 
 /// The record's JSON schema (`blast --generate-schema not-started`).
 pub fn schema() -> schemars::Schema {
-    crate::report::schema_of::<Record>()
+    records::schema_of::<Record>()
 }

@@ -1,7 +1,14 @@
-//! The --json records blast and drop write, as types: the parts a record
+//! The --json records blast and drop write, as types: the header every
+//! record begins with and its schema version (`header`), the parts a record
 //! embeds that come from the control channel (`window`) and the step's
 //! (`step`). No EAL and no protocol here, so that what reads a record
 //! (`blast report`, the ladder tables) depends on neither.
 
+mod header;
 pub mod step;
 pub mod window;
+
+pub use header::{
+    check_schema_version, schema_of, Config, ConfigBelow, Mode, NoMode, Record, VersionError, KNOWN_SCHEMA_VERSIONS, SCHEMA_VERSION,
+    VERSION,
+};

@@ -19,7 +19,7 @@ use crate::args::Args;
 use crate::mode::ReplayRun;
 use crate::peer::PeerHooks;
 pub use record::schema;
-use record::{capture_record, Record};
+use record::{capture_record, Record, ReplayBody};
 
 pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
     let (mut peer, peer_info) = crate::peer::connect(args)?;
@@ -45,19 +45,11 @@ pub fn run(args: &Args, m: ReplayRun, started: &Started, sender: &mut Sender) ->
     let (series, series_analysis) = crate::over_time::finish(args, sender, "blast: replay sent over time")?;
     if let Some(path) = &args.json {
         let environment = blastdrop::environment::of_sender(started, sender, queues);
-        let rec = Record {
-            tool: "blast",
-            mode: "replay",
-            schema_version: blastdrop::out::SCHEMA_VERSION,
-            version: env!("CARGO_PKG_VERSION"),
-            config: args,
-            environment,
-            receiver_environment: peer_info,
-            capture: record,
-            summary,
-            series,
-            series_analysis,
-        };
+        let rec = Record::blast(
+            "replay",
+            args,
+            ReplayBody { environment, receiver_environment: peer_info, capture: record, summary, series, series_analysis },
+        );
         out::write_json(path, &rec)?;
     }
     if let Some(p) = peer.as_mut() {

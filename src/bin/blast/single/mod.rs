@@ -16,7 +16,7 @@ use blastdrop::session::Started;
 use crate::args::Args;
 use crate::mode::Single;
 pub use record::schema;
-use record::Record;
+use record::{Record, SingleBody};
 pub use report::frames_text;
 
 pub fn run(args: &Args, m: &Single, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
@@ -47,19 +47,11 @@ pub fn run(args: &Args, m: &Single, started: &Started, sender: &mut Sender) -> R
     let (series, series_analysis) = crate::over_time::finish(args, sender, "blast: sent over time")?;
     if let Some(path) = &args.json {
         let environment = blastdrop::environment::of_sender(started, sender, m.queues);
-        let record = Record {
-            tool: "blast",
-            mode: "single",
-            schema_version: blastdrop::out::SCHEMA_VERSION,
-            version: env!("CARGO_PKG_VERSION"),
-            config: args,
-            flows: m.flows,
-            src_mac: sender.src_mac(),
-            environment,
-            summary,
-            series,
-            series_analysis,
-        };
+        let record = Record::blast(
+            "single",
+            args,
+            SingleBody { flows: m.flows, src_mac: sender.src_mac(), environment, summary, series, series_analysis },
+        );
         out::write_json(path, &record)?;
     }
     match outcome.failure {

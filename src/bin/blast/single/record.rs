@@ -87,13 +87,7 @@ pub struct Summary {
 /// and the sender-side verdict (docs/json.md).
 #[derive(Serialize, schemars::JsonSchema)]
 #[schemars(rename = "BlastSingleRecord")]
-pub struct Record<'a> {
-    pub tool: &'static str,
-    pub mode: &'static str,
-    /// The record's schema version (docs/json.md); `blast report` refuses one it does not know.
-    pub schema_version: u32,
-    pub version: &'static str,
-    pub config: &'a Args,
+pub struct SingleBody {
     pub flows: u32,
     pub src_mac: MacAddr,
     pub environment: Environment,
@@ -105,7 +99,10 @@ pub struct Record<'a> {
     pub series_analysis: Option<series::Analysis>,
 }
 
+/// The record: the header every record begins with, then the step's own.
+pub type Record<'a> = records::Record<records::Mode, records::Config<&'a Args>, SingleBody>;
+
 /// The JSON schema of a single step's record.
 pub fn schema() -> schemars::Schema {
-    blastdrop::report::schema_of::<Record<'static>>()
+    records::schema_of::<Record<'static>>()
 }
