@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::Serialize;
+use records::not_started::{DeviceCall, NotStarted, NotStartedRecord as Record};
 
 use crate::fail::Failure;
 
@@ -18,43 +18,6 @@ static MEASURING: AtomicBool = AtomicBool::new(false);
 /// sending): a record written after this does not say "never started".
 pub fn began_measuring() {
     MEASURING.store(true, Ordering::Relaxed);
-}
-
-/// The --json record of a run that ended on a device call that did not
-/// return: no figures, only what happened.
-#[derive(Serialize, schemars::JsonSchema)]
-#[schemars(rename = "NotStartedRecord")]
-pub struct NotStarted {
-    /// Whether the run had begun measuring (false: it never started, and
-    /// nothing was measured; true: it ended before its record was written).
-    pub started: bool,
-    /// The line the run ended with.
-    pub why: String,
-    /// The exit code: 3 (the device did not answer in time) or 130 (a
-    /// signal came while it waited).
-    pub exit_code: u8,
-    /// The device call that did not return.
-    pub device_call: Option<DeviceCall>,
-    /// The flags, as the tool's full record writes them.
-    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
-    pub config: serde_json::Value,
-}
-
-/// The record: the header every record begins with (its flags kept last,
-/// among its own fields), then what happened.
-pub type Record = records::Record<records::NoMode, records::ConfigBelow, NotStarted>;
-
-/// A DPDK call the run gave up waiting for.
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct DeviceCall {
-    /// The port's name: its PCI address, or the virtual device's name.
-    pub device: String,
-    /// The DPDK function, e.g. rte_eth_dev_start.
-    pub call: String,
-    /// Seconds it had waited when the run gave up on it.
-    pub waited_s: f64,
-    /// A signal, not --device-timeout, ended the wait.
-    pub interrupted: bool,
 }
 
 /// Writes the record to `json` when `failure` is a device call given up
