@@ -1,6 +1,20 @@
-//! A step's record parts that are not figures.
+//! One step as measured, as the record keeps it: both ends' figures over
+//! the same window (`StepRecord`, its ports' and group's shares), the
+//! repetitions aggregated, the stalls, and why a step failed, in words.
+//! Their pure methods come with them; the tables and plots over them are
+//! crates/ladder's.
 
 use std::fmt;
+
+mod rates;
+mod record;
+mod spread;
+mod stalls;
+
+pub use rates::Rates;
+pub use record::{AchievedShape, Aggregate, GroupStep, PortStep, StepRecord};
+pub use spread::{spread, Spread};
+pub use stalls::{ms_text, StepStalls};
 
 /// Why a step could not be measured, as the record keeps it: its sentence.
 /// The typed reasons are the sender's (`blastdrop::sender::StepFailure`);
