@@ -145,5 +145,5 @@ enum EventKind {
 
 /// The JSON schema of one `--events` line.
 pub fn schema() -> schemars::Schema {
-    crate::record_file::schema_of::<EventLine>()
+    records::schema_of::<EventLine>()
 }

@@ -4,10 +4,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-/// The schema version every --json record carries (docs/json.md). Raise it
-/// when a field the report reads changes meaning or name; `blast report`
-/// refuses a version it does not know rather than misread it.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The schema version every --json record carries: the records crate's.
+pub use records::SCHEMA_VERSION;
 
 static TO_STDERR: AtomicBool = AtomicBool::new(false);
 

@@ -1,14 +1,8 @@
-//! A record written to its file: the JSON schema of a record type, and the
-//! record itself written as pretty JSON to a path or to stdout (`-`).
+//! A record written to its file, as pretty JSON to a path or to stdout
+//! (`-`). Its schema comes from its type: `records::schema_of`.
 
 use crate::fail::Failure;
 use serde::Serialize;
-
-/// The JSON schema of `T` as it is written (serde's serialize side: fields
-/// skipped when empty are not required), draft 2020-12.
-pub fn schema_of<T: schemars::JsonSchema>() -> schemars::Schema {
-    schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator().into_root_schema_for::<T>()
-}
 
 /// Writes `value` as pretty JSON to `path`; `-` writes it to stdout (where
 /// nothing else goes then: crate::out).

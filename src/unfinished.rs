@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::Serialize;
+use records::not_started::{DeviceCall, NotStarted, NotStartedRecord as Record};
 
 use crate::fail::Failure;
 
@@ -20,53 +20,12 @@ pub fn began_measuring() {
     MEASURING.store(true, Ordering::Relaxed);
 }
 
-/// The --json record of a run that ended on a device call that did not
-/// return: no figures, only what happened.
-#[derive(Serialize, schemars::JsonSchema)]
-#[schemars(rename = "NotStartedRecord")]
-pub struct Record {
-    /// "blast" or "drop".
-    pub tool: String,
-    /// The record's schema version (docs/json.md).
-    pub schema_version: u32,
-    pub version: String,
-    /// Whether the run had begun measuring (false: it never started, and
-    /// nothing was measured; true: it ended before its record was written).
-    pub started: bool,
-    /// The line the run ended with.
-    pub why: String,
-    /// The exit code: 3 (the device did not answer in time) or 130 (a
-    /// signal came while it waited).
-    pub exit_code: u8,
-    /// The device call that did not return.
-    pub device_call: Option<DeviceCall>,
-    /// The flags, as the tool's full record writes them.
-    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
-    pub config: serde_json::Value,
-}
-
-/// A DPDK call the run gave up waiting for.
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct DeviceCall {
-    /// The port's name: its PCI address, or the virtual device's name.
-    pub device: String,
-    /// The DPDK function, e.g. rte_eth_dev_start.
-    pub call: String,
-    /// Seconds it had waited when the run gave up on it.
-    pub waited_s: f64,
-    /// A signal, not --device-timeout, ended the wait.
-    pub interrupted: bool,
-}
-
 /// Writes the record to `json` when `failure` is a device call given up
 /// (nothing else wrote one); any other failure writes nothing, as before.
 /// A failure to write is said on stderr: the run's own line says why it ended.
 pub fn write_if_device_call(tool: &str, json: Option<&Path>, config: serde_json::Value, failure: &Failure) {
     let (Some(path), Some(given_up)) = (json, dpdk::deadline::given_up()) else { return };
-    let record = Record {
-        tool: tool.to_owned(),
-        schema_version: crate::out::SCHEMA_VERSION,
-        version: env!("CARGO_PKG_VERSION").to_owned(),
+    let body = NotStarted {
         started: MEASURING.load(Ordering::Relaxed),
         why: failure.message.clone(),
         exit_code: failure.code,
@@ -78,6 +37,7 @@ pub fn write_if_device_call(tool: &str, json: Option<&Path>, config: serde_json:
         }),
         config,
     };
+    let record = Record::new(tool, records::NoMode {}, records::ConfigBelow {}, body);
     if let Err(e) = crate::record_file::write_json(path, &record) {
         eprintln!("{tool}: {}", e.message);
     }
@@ -85,5 +45,5 @@ pub fn write_if_device_call(tool: &str, json: Option<&Path>, config: serde_json:
 
 /// The record's JSON schema (`blast --generate-schema not-started`).
 pub fn schema() -> schemars::Schema {
-    crate::record_file::schema_of::<Record>()
+    records::schema_of::<Record>()
 }

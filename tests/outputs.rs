@@ -103,6 +103,57 @@ fn the_schemas_in_docs_are_what_the_types_generate() {
     }
 }
 
+/// A record's header typed, its own fields as JSON: blast's and drop's.
+type Fields = serde_json::Map<String, serde_json::Value>;
+type BlastRecord = records::Record<records::Mode, records::Config<serde_json::Value>, Fields>;
+type DropRecord = records::Record<records::NoMode, records::Config<serde_json::Value>, Fields>;
+
+/// Every record kind blast and drop write on net_null reads back into its
+/// records type: the header (tool, mode, schema_version, version, config)
+/// as `records::Record`, a ladder's steps and aggregates as ladder's types,
+/// and the not-started record (a device call that never returned) whole.
+#[test]
+fn every_record_written_on_net_null_reads_back_into_its_type() {
+    let _g = heavy();
+    let dir = scratch("read-back");
+    let json = |name: &str| dir.join(format!("{name}.json")).display().to_string();
+    for (mode, flags) in [("single", vec!["--duration", "1"]), ("ladder", vec!["--duration", "0.5", "--warmup", "0.2", "--size", "64,128"])]
+    {
+        let path = json(mode);
+        let mut a = strings(&["--port", "net_null0", "--json", &path]);
+        a.extend(strings(&flags));
+        let out = run(BLAST, &with_eal(&a.iter().map(String::as_str).collect::<Vec<_>>(), null_eal()), Duration::from_secs(30));
+        assert!(out.status.success(), "{mode}: {}", out.stderr);
+        let r: BlastRecord = serde_json::from_value(read_json(path.as_ref())).unwrap_or_else(|e| panic!("{mode} reads back: {e}"));
+        assert_eq!((r.tool.as_str(), r.mode.mode.as_str()), ("blast", mode));
+        assert_eq!((r.schema_version, r.version.as_str()), (records::SCHEMA_VERSION, records::VERSION));
+        assert_eq!(r.config.config["port"][0], "net_null0", "{mode}");
+        if mode == "ladder" {
+            let steps: Vec<ladder::StepRecord> = serde_json::from_value(r.body["steps"].clone()).expect("the steps read back");
+            assert_eq!(steps.iter().map(|s| s.size).collect::<Vec<_>>(), [64, 128]);
+            let aggregates: Vec<ladder::Aggregate> =
+                serde_json::from_value(r.body["aggregates"].clone()).expect("the aggregates read back");
+            assert_eq!(aggregates.len(), 2);
+        }
+    }
+    let path = json("drop");
+    let out = run(DROP, &with_eal(&["--port", "net_null0", "--duration", "1", "--json", &path], null_eal()), Duration::from_secs(30));
+    assert!(out.status.success(), "drop: {}", out.stderr);
+    let r: DropRecord = serde_json::from_value(read_json(path.as_ref())).unwrap_or_else(|e| panic!("drop reads back: {e}"));
+    assert_eq!((r.tool.as_str(), r.schema_version), ("drop", records::SCHEMA_VERSION));
+    assert!(r.body.contains_key("summary") && !r.body.contains_key("mode"), "{:?}", r.body.keys());
+
+    let path = json("not-started");
+    let mut a = vec!["BLASTDROP_FAULT_STALL=rte_eth_dev_start".to_string(), DROP.to_string()];
+    a.extend(with_eal(&["--port", "net_null0", "--device-timeout", "1", "--json", &path], null_eal()));
+    let out = run("/usr/bin/env", &a, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(3), "{}", out.stderr);
+    let r: records::not_started::NotStartedRecord =
+        serde_json::from_value(read_json(path.as_ref())).unwrap_or_else(|e| panic!("not-started reads back: {e}"));
+    assert_eq!((r.tool.as_str(), r.body.started, r.body.exit_code), ("drop", false, 3));
+    assert_eq!(r.body.device_call.map(|c| c.call), Some("rte_eth_dev_start".to_string()));
+}
+
 #[test]
 fn completions_and_man_pages_come_from_the_flags() {
     for bin in [BLAST, DROP] {

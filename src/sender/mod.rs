@@ -4,8 +4,9 @@
 //! Ports, pools and lanes are the data plane's (`crate::plane`); here is
 //! what they are for: `step` (a step through warm-up, drain and trial),
 //! `phase` (the lanes of one run and the watch over them), `window` (the
-//! measured window's figures and hooks), `outcome` (what the lanes handed back).
+//! measured window's figures and hooks), `failure` (why a step could not be measured), `outcome` (what the lanes handed back).
 
+mod failure;
 mod outcome;
 mod phase;
 mod step;
@@ -16,10 +17,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dpdk::{DeviceInfo, Eal, Link, Mempool, PoolSizing, Port, PortConfig};
-pub use ladder::StepFailure;
 use layout::Spread;
 use wire::MacAddr;
 
+pub use self::failure::StepFailure;
 pub use self::outcome::{tx_wall_pct, LaneResult, SenderWindow, StepOutcome};
 pub use self::window::{NoPeer, Reading, WindowHooks};
 use crate::environment_record::MempoolRecord;

@@ -2,8 +2,8 @@
 //! uninterrupted run of the lanes (a phase: the warm-up, or the trial), and
 //! the sender's figures over a measured window.
 
+use super::StepFailure;
 use dpdk::PortStats;
-use ladder::StepFailure;
 
 use crate::counters::Tally;
 use crate::figures::Rates;

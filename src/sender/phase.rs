@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::StepFailure;
 use dpdk::TxQueue;
-use ladder::StepFailure;
 use layout::StepLayout;
 
 use super::outcome::{LaneResult, Phase};

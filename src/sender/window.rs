@@ -2,8 +2,8 @@
 //! the hooks that tell the receiver where the window starts and ends, and
 //! the port counters read around it.
 
+use super::StepFailure;
 use dpdk::PortStats;
-use ladder::StepFailure;
 use layout::Spread;
 
 use super::outcome::{merged_latency, merged_shape, tx_wall_pct, LaneResult, Phase, SenderWindow};

@@ -262,7 +262,7 @@ struct CsvRow {
     #[serde(serialize_with = "six_opt")]
     max_us: Option<f64>,
     port: String,
-    error: Option<crate::StepFailure>,
+    error: Option<records::step::StepFailure>,
 }
 
 /// Rates with six decimals, as the CSV has always written them.
@@ -453,7 +453,7 @@ mod tests {
     #[test]
     fn csv_has_a_row_per_step_and_fixed_columns() {
         let mut failed = rec(2, 4, 0.0);
-        failed.error = Some(crate::StepFailure::Recorded("peer vanished, \"x\"".into()));
+        failed.error = Some(records::step::StepFailure("peer vanished, \"x\"".into()));
         let c = render_csv(&[rec(0, 1, 2.0), rec(1, 2, 3.5), failed]);
         let lines: Vec<&str> = c.lines().collect();
         assert_eq!(lines.len(), 4);

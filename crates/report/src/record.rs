@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// The schema versions this report reads (docs/json.md). A record of
-/// another version may name its fields differently: refused, not guessed.
-pub const KNOWN_SCHEMA_VERSIONS: &[u64] = &[1];
+/// The schema versions this report reads: the records crate's (docs/json.md).
+pub use records::KNOWN_SCHEMA_VERSIONS;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
@@ -81,11 +80,10 @@ impl Record {
             (Some("blast"), m) => return Err(ReadError::UnknownMode(p(), m.unwrap_or("none").to_string())),
             _ => return Err(ReadError::NotOurs(p())),
         };
-        match json.get("schema_version").and_then(Value::as_u64) {
-            None => return Err(ReadError::NoVersion(p())),
-            Some(v) if !KNOWN_SCHEMA_VERSIONS.contains(&v) => return Err(ReadError::UnknownVersion(p(), v)),
-            Some(_) => {}
-        }
+        records::check_schema_version(&json).map_err(|e| match e {
+            records::VersionError::Missing => ReadError::NoVersion(p()),
+            records::VersionError::Unknown(v) => ReadError::UnknownVersion(p(), v),
+        })?;
         let label = label.or_else(|| J(&json).str(&format!("{}/machine/ec2/instance_type", env_root(kind))).map(str::to_string));
         Ok(Record { path: p(), kind, label, json })
     }

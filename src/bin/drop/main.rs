@@ -34,19 +34,14 @@ use backend::{lock, DropBackend, History};
 use live::live_loop;
 use mode::{Mode, Served};
 use print::print_summary;
-use settings::Settings;
+use settings::{AsGiven, Settings};
 use summary::{arrival_window, busiest_pct, receiver_counters, summarize, PortSummary, Summary};
 
 /// drop --json record: receiver-side figures, the verdict, and with --listen
 /// every window served (docs/json.md).
 #[derive(Serialize, schemars::JsonSchema)]
 #[schemars(rename = "DropRecord")]
-struct Record<'a> {
-    tool: &'static str,
-    /// The record's schema version (docs/json.md); `blast report` refuses one it does not know.
-    schema_version: u32,
-    version: &'static str,
-    config: &'a settings::AsGiven<'a>,
+struct Received<'a> {
     environment: Environment,
     summary: Summary,
     /// The run's figures per interval (--interval), as columns.
@@ -59,6 +54,9 @@ struct Record<'a> {
     #[serde(flatten)]
     history: &'a History,
 }
+
+/// The record: the header every record begins with, then what drop received.
+type Record<'a> = records::Record<records::NoMode, records::Config<&'a AsGiven<'a>>, Received<'a>>;
 
 fn main() -> ExitCode {
     let args = match session::parse_args::<Args>() {
@@ -81,7 +79,7 @@ fn run(args: Args) -> Result<(), Failure> {
         return Ok(());
     }
     if args.generate_schema {
-        blastdrop::say!("{}", serde_json::to_string_pretty(&record_file::schema_of::<Record<'static>>()).expect("a schema serializes"));
+        blastdrop::say!("{}", serde_json::to_string_pretty(&records::schema_of::<Record<'static>>()).expect("a schema serializes"));
         return Ok(());
     }
     mode::check(&args)?;
@@ -148,18 +146,8 @@ fn receive(settings: &Settings, mode: Mode) -> Result<(), Failure> {
     if let Some(path) = &settings.outputs.json {
         let environment = blastdrop::environment::of_receiver(&started, &receiver, &totals)?;
         let history = history.lock().unwrap_or_else(|e| e.into_inner());
-        let record = Record {
-            tool: "drop",
-            schema_version: blastdrop::out::SCHEMA_VERSION,
-            version: env!("CARGO_PKG_VERSION"),
-            config: &settings.config,
-            environment,
-            summary,
-            series: &series,
-            series_analysis: &series_analysis,
-            history: &history,
-        };
-        record_file::write_json(path, &record)?;
+        let body = Received { environment, summary, series: &series, series_analysis: &series_analysis, history: &history };
+        record_file::write_json(path, &Record::drop(&settings.config, body))?;
     }
     Ok(())
 }

@@ -19,7 +19,7 @@ use crate::mode::Knee;
 use crate::peer;
 use crate::settings::Settings;
 pub use record::schema;
-use record::{KneeRecord, KneeResult};
+use record::{KneeBody, KneeRecord, KneeResult};
 use search::Trials;
 
 pub fn run(settings: &Settings, m: &Knee, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
@@ -55,12 +55,7 @@ pub fn run(settings: &Settings, m: &Knee, started: &Started, sender: &mut Sender
     let (series, series_analysis) = crate::over_time::finish(&settings.outputs, sender, "blast: knee search, sent over time")?;
     record::write_plot_and_csv(settings, &searched.trials, &result, &under_load, &title)?;
     if let Some(path) = &settings.outputs.json {
-        let record = KneeRecord {
-            tool: "blast",
-            mode: "knee",
-            schema_version: blastdrop::out::SCHEMA_VERSION,
-            version: env!("CARGO_PKG_VERSION"),
-            config: &settings.config,
+        let body = KneeBody {
             environment: peer::Environments {
                 sender: blastdrop::environment::of_sender(started, sender, m.queues),
                 receiver: peer_info.clone(),
@@ -74,7 +69,7 @@ pub fn run(settings: &Settings, m: &Knee, started: &Started, sender: &mut Sender
             series,
             series_analysis,
         };
-        record.write(path)?;
+        record::write(&KneeRecord::blast("knee", &settings.config, body), path)?;
     }
     if let Some(e) = searched.failure {
         return Err(Failure::runtime(format!("knee search stopped: {e}")));

@@ -88,13 +88,7 @@ pub struct KneeResult {
 /// and PDR with their qualifiers, and latency under load (docs/json.md).
 #[derive(Serialize, schemars::JsonSchema)]
 #[schemars(rename = "BlastKneeRecord")]
-pub struct KneeRecord<'a> {
-    pub tool: &'static str,
-    pub mode: &'static str,
-    /// The record's schema version (docs/json.md); `blast report` refuses one it does not know.
-    pub schema_version: u32,
-    pub version: &'static str,
-    pub config: &'a AsGiven<'a>,
+pub struct KneeBody {
     pub environment: peer::Environments,
     pub qualifiers: Qualifiers,
     pub max_rate_mpps: f64,
@@ -207,10 +201,12 @@ fn failed_at(t: &Trial) -> Option<f64> {
     }
 }
 
-impl KneeRecord<'_> {
-    pub fn write(&self, path: &std::path::Path) -> Result<(), Failure> {
-        record_file::write_json(path, self)
-    }
+/// The record: the header every record begins with, then the search's own.
+pub type KneeRecord<'a> = records::Record<records::Mode, records::Config<&'a AsGiven<'a>>, KneeBody>;
+
+/// Writes the record to `path`.
+pub fn write(record: &KneeRecord<'_>, path: &std::path::Path) -> Result<(), Failure> {
+    record_file::write_json(path, record)
 }
 
 /// --plot (loss against offered rate, NDR and PDR marked, latency under
@@ -249,5 +245,5 @@ pub fn write_plot_and_csv(
 
 /// The JSON schema of the knee's record.
 pub fn schema() -> schemars::Schema {
-    record_file::schema_of::<KneeRecord<'static>>()
+    records::schema_of::<KneeRecord<'static>>()
 }

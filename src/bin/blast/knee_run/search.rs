@@ -28,7 +28,8 @@ pub struct Searched {
     pub search: Search,
     pub trials: Vec<Trial>,
     pub interrupted: bool,
-    pub failure: Option<blastdrop::sender::StepFailure>,
+    /// Its sentence, as the trial's record keeps it.
+    pub failure: Option<records::step::StepFailure>,
 }
 
 impl<'a> Trials<'a> {
@@ -96,7 +97,7 @@ impl<'a> Trials<'a> {
             }
             let d = if next.full_length { self.m.duration } else { settings.timing.search_duration };
             let (rec, f, intr) = self.measure(Some(next.rate), d, self.m.shape)?;
-            if let Some(e) = f.or_else(|| rec.error.clone()) {
+            if let Some(e) = f.map(Into::into).or_else(|| rec.error.clone()) {
                 failure = Some(e);
                 interrupted |= intr;
                 break;
@@ -130,7 +131,7 @@ impl<'a> Trials<'a> {
 
     /// Latency under load at 10, 50 and 90% of the knee; a trial that
     /// cannot run stops them, and says why in `failure`.
-    pub fn under_load(&mut self, knee: f64, failure: &mut Option<blastdrop::sender::StepFailure>) -> Result<Vec<LoadPoint>, Failure> {
+    pub fn under_load(&mut self, knee: f64, failure: &mut Option<records::step::StepFailure>) -> Result<Vec<LoadPoint>, Failure> {
         let mut points = Vec::new();
         for share in [10u32, 50, 90] {
             if signals::stopping() {
@@ -139,7 +140,7 @@ impl<'a> Trials<'a> {
             let rate = knee * f64::from(share) / 100.0;
             let (rec, f, _) = self.measure(Some(rate), self.m.duration, self.m.shape)?;
             if let Some(e) = f {
-                *failure = Some(e);
+                *failure = Some(e.into());
                 break;
             }
             points.push(LoadPoint { share_pct: share, step: rec });

@@ -40,12 +40,7 @@ pub struct Analysis {
 /// receiver's figures over the same window, and the analysis (docs/json.md).
 #[derive(Serialize, schemars::JsonSchema)]
 #[schemars(rename = "BlastLadderRecord")]
-struct LadderRecord<'a> {
-    tool: &'static str,
-    mode: &'static str,
-    schema_version: u32,
-    version: &'static str,
-    config: &'a AsGiven<'a>,
+struct LadderBody<'a> {
     src_mac: String,
     environment: peer::Environments,
     ladder: &'a Ladder,
@@ -149,12 +144,7 @@ pub fn write_files(settings: &Settings, m: &LadderRun, started: &Started, sender
             .map_err(|e| Failure::runtime(format!("cannot write --csv {}: {e}", path.display())))?;
     }
     if let Some(path) = &settings.outputs.json {
-        let record = LadderRecord {
-            tool: "blast",
-            mode: "ladder",
-            schema_version: blastdrop::out::SCHEMA_VERSION,
-            version: env!("CARGO_PKG_VERSION"),
-            config: &settings.config,
+        let body = LadderBody {
             src_mac: sender.src_mac().to_string(),
             environment: peer::Environments {
                 sender: blastdrop::environment::of_sender(started, sender, m.ladder.max_queues()),
@@ -167,12 +157,15 @@ pub fn write_files(settings: &Settings, m: &LadderRun, started: &Started, sender
             aggregates: out.aggregates,
             analysis: out.analysis,
         };
-        record_file::write_json(path, &record)?;
+        record_file::write_json(path, &LadderRecord::blast("ladder", &settings.config, body))?;
     }
     Ok(())
 }
 
+/// The record: the header every record begins with, then the ladder's own.
+type LadderRecord<'a> = records::Record<records::Mode, records::Config<&'a AsGiven<'a>>, LadderBody<'a>>;
+
 /// The JSON schema of the ladder's record.
 pub fn schema() -> schemars::Schema {
-    record_file::schema_of::<LadderRecord<'static>>()
+    records::schema_of::<LadderRecord<'static>>()
 }

@@ -156,7 +156,7 @@ fn failed(step: usize, run: u32, spec: &StepSpec, flows: u32, error: StepFailure
         flows,
         shape: spec.shape.to_string(),
         offered_mpps: spec.rate.map(|r| r / 1e6),
-        error: Some(error),
+        error: Some(error.into()),
         ..Default::default()
     }
 }

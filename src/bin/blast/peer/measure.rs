@@ -49,10 +49,10 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
             if let Some(w) = w {
                 sender_figures(&mut rec, &w, sender, params.shape);
             }
-            rec.error = Some(e.clone());
+            rec.error = Some(e.into());
             failure = Some(e.clone());
         }
-        (None, None) => rec.error = Some(StepFailure::Interrupted),
+        (None, None) => rec.error = Some(StepFailure::Interrupted.into()),
     }
     // Every measured step, a knee's trials too, as it ends.
     blastdrop::events::emit("step", &rec);
@@ -154,7 +154,7 @@ fn name_the_tail(rec: &mut StepRecord) {
 fn group_step(rec: &mut StepRecord, m: Membership, figures: Option<&WindowFigures>, seconds: f64) {
     let Some(f) = figures else { return };
     let Some(g) = f.group.as_deref() else {
-        rec.error = Some(StepFailure::NoGroupFigures);
+        rec.error = Some(StepFailure::NoGroupFigures.into());
         return;
     };
     let (packets, bytes) = g.members.iter().fold((0, 0), |(p, b), x| (p + x.sent_packets, b + x.sent_bytes));

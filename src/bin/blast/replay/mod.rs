@@ -19,7 +19,7 @@ use crate::mode::ReplayRun;
 use crate::peer::PeerHooks;
 use crate::settings::{RewriteSettings, Settings};
 pub use record::schema;
-use record::{capture_record, Record};
+use record::{capture_record, Record, ReplayBody};
 
 pub fn run(settings: &Settings, m: ReplayRun, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
     let (mut peer, peer_info) = crate::peer::connect(&settings.peer)?;
@@ -45,19 +45,11 @@ pub fn run(settings: &Settings, m: ReplayRun, started: &Started, sender: &mut Se
     let (series, series_analysis) = crate::over_time::finish(&settings.outputs, sender, "blast: replay sent over time")?;
     if let Some(path) = &settings.outputs.json {
         let environment = blastdrop::environment::of_sender(started, sender, queues);
-        let rec = Record {
-            tool: "blast",
-            mode: "replay",
-            schema_version: blastdrop::out::SCHEMA_VERSION,
-            version: env!("CARGO_PKG_VERSION"),
-            config: &settings.config,
-            environment,
-            receiver_environment: peer_info,
-            capture: record,
-            summary,
-            series,
-            series_analysis,
-        };
+        let rec = Record::blast(
+            "replay",
+            &settings.config,
+            ReplayBody { environment, receiver_environment: peer_info, capture: record, summary, series, series_analysis },
+        );
         record_file::write_json(path, &rec)?;
     }
     if let Some(p) = peer.as_mut() {

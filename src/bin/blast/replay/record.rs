@@ -136,13 +136,7 @@ pub struct Summary {
 /// closely its timing was kept, and with --peer drop's window (docs/json.md).
 #[derive(Serialize, schemars::JsonSchema)]
 #[schemars(rename = "BlastReplayRecord")]
-pub struct Record<'a> {
-    pub tool: &'static str,
-    pub mode: &'static str,
-    /// The record's schema version (docs/json.md); `blast report` refuses one it does not know.
-    pub schema_version: u32,
-    pub version: &'static str,
-    pub config: &'a AsGiven<'a>,
+pub struct ReplayBody {
     pub environment: Environment,
     /// drop's, with --peer.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -181,7 +175,10 @@ pub fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<Rewri
     }
 }
 
+/// The record: the header every record begins with, then the replay's own.
+pub type Record<'a> = records::Record<records::Mode, records::Config<&'a AsGiven<'a>>, ReplayBody>;
+
 /// The JSON schema of a replay's record.
 pub fn schema() -> schemars::Schema {
-    blastdrop::record_file::schema_of::<Record<'static>>()
+    records::schema_of::<Record<'static>>()
 }

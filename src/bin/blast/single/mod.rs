@@ -17,7 +17,7 @@ use crate::mode::Single;
 use crate::settings::Settings;
 pub use print::frames_text;
 pub use record::schema;
-use record::Record;
+use record::{Record, SingleBody};
 
 pub fn run(settings: &Settings, m: &Single, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
     sender.set_queues(m.queues)?;
@@ -47,19 +47,11 @@ pub fn run(settings: &Settings, m: &Single, started: &Started, sender: &mut Send
     let (series, series_analysis) = crate::over_time::finish(&settings.outputs, sender, "blast: sent over time")?;
     if let Some(path) = &settings.outputs.json {
         let environment = blastdrop::environment::of_sender(started, sender, m.queues);
-        let record = Record {
-            tool: "blast",
-            mode: "single",
-            schema_version: blastdrop::out::SCHEMA_VERSION,
-            version: env!("CARGO_PKG_VERSION"),
-            config: &settings.config,
-            flows: m.flows,
-            src_mac: sender.src_mac(),
-            environment,
-            summary,
-            series,
-            series_analysis,
-        };
+        let record = Record::blast(
+            "single",
+            &settings.config,
+            SingleBody { flows: m.flows, src_mac: sender.src_mac(), environment, summary, series, series_analysis },
+        );
         record_file::write_json(path, &record)?;
     }
     match outcome.failure {

@@ -88,13 +88,7 @@ pub struct Summary {
 /// and the sender-side verdict (docs/json.md).
 #[derive(Serialize, schemars::JsonSchema)]
 #[schemars(rename = "BlastSingleRecord")]
-pub struct Record<'a> {
-    pub tool: &'static str,
-    pub mode: &'static str,
-    /// The record's schema version (docs/json.md); `blast report` refuses one it does not know.
-    pub schema_version: u32,
-    pub version: &'static str,
-    pub config: &'a AsGiven<'a>,
+pub struct SingleBody {
     pub flows: u32,
     pub src_mac: MacAddr,
     pub environment: Environment,
@@ -106,7 +100,10 @@ pub struct Record<'a> {
     pub series_analysis: Option<series::Analysis>,
 }
 
+/// The record: the header every record begins with, then the step's own.
+pub type Record<'a> = records::Record<records::Mode, records::Config<&'a AsGiven<'a>>, SingleBody>;
+
 /// The JSON schema of a single step's record.
 pub fn schema() -> schemars::Schema {
-    blastdrop::record_file::schema_of::<Record<'static>>()
+    records::schema_of::<Record<'static>>()
 }

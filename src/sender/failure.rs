@@ -1,7 +1,7 @@
 //! Why a step could not be measured, as a type from the control client
 //! (or the sender's own checks) to the record, where it is written as its
-//! sentence: the JSON stays readable, and nothing in between turns it into
-//! a string to pass along.
+//! sentence (`records::step::StepFailure`): the JSON stays readable, and
+//! nothing in between turns it into a string to pass along.
 
 use std::time::Duration;
 
@@ -50,34 +50,18 @@ pub enum StepFailure {
     /// link that stayed down): its own one-line failure.
     #[error("{0}")]
     Sender(String),
-    /// A failure read back from a record: its sentence, as written.
-    #[error("{0}")]
-    Recorded(String),
 }
 
-/// Written as its sentence.
-impl serde::Serialize for StepFailure {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+/// The record keeps the sentence.
+impl From<&StepFailure> for records::step::StepFailure {
+    fn from(f: &StepFailure) -> Self {
+        records::step::StepFailure(f.to_string())
     }
 }
 
-/// Read back as the sentence it was written as.
-impl<'de> serde::Deserialize<'de> for StepFailure {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d).map(StepFailure::Recorded)
-    }
-}
-
-impl schemars::JsonSchema for StepFailure {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "StepFailure".into()
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({ "description": "Why the step could not be measured, in words", "type": "string" })
-    }
-    fn inline_schema() -> bool {
-        true
+impl From<StepFailure> for records::step::StepFailure {
+    fn from(f: StepFailure) -> Self {
+        (&f).into()
     }
 }
 
@@ -104,9 +88,9 @@ mod tests {
         ];
         for (f, text) in cases {
             assert_eq!(f.to_string(), text);
-            let json = serde_json::to_string(&f).unwrap();
+            let json = serde_json::to_string(&records::step::StepFailure::from(&f)).unwrap();
             assert_eq!(json, serde_json::to_string(text).unwrap(), "written as its sentence");
-            let back: StepFailure = serde_json::from_str(&json).unwrap();
+            let back: records::step::StepFailure = serde_json::from_str(&json).unwrap();
             assert_eq!(back.to_string(), text, "read back as the same sentence");
         }
     }

@@ -3,7 +3,8 @@ use std::collections::BTreeMap;
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{spread, Rates, Spread};
+use super::{spread, Rates, Spread, StepFailure, StepStalls};
+use crate::window::{MemberFigures, WindowFigures};
 
 /// One step as measured: both ends' figures over the same window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -55,7 +56,7 @@ pub struct StepRecord {
     /// Receiver-side: frames that arrived during the window (None without `--peer`).
     pub received: Option<Rates>,
     /// drop's full figures for the window.
-    pub receiver: Option<control::WindowFigures>,
+    pub receiver: Option<WindowFigures>,
     /// Frames the sender's tx_burst accepted that did not arrive, as a share
     /// of them: from the exact per-stream account (`lost`) where drop gave
     /// one, else from the frame counts (drop's count then includes frames
@@ -100,7 +101,7 @@ pub struct StepRecord {
     /// Lanes that stood still in the trial on either end (descheduled by
     /// their host), and the hosts' steal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stalls: Option<crate::StepStalls>,
+    pub stalls: Option<StepStalls>,
     /// --reflect with a tail of a millisecond or more: whether a stall
     /// explains it (the host's) or not (the path's), in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,7 +112,7 @@ pub struct StepRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub broken_attempt: Option<String>,
     /// The step could not be measured, and why.
-    pub error: Option<crate::StepFailure>,
+    pub error: Option<StepFailure>,
     /// With several ports: each port's share of the step (the totals above
     /// are their sums); empty with one port.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -134,7 +135,7 @@ pub struct GroupStep {
     pub member: u16,
     /// What this member sent over the trial.
     pub own_sent: Rates,
-    pub members: Vec<control::MemberFigures>,
+    pub members: Vec<MemberFigures>,
 }
 
 /// One port's share of a step, when blast sends on several: sender port i
