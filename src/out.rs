@@ -32,13 +32,20 @@ pub fn say_str(text: &str) {
 /// `println!` for human lines: to stdout, or to stderr under `--json -`.
 #[macro_export]
 macro_rules! say {
-    ($($arg:tt)*) => {
-        if $crate::out::to_stderr() {
-            eprintln!($($arg)*)
-        } else {
-            println!($($arg)*)
-        }
+    () => {
+        $crate::out::say(format_args!(""))
     };
+    ($($arg:tt)*) => {
+        $crate::out::say(format_args!($($arg)*))
+    };
+}
+
+/// Writes one human line where `say!` sends them. A closed stdout or stderr
+/// (`blast ... | head -3`) loses the line and nothing else: the run goes on
+/// and writes its record, where `println!` would end it with a panic.
+pub fn say(line: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = if to_stderr() { writeln!(std::io::stderr().lock(), "{line}") } else { writeln!(std::io::stdout().lock(), "{line}") };
 }
 
 /// The path that means stdout.

@@ -215,3 +215,27 @@ fn the_debian_package_builds_installs_runs_and_removes() {
     assert!(r.status.success(), "the installed blast runs: {}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("--- blast summary"), "{}", r.stdout);
 }
+
+/// `blast ... | head -3`: once the reader has gone, a human line is lost and
+/// nothing else; the run ends as it would have (exit 0), with its record.
+/// Before `say!` wrote through `out::say`, `println!` ended it with a panic.
+#[test]
+fn a_closed_stdout_loses_lines_not_the_run() {
+    let _g = heavy();
+    let dir = scratch("closed-stdout");
+    let json = dir.join("run.json");
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let args = with_eal(&["--duration", "1", "--rate", "100k", "--json", json.to_str().unwrap()], null_eal());
+    let out = std::process::Command::new(BLAST)
+        .args(&args)
+        .stdout(std::process::Stdio::from(writer))
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("blast runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.status.success(), "{:?}\n{stderr}", out.status);
+    let v = read_json(&json);
+    assert!(v["summary"]["sent"]["packets"].as_u64().unwrap() > 0, "{v}");
+}
