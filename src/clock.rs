@@ -4,6 +4,8 @@
 //! and a receiver whose clock is synchronised with the sender's can time
 //! one way.
 
+use nix::time::{clock_gettime, ClockId};
+
 /// This process's lane counter and the core clock its ticks become cycles
 /// with (topology::CoreClock: on arm64 the counter is a platform timer, not
 /// the core's clock). Read once, after the EAL started, from /sys (or
@@ -33,15 +35,15 @@ pub struct WallClock {
     renew_cycles: u64,
 }
 
-fn clock_ns(id: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: fills a timespec we own.
-    unsafe { libc::clock_gettime(id, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+/// The clock in nanoseconds (0 if it cannot be read: the clocks used here,
+/// MONOTONIC_RAW and REALTIME, always can). No allocation, and no syscall
+/// where the vDSO serves the clock: a lane renews its anchor with it.
+fn clock_ns(id: ClockId) -> u64 {
+    clock_gettime(id).map_or(0, |t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
 }
 
 /// (TSC, clock) read closest together of a few tries.
-fn pair(id: libc::clockid_t) -> (u64, u64) {
+fn pair(id: ClockId) -> (u64, u64) {
     let mut best = (u64::MAX, 0, 0);
     for _ in 0..4 {
         let a = dpdk::rdtsc();
@@ -58,14 +60,14 @@ impl WallClock {
     /// Measures the TSC's rate against CLOCK_MONOTONIC_RAW over 10 ms
     /// (`tsc_hz` is DPDK's estimate, used only if that fails) and anchors.
     pub fn new(tsc_hz: u64) -> WallClock {
-        let (t0, n0) = pair(libc::CLOCK_MONOTONIC_RAW);
+        let (t0, n0) = pair(ClockId::CLOCK_MONOTONIC_RAW);
         std::thread::sleep(std::time::Duration::from_millis(10));
-        let (t1, n1) = pair(libc::CLOCK_MONOTONIC_RAW);
+        let (t1, n1) = pair(ClockId::CLOCK_MONOTONIC_RAW);
         let measured = (n1.saturating_sub(n0)) as f64 / t1.wrapping_sub(t0).max(1) as f64;
         let estimate = 1e9 / tsc_hz.max(1) as f64;
         // Trust the measurement unless it is absurd (a migrated thread, a broken clock).
         let ns_per_cycle = if (measured / estimate - 1.0).abs() < 0.01 { measured } else { estimate };
-        let (anchor_tsc, anchor_ns) = pair(libc::CLOCK_REALTIME);
+        let (anchor_tsc, anchor_ns) = pair(ClockId::CLOCK_REALTIME);
         WallClock { anchor_tsc, anchor_ns, ns_per_cycle, renew_cycles: (1e6 / ns_per_cycle) as u64 }
     }
 
@@ -74,7 +76,7 @@ impl WallClock {
     #[inline(always)]
     pub fn ns(&mut self, tsc: u64) -> u64 {
         if tsc.wrapping_sub(self.anchor_tsc) > self.renew_cycles {
-            (self.anchor_tsc, self.anchor_ns) = pair(libc::CLOCK_REALTIME);
+            (self.anchor_tsc, self.anchor_ns) = pair(ClockId::CLOCK_REALTIME);
         }
         self.at(tsc)
     }
@@ -96,9 +98,12 @@ pub struct ClockSync {
     pub max_error_us: i64,
 }
 
+/// What the kernel says now (adjtimex, read only), or None when it will not
+/// say. Through libc: nix has no adjtimex.
 pub fn clock_sync() -> Option<ClockSync> {
-    // SAFETY: adjtimex with modes 0 only reads into the struct we own.
+    // SAFETY: timex is plain integers, for which all zeroes is a valid value.
     let mut t: libc::timex = unsafe { std::mem::zeroed() };
+    // SAFETY: adjtimex with modes 0 only reads the kernel's state into the struct we own.
     let state = unsafe { libc::adjtimex(&mut t) };
     if state < 0 {
         return None;

@@ -94,14 +94,11 @@ pub fn user_chose_lcores(args: &[String]) -> bool {
 
 /// The CPUs this process may run on, in order.
 pub fn allowed_cpus() -> Vec<u32> {
-    // SAFETY: sched_getaffinity fills a cpu_set_t we own.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return vec![0];
-        }
-        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).map(|c| c as u32).collect()
-    }
+    use nix::sched::{sched_getaffinity, CpuSet};
+    let Ok(set) = sched_getaffinity(nix::unistd::Pid::from_raw(0)) else {
+        return vec![0];
+    };
+    (0..CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).map(|c| c as u32).collect()
 }
 
 /// Maps lcore 0 (main) and `workers` worker lcores onto `cpus`: main on the

@@ -7,15 +7,15 @@
 //! process, within about a second: the record is written after the run, and
 //! a metadata service that does not answer must not hold it up.
 //!
-//! No HTTP client crate: this is four small requests to a link-local
-//! address, a PUT for the token and three GETs, each answered by a few
-//! bytes. A client crate (with its TLS, async runtime or connection pool)
-//! would pull in far more code than the forty lines of HTTP/1.1 it replaces.
+//! The HTTP is ureq's (no TLS, no proxy, no redirect, no pooled
+//! connection); the limits stay this module's: each connect, write and read
+//! within [`Limits::step`], the whole lookup within [`Limits::total`], the
+//! answer's size bounded, and only short printable values taken.
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use std::io::{ErrorKind, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpStream};
+use std::io::ErrorKind;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -42,7 +42,7 @@ pub const LIMITS: Limits = Limits { step: Duration::from_millis(300), total: Dur
 const MAX_VALUE: usize = 128;
 // IMDSv2 tokens are about 60 characters.
 const MAX_TOKEN: usize = 1024;
-// Headers and a short body: anything larger is not the metadata service.
+// The headers, and the body, each: anything larger is not the metadata service.
 const MAX_RESPONSE: usize = 8192;
 
 /// What the instance metadata service said about this instance.
@@ -105,8 +105,12 @@ struct Client {
 
 impl Client {
     fn token(&self) -> Result<String, String> {
-        let request = "PUT /latest/api/token HTTP/1.1\r\nX-aws-ec2-metadata-token-ttl-seconds: 60\r\nContent-Length: 0\r\n";
-        let (status, body) = self.exchange(request).map_err(|e| format!("IMDSv2 token: {e}"))?;
+        let url = format!("http://{}/latest/api/token", self.addr);
+        let (status, body) = self
+            .exchange(|agent| {
+                agent.put(&url).header("X-aws-ec2-metadata-token-ttl-seconds", "60").header("Connection", "close").send_empty()
+            })
+            .map_err(|e| format!("IMDSv2 token: {e}"))?;
         if status != 200 {
             return Err(format!("IMDSv2 token refused: HTTP {status} from {}", self.addr));
         }
@@ -114,48 +118,26 @@ impl Client {
     }
 
     fn get(&self, path: &str, token: &str) -> Result<String, String> {
-        let request = format!("GET /latest/meta-data/{path} HTTP/1.1\r\nX-aws-ec2-metadata-token: {token}\r\n");
-        let (status, body) = self.exchange(&request)?;
+        let url = format!("http://{}/latest/meta-data/{path}", self.addr);
+        let (status, body) =
+            self.exchange(|agent| agent.get(&url).header("X-aws-ec2-metadata-token", token).header("Connection", "close").call())?;
         if status != 200 {
             return Err(format!("HTTP {status}"));
         }
         value(&body, MAX_VALUE)
     }
 
-    /// Sends `head` (request line and headers, without Host and Connection)
-    /// and returns the status and body of the answer.
-    fn exchange(&self, head: &str) -> Result<(u16, Vec<u8>), String> {
+    /// Makes one request with what is left of the limits and returns the
+    /// status and body of the answer.
+    fn exchange(
+        &self,
+        request: impl FnOnce(&ureq::Agent) -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    ) -> Result<(u16, Vec<u8>), String> {
         let wait = self.wait()?;
-        let mut stream = TcpStream::connect_timeout(&self.addr, wait).map_err(|e| self.failed(e, wait, "connecting to"))?;
-        let wait = self.wait()?;
-        stream.set_write_timeout(Some(wait)).map_err(|e| e.to_string())?;
-        let request = format!("{head}Host: {}\r\nConnection: close\r\n\r\n", self.addr);
-        stream.write_all(request.as_bytes()).map_err(|e| self.failed(e, wait, "writing to"))?;
-        let raw = self.read_response(&mut stream)?;
-        parse(&raw)
-    }
-
-    /// Reads until the server closes, or until the body Content-Length
-    /// announces is in: a server may keep the connection open regardless of
-    /// `Connection: close`.
-    fn read_response(&self, stream: &mut TcpStream) -> Result<Vec<u8>, String> {
-        let mut raw = Vec::new();
-        let mut chunk = [0u8; 1024];
-        loop {
-            let wait = self.wait()?;
-            stream.set_read_timeout(Some(wait)).map_err(|e| e.to_string())?;
-            let n = stream.read(&mut chunk).map_err(|e| self.failed(e, wait, "waiting for an answer from"))?;
-            if n == 0 {
-                return Ok(raw);
-            }
-            raw.extend_from_slice(&chunk[..n]);
-            if raw.len() > MAX_RESPONSE {
-                return Err(format!("answer longer than {MAX_RESPONSE} bytes"));
-            }
-            if complete(&raw) {
-                return Ok(raw);
-            }
-        }
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let mut response = request(&agent(wait, left)).map_err(|e| self.failed(e, wait))?;
+        let body = response.body_mut().with_config().limit(MAX_RESPONSE as u64).read_to_vec().map_err(|e| self.failed(e, wait))?;
+        Ok((response.status().as_u16(), body))
     }
 
     /// What one step may still wait: its own limit, cut to what is left of
@@ -163,55 +145,56 @@ impl Client {
     fn wait(&self) -> Result<Duration, String> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(format!("no answer from {} within {} ms", self.addr, self.limits.total.as_millis()));
+            return Err(self.out_of_time());
         }
         Ok(left.min(self.limits.step))
     }
 
-    fn failed(&self, e: std::io::Error, waited: Duration, doing: &str) -> String {
-        match e.kind() {
-            ErrorKind::WouldBlock | ErrorKind::TimedOut => format!("timed out after {} ms {doing} {}", waited.as_millis(), self.addr),
-            _ => format!("{doing} {}: {e}", self.addr),
-        }
+    fn out_of_time(&self) -> String {
+        format!("no answer from {} within {} ms", self.addr, self.limits.total.as_millis())
+    }
+
+    /// The sentence for a failed request: which step timed out after how
+    /// long, or what went wrong.
+    fn failed(&self, e: ureq::Error, waited: Duration) -> String {
+        use ureq::Timeout as T;
+        let doing = match &e {
+            ureq::Error::Timeout(T::Global | T::PerCall) => return self.out_of_time(),
+            ureq::Error::Timeout(T::Resolve | T::Connect) => "connecting to",
+            ureq::Error::Timeout(T::PerWrite | T::SendRequest | T::SendBody) => "writing to",
+            ureq::Error::Timeout(_) => "waiting for an answer from",
+            ureq::Error::Io(io) if matches!(io.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => "waiting for an answer from",
+            ureq::Error::BodyExceedsLimit(_) | ureq::Error::LargeResponseHeader(..) => {
+                return format!("answer longer than {MAX_RESPONSE} bytes");
+            }
+            ureq::Error::Io(io) if io.kind() == ErrorKind::UnexpectedEof => {
+                return format!("answer cut short: {} closed the connection before its end", self.addr);
+            }
+            ureq::Error::Protocol(p) => return format!("not an HTTP answer from {} (its status line or headers: {p})", self.addr),
+            _ => return format!("asking {}: {e}", self.addr),
+        };
+        format!("timed out after {} ms {doing} {}", waited.as_millis(), self.addr)
     }
 }
 
-/// Whether `raw` holds the headers and the whole body Content-Length
-/// announces (without Content-Length, only the close ends it).
-fn complete(raw: &[u8]) -> bool {
-    let Some(end) = header_end(raw) else { return false };
-    content_length(&raw[..end]).is_some_and(|len| raw.len() >= end + 4 + len)
-}
-
-fn header_end(raw: &[u8]) -> Option<usize> {
-    raw.windows(4).position(|w| w == b"\r\n\r\n")
-}
-
-fn content_length(head: &[u8]) -> Option<usize> {
-    String::from_utf8_lossy(head).lines().skip(1).find_map(|line| {
-        let (name, value) = line.split_once(':')?;
-        name.trim().eq_ignore_ascii_case("content-length").then(|| value.trim().parse().ok())?
-    })
-}
-
-/// The status code and body of an HTTP/1.x response.
-fn parse(raw: &[u8]) -> Result<(u16, Vec<u8>), String> {
-    let end = header_end(raw).ok_or_else(|| format!("not an HTTP answer ({} bytes, no end of headers)", raw.len()))?;
-    let head = String::from_utf8_lossy(&raw[..end]);
-    let status_line = head.lines().next().unwrap_or("");
-    let status = match status_line.split(' ').collect::<Vec<_>>()[..] {
-        [version, code, ..] if version.starts_with("HTTP/1.") => code.parse::<u16>().ok(),
-        _ => None,
-    }
-    .ok_or_else(|| format!("not an HTTP status line: {:?}", status_line.chars().take(60).collect::<String>()))?;
-    let mut body = raw[end + 4..].to_vec();
-    if let Some(len) = content_length(&raw[..end]) {
-        if body.len() < len {
-            return Err(format!("answer cut short: {} of {len} bytes", body.len()));
-        }
-        body.truncate(len);
-    }
-    Ok((status, body))
+/// The client for one request: every step (connect, each write, each read)
+/// within `step`, the request within `total`; never through a proxy (the
+/// address is link-local; ureq would otherwise read HTTP_PROXY), no
+/// redirect, no connection kept, headers and body each at most
+/// MAX_RESPONSE bytes, and a status other than 200 an answer, not an error.
+fn agent(step: Duration, total: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .proxy(None)
+        .max_redirects(0)
+        .max_idle_connections(0)
+        .http_status_as_error(false)
+        .max_response_header_size(MAX_RESPONSE)
+        .timeout_global(Some(total))
+        .timeout_connect(Some(step))
+        .timeout_per_write(Some(step))
+        .timeout_per_read(Some(step))
+        .build()
+        .new_agent()
 }
 
 /// `body` as a value for the record (or a header): printable ASCII without
@@ -233,6 +216,7 @@ fn value(body: &[u8], max: usize) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
     use std::net::TcpListener;
     use std::thread::JoinHandle;
 
@@ -270,6 +254,10 @@ mod tests {
             (seen, listener)
         });
         (addr, server)
+    }
+
+    fn header_end(raw: &[u8]) -> Option<usize> {
+        raw.windows(4).position(|w| w == b"\r\n\r\n")
     }
 
     fn header<'a>(request: &'a str, name: &str) -> Option<&'a str> {
@@ -377,7 +365,34 @@ mod tests {
         assert!(value(b"a\x1b[31mb", MAX_VALUE).unwrap_err().contains("printable"));
         assert!(value("zone-é".as_bytes(), MAX_VALUE).unwrap_err().contains("printable"));
         assert!(value(&[b'a'; 200], MAX_VALUE).unwrap_err().contains("longer"));
-        assert!(parse(b"SSH-2.0-OpenSSH\r\n\r\n").unwrap_err().contains("status line"));
-        assert!(parse(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc").unwrap_err().contains("cut short"));
+    }
+
+    /// The lookup's error from a service that answers the token's request
+    /// with `reply` and closes the connection.
+    fn token_error(reply: &'static str) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut raw = Vec::new();
+            let mut chunk = [0u8; 512];
+            while header_end(&raw).is_none() {
+                let n = stream.read(&mut chunk).unwrap();
+                assert!(n > 0, "the client closed before its request ended");
+                raw.extend_from_slice(&chunk[..n]);
+            }
+            stream.write_all(reply.as_bytes()).unwrap();
+        });
+        let got = lookup(Some(EC2_VENDOR), addr, LIMITS).unwrap();
+        server.join().unwrap();
+        got.error.unwrap()
+    }
+
+    #[test]
+    fn an_answer_that_is_not_http_or_is_cut_short_is_refused() {
+        let not_http = token_error("SSH-2.0-OpenSSH\r\n\r\n");
+        assert!(not_http.contains("status line"), "{not_http}");
+        let cut = token_error("HTTP/1.1 200 OK\r\nContent-Length: 9\r\nConnection: close\r\n\r\nabc");
+        assert!(cut.contains("cut short"), "{cut}");
     }
 }

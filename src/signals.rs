@@ -30,18 +30,19 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// under a second; a step's drain and the peer's answer a few).
 pub const GRACE_S: i64 = 10;
 
-/// Seconds on CLOCK_MONOTONIC (async-signal-safe: clock_gettime is).
+/// Seconds on CLOCK_MONOTONIC (async-signal-safe: nix's clock_gettime is
+/// the bare call into a timespec on the stack, errno read on failure, no
+/// allocation). 0 if the clock cannot be read, which it always can.
 fn monotonic_s() -> i64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).map_or(0, |t| t.tv_sec())
 }
 
-/// Writes `msg` to stderr with write(2), the only output a handler may do.
+/// Writes `msg` to stderr with write(2), the only output a handler may do
+/// (nix's write is the bare call: no allocation, no lock).
 fn say_raw(msg: &[u8]) {
-    // SAFETY: write(2) on fd 2 with a valid buffer; async-signal-safe.
-    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+    // SAFETY: fd 2 is stderr, open for the whole process (nothing here closes it).
+    let stderr = unsafe { std::os::fd::BorrowedFd::borrow_raw(2) };
+    let _ = nix::unistd::write(stderr, msg);
 }
 
 extern "C" fn on_signal(_sig: libc::c_int) {
@@ -55,6 +56,8 @@ extern "C" fn on_signal(_sig: libc::c_int) {
     }
     if monotonic_s() - FIRST_AT_S.load(Ordering::SeqCst) >= GRACE_S {
         say_raw(b"\ninterrupted again after the report's 10 s: exiting now, the record may be missing (exit 130)\n");
+        // libc, not nix or std: nix has no _exit, and std::process::exit
+        // runs atexit handlers and flushes stdout (locks: not async-signal-safe).
         // SAFETY: _exit is async-signal-safe and ends the process at once.
         unsafe { libc::_exit(i32::from(EXIT_INTERRUPTED)) };
     }

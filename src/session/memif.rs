@@ -130,44 +130,30 @@ enum Probe {
 /// closing, so the server has written it before the connection goes (a
 /// server that writes to a closed peer may be killed by SIGPIPE).
 fn memif_probe(name: &str, abstract_ns: bool) -> Probe {
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    let bytes = name.as_bytes();
-    // SAFETY: plain socket calls on a descriptor this function owns, with
-    // an address built in a zeroed sockaddr_un within its bounds.
-    unsafe {
-        let mut addr: libc::sockaddr_un = std::mem::zeroed();
-        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-        let start = usize::from(abstract_ns);
-        if start + bytes.len() >= addr.sun_path.len() {
-            return Probe::Gone;
-        }
-        for (i, b) in bytes.iter().enumerate() {
-            addr.sun_path[start + i] = *b as libc::c_char;
-        }
-        let base = std::mem::size_of::<libc::sa_family_t>();
-        // Abstract names are exactly their bytes (as memif binds them); a path ends with its NUL.
-        let len = if abstract_ns { base + 1 + bytes.len() } else { base + bytes.len() + 1 };
-        let fd = libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return Probe::Other(std::io::Error::last_os_error());
-        }
-        let fd = OwnedFd::from_raw_fd(fd);
-        let rc = libc::connect(fd.as_raw_fd(), (&addr as *const libc::sockaddr_un).cast(), len as libc::socklen_t);
-        if rc != 0 {
-            let e = std::io::Error::last_os_error();
-            return match e.raw_os_error() {
-                Some(libc::ECONNREFUSED) => Probe::Refused,
-                Some(libc::ENOENT) => Probe::Gone,
-                // A listener whose backlog is full, or of another socket type: in use either way.
-                Some(libc::EAGAIN) | Some(libc::EPROTOTYPE) => Probe::Listening,
-                _ => Probe::Other(e),
-            };
-        }
-        let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        if libc::poll(&mut pfd, 1, 500) > 0 {
-            let mut buf = [0u8; 256];
-            libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT);
-        }
-        Probe::Listening
+    use nix::errno::Errno;
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use nix::sys::socket::{connect, recv, socket, AddressFamily, MsgFlags, SockFlag, SockType, UnixAddr};
+    use std::os::fd::{AsFd, AsRawFd};
+    // Abstract names are exactly their bytes (as memif binds them). A name
+    // too long for sockaddr_un cannot have been bound.
+    let addr = if abstract_ns { UnixAddr::new_abstract(name.as_bytes()) } else { UnixAddr::new(name) };
+    let Ok(addr) = addr else { return Probe::Gone };
+    let fd = match socket(AddressFamily::Unix, SockType::SeqPacket, SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC, None) {
+        Ok(fd) => fd,
+        Err(e) => return Probe::Other(e.into()),
+    };
+    match connect(fd.as_raw_fd(), &addr) {
+        Ok(()) => {}
+        Err(Errno::ECONNREFUSED) => return Probe::Refused,
+        Err(Errno::ENOENT) => return Probe::Gone,
+        // A listener whose backlog is full, or of another socket type: in use either way.
+        Err(Errno::EAGAIN | Errno::EPROTOTYPE) => return Probe::Listening,
+        Err(e) => return Probe::Other(e.into()),
     }
+    let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+    if poll(&mut fds, PollTimeout::from(500u16)).is_ok_and(|n| n > 0) {
+        let mut hello = [0u8; 256];
+        let _ = recv(fd.as_raw_fd(), &mut hello, MsgFlags::MSG_DONTWAIT);
+    }
+    Probe::Listening
 }

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use clap::Parser;
 use dpdk::{Eal, LimitKind, Port};
+use nix::unistd::AccessFlags;
 
 use crate::eal_args;
 use crate::fail::Failure;
@@ -122,29 +123,23 @@ fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
         }
         Ok(_) => {}
     }
-    if let Err(e) = access(folder, libc::W_OK | libc::X_OK) {
+    if let Err(e) = access(folder, AccessFlags::W_OK | AccessFlags::X_OK) {
         return Err(Failure::usage(format!(
             "{flag} {shown}: folder {where_} is not writable ({e}): give a path in a folder you can write to"
         )));
     }
     if path.exists() {
-        if let Err(e) = access(path, libc::W_OK) {
+        if let Err(e) = access(path, AccessFlags::W_OK) {
             return Err(Failure::usage(format!("{flag} {shown} exists and cannot be overwritten ({e}): give another path")));
         }
     }
     Ok(())
 }
 
-/// access(2), for the real user (root passes unless the file system is read-only).
-fn access(path: &Path, mode: libc::c_int) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-    // SAFETY: c is a NUL-terminated path that outlives the call.
-    if unsafe { libc::access(c.as_ptr(), mode) } == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+/// access(2), for the real user (root passes unless the file system is
+/// read-only); its error as std's, so the sentence reads as before.
+fn access(path: &Path, mode: AccessFlags) -> std::io::Result<()> {
+    nix::unistd::access(path, mode).map_err(std::io::Error::from)
 }
 
 /// Logs go to stderr; reports go to stdout.

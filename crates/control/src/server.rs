@@ -70,10 +70,11 @@ pub fn serve(listener: TcpListener, backend: Arc<Mutex<dyn Backend>>, cfg: Serve
 /// burst of connects is taken as it comes (a sleep would let the kernel's
 /// accept queue overflow, and a refused connect waits a second to retry).
 fn wait_readable(listener: &TcpListener, timeout: Duration) {
-    use std::os::fd::AsRawFd;
-    let mut fds = [libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
-    // SAFETY: one valid pollfd, for the call's duration.
-    unsafe { libc::poll(fds.as_mut_ptr(), 1, timeout.as_millis() as libc::c_int) };
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
+    // An error (EINTR) or a timeout only means the accept loop goes round again.
+    let _ = poll(&mut fds, PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX));
 }
 
 /// Counts a connection as pending until it authenticates or ends.

@@ -14,6 +14,16 @@
 //! large, 408 for one not complete by the deadline; always
 //! `Connection: close`. The accept loop polls a stop flag, so dropping the
 //! [`MetricsServer`] ends it within one poll.
+//!
+//! Hand-written, because no maintained server crate keeps these limits
+//! without a wrapper as large as this module. tiny_http's `ServerConfig`
+//! is an address and TLS settings only, and its `Server` offers no
+//! setting for a total per-connection deadline, a request head's size or
+//! the number of connections (`num_connections` only counts them): all
+//! three would be rebuilt around it. hyper 1.x brings no executor or I/O
+//! of its own: serving with it means an async runtime (tokio, through
+//! hyper-util) for one endpoint scraped every few seconds. The HTTP spoken
+//! here is one request head read, one answer written, the connection closed.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
