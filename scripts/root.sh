@@ -168,12 +168,16 @@ root_make_arm64_cross() {
 # directory records the checkout that built in it last, and another checkout
 # first cleans this workspace's own crates there (root_target_prelude, run
 # inside before the command); a lock held until the script exits keeps two
-# runs from building or testing in it at once. Call after root_enter.
+# runs from building or testing in it at once. Call after root_enter; or
+# with no root (root_dir empty) for a host profile's directory, PROFILE-FLAGS
+# naming that profile (--release) so that the clean leaves the host's other
+# profiles alone; the prelude is then run on the host.
 # shellcheck disable=SC2034 # read by the scripts that source this one
 root_target_prelude=":"
-root_cached_target() {
-    local subdir=$1 key=$2 src
+root_cached_target() { # root_cached_target SUBDIR KEY [PROFILE-FLAGS]
+    local subdir=$1 key=$2 clean_flags=${3:-} src
     src=$(pwd -P)
+    root_target_prelude=":"
     if [ -e "target/$subdir" ] && [ ! -L "target/$subdir" ]; then
         echo "== target/$subdir is this checkout's own directory: used as it is, not the shared cache" >&2
         return 0
@@ -191,11 +195,24 @@ root_cached_target() {
         [ "$old" = "$dir" ] || [ ! -d "$old" ] || rm -rf "$old"
     done
     ln -sfn "$dir" "target/$subdir"
-    root_bind "$dir" "$dir"
+    # Inside a root, at the same path (none on the host: scripts/test's release).
+    [ -z "$root_dir" ] || root_bind "$dir" "$dir"
     if [ "$(cat "$dir/.blastdrop-checkout" 2>/dev/null)" != "$src" ]; then
         # The record is written only once the clean succeeded.
+        local packages profiles clean="" flags
+        packages=$(root_workspace_packages)
+        # cargo clean -p cleans one profile's directory: each of Cargo.toml's
+        # (dev and test share debug; release; emulated), or the one named;
+        # and, for a cross build, the target's own directory only when given
+        # --target (it does not read CARGO_BUILD_TARGET; expanded inside).
+        profiles=${clean_flags:-"|--release|--profile emulated"}
+        IFS='|' read -r -a profiles <<<"$profiles"
+        for flags in "${profiles[@]}"; do
+            clean="${clean}cargo clean --offline --quiet $flags $packages && "
+            clean="${clean}{ [ -z \"\${CARGO_BUILD_TARGET:-}\" ] || cargo clean --offline --quiet $flags --target \"\$CARGO_BUILD_TARGET\" $packages; } && "
+        done
         # shellcheck disable=SC2034 # read by the scripts that source this one
-        root_target_prelude="cargo clean --offline --quiet $(root_workspace_packages) && printf '%s\n' '$src' >'$dir/.blastdrop-checkout'"
+        root_target_prelude="${clean}printf '%s\n' '$src' >'$dir/.blastdrop-checkout'"
         echo "== target/$subdir: $dir, last built from another checkout: this workspace's crates are built again there" >&2
     else
         echo "== target/$subdir: $dir (kept between runs)" >&2

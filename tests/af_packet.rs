@@ -35,7 +35,13 @@ fn blast_to_drop_over_af_packet_on_veth() {
     let lost = s["probe"]["lost_estimate"].as_u64().unwrap();
     // (a loss after each stream's last arrival has no later frame to reveal it)
     assert!(got + lost <= count && got + lost >= count - count / 100, "received {got} + lost {lost} vs {count} sent: {}", drop_out.stdout);
-    assert!(lost * 100 <= count, "at 50 kpps little should be lost: {lost} of {count}: {}", drop_out.stdout);
+    // drop's lcores share one CPU: a loaded machine may deschedule it long
+    // enough for the socket's RX ring to fill (624 of 20000 once, in the
+    // DPDK 24.11 root beside other builds). Beyond 1% the loss must be the
+    // one drop names: every lost frame a socket drop, the limit the receiver's.
+    let socket_drops = s["port"]["socket_drops"].as_u64().unwrap_or(0);
+    let named_by_drop = lost <= socket_drops && s["limit"] == "receiver";
+    assert!(lost * 100 <= count || named_by_drop, "at 50 kpps little should be lost: {lost} of {count}: {}", drop_out.stdout);
     let probed: u64 = s["streams"].as_array().unwrap().iter().map(|x| x["received"].as_u64().unwrap()).sum();
     assert_eq!(probed + s["no_probe"].as_u64().unwrap(), got);
     assert_eq!(probed, got, "every frame that arrived parsed as blast's");
