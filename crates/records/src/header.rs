@@ -18,6 +18,39 @@ pub const KNOWN_SCHEMA_VERSIONS: &[u64] = &[SCHEMA_VERSION as u64];
 /// binaries' included.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// A tool's flags as given, for its record's `config`: written as they are
+/// (their schema is the flags' own, with its name and descriptions) and
+/// never read back below the tool's `main`, which resolves them into
+/// settings; this wrapper offers no way to reach them.
+pub struct AsGiven<'a, T>(&'a T);
+
+impl<'a, T> AsGiven<'a, T> {
+    pub fn new(flags: &'a T) -> Self {
+        AsGiven(flags)
+    }
+}
+
+impl<T: Serialize> Serialize for AsGiven<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for AsGiven<'_, T> {
+    fn inline_schema() -> bool {
+        T::inline_schema()
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        T::schema_id()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+}
+
 // A record of one kind: the header's fields, then the kind's own (`body`,
 // flattened). `M` is `Mode` for blast's records and `NoMode` for drop's
 // and the not-started one; `C` is `Config` for a record whose flags come

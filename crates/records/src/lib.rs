@@ -10,6 +10,6 @@ pub mod step;
 pub mod window;
 
 pub use header::{
-    check_schema_version, schema_of, Config, ConfigBelow, Mode, NoMode, Record, VersionError, KNOWN_SCHEMA_VERSIONS, SCHEMA_VERSION,
-    VERSION,
+    check_schema_version, schema_of, AsGiven, Config, ConfigBelow, Mode, NoMode, Record, VersionError, KNOWN_SCHEMA_VERSIONS,
+    SCHEMA_VERSION, VERSION,
 };

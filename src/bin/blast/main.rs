@@ -82,7 +82,7 @@ fn run(args: Args) -> Result<(), Failure> {
         events::emit("start", &serde_json::json!({ "mode": mode.name(), "version": env!("CARGO_PKG_VERSION"), "config": &args }));
     }
     let endpoint = blastdrop::timeline::bind_metrics(&settings.outputs.timeline)?;
-    let started = session::start_eal("blast", &args.eal, settings.traffic.max_queues, &settings.sender.ports)?;
+    let started = session::start_eal("blast", &args.eal, settings.sender.max_queues, &settings.sender.ports)?;
     let largest = match &mode {
         Mode::Replay(r) => Some(r.capture.largest() as u32),
         _ => None,
@@ -93,10 +93,10 @@ fn run(args: Args) -> Result<(), Failure> {
             ladder_run::fit_to_ports(&settings.sender.ports, m);
             m.ladder.max_queues()
         }
-        _ => settings.traffic.max_queues,
+        _ => settings.sender.max_queues,
     };
     let mut sender = sender(&settings, &started, largest, max_queues, endpoint)?;
-    preflight::preflight(&settings.traffic, &sender)?;
+    preflight::preflight(&settings, &sender)?;
     let result = match mode {
         Mode::Single(m) => single::run(&settings, &m, &started, &mut sender),
         Mode::Ladder(mut m) => ladder_run::run(&settings, &mut m, &started, &mut sender),

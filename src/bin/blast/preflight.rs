@@ -4,17 +4,17 @@
 use blastdrop::fail::Failure;
 use blastdrop::sender::{Sender, TxSide};
 
-use crate::settings::Traffic;
+use crate::settings::Settings;
 
 /// Checks each port before sending.
-pub fn preflight(traffic: &Traffic, sender: &Sender) -> Result<(), Failure> {
+pub fn preflight(settings: &Settings, sender: &Sender) -> Result<(), Failure> {
     for side in sender.sides() {
-        preflight_port(traffic, side)?;
+        preflight_port(settings, side)?;
     }
     Ok(())
 }
 
-fn preflight_port(traffic: &Traffic, side: &TxSide) -> Result<(), Failure> {
+fn preflight_port(settings: &Settings, side: &TxSide) -> Result<(), Failure> {
     let info = &side.info;
     if info.driver != "net_ena" {
         if !side.watch.is_empty() {
@@ -31,7 +31,7 @@ fn preflight_port(traffic: &Traffic, side: &TxSide) -> Result<(), Failure> {
             levels.insert(limits::CounterKind::Level, n.clone(), *v);
         }
     }
-    let findings = ena_findings(traffic, side, limits::express_mode(&levels));
+    let findings = ena_findings(settings, side, limits::express_mode(&levels));
     let mut errors = Vec::new();
     for f in findings {
         match f.severity {
@@ -55,7 +55,7 @@ fn preflight_port(traffic: &Traffic, side: &TxSide) -> Result<(), Failure> {
 }
 
 /// What limits' pre-flight finds wrong with this port's traffic.
-fn ena_findings(traffic: &Traffic, side: &TxSide, express: Option<limits::ExpressMode>) -> Vec<limits::Finding> {
+fn ena_findings(settings: &Settings, side: &TxSide, express: Option<limits::ExpressMode>) -> Vec<limits::Finding> {
     let (info, a) = (&side.info, &side.addressing);
     let spec = wire::FrameSpec {
         src_mac: side.src_mac,
@@ -64,7 +64,7 @@ fn ena_findings(traffic: &Traffic, side: &TxSide, express: Option<limits::Expres
         dst_ip: a.dst_ip,
         src_port: a.src_port,
         dst_port: a.dst_port,
-        frame_size: traffic.max_size as usize,
+        frame_size: settings.sender.max_size as usize,
         ttl: 64,
         run_id: 0,
     };
@@ -76,11 +76,11 @@ fn ena_findings(traffic: &Traffic, side: &TxSide, express: Option<limits::Expres
         src_mac_is_own: side.src_mac == side.own_mac,
         src_ip_is_default: a.src_ip == std::net::Ipv4Addr::new(198, 18, 0, 1),
         ipv4_checksum_ok: checksum_ok,
-        queues: traffic.max_queues,
-        flows: traffic.flows_at(traffic.max_queues),
-        frame_size: traffic.max_size,
+        queues: settings.sender.max_queues,
+        flows: settings.traffic.flows_at(settings.sender.max_queues),
+        frame_size: settings.sender.max_size,
         // The fastest step's rate: the one that meets the limits first.
-        rate: traffic.rates.iter().copied().reduce(f64::max),
+        rate: settings.traffic.rates.iter().copied().reduce(f64::max),
         express,
     })
 }

@@ -43,9 +43,6 @@ pub(crate) struct Traffic {
     pub rates: Vec<f64>,
     /// drop's RX queues per step (None: as many as the step's TX queues).
     pub rx_queues: Option<u16>,
-    /// The most queues and the largest frame the flags ask for.
-    pub max_queues: u16,
-    pub max_size: u32,
 }
 
 impl Traffic {
@@ -72,7 +69,6 @@ pub(crate) struct PeerSettings {
 #[derive(Clone, Copy)]
 pub(crate) struct Timing {
     pub warmup: Duration,
-    pub drain: Duration,
     /// A knee search trial's length (confirmations take the mode's duration).
     pub search_duration: Duration,
     /// Runs of every step.
@@ -116,27 +112,8 @@ pub(crate) struct RewriteSettings {
     pub ipv6: Option<(Ipv6Addr, Ipv6Addr)>,
 }
 
-/// The flags as given: serialised into the record's `config` (its schema
-/// is the flags'), never read below `main`.
-pub(crate) struct AsGiven<'a>(&'a Args);
-
-impl serde::Serialize for AsGiven<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
-    }
-}
-
-impl schemars::JsonSchema for AsGiven<'_> {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        Args::schema_name()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        Args::schema_id()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        Args::json_schema(generator)
-    }
-}
+/// The flags as given, for the record's `config`: written, never read.
+pub(crate) type AsGiven<'a> = records::AsGiven<'a, Args>;
 
 impl<'a> Settings<'a> {
     /// The settings of flags that passed the mode's checks.
@@ -149,8 +126,6 @@ impl<'a> Settings<'a> {
                 paced_rate: args.paced_rate(),
                 rates: args.rates(),
                 rx_queues: args.rx_queues,
-                max_queues: args.max_queues(),
-                max_size: args.max_size(),
             },
             peer: PeerSettings {
                 addr: args.peer.clone(),
@@ -159,7 +134,7 @@ impl<'a> Settings<'a> {
                 group: args.group.clone().zip(args.senders),
                 control_timeout: args.control_timeout,
             },
-            timing: Timing { warmup: args.warmup, drain: args.drain, search_duration: args.search_duration, repeat: args.repeat },
+            timing: Timing { warmup: args.warmup, search_duration: args.search_duration, repeat: args.repeat },
             judging: Judging {
                 loss_pct: args.loss,
                 pdr_loss_pct: args.pdr_loss,
@@ -182,7 +157,7 @@ impl<'a> Settings<'a> {
                 keep_payload: args.pcap_keep_payload,
                 ipv6: args.pcap_src_ip6.zip(args.pcap_dst_ip6),
             },
-            config: AsGiven(args),
+            config: AsGiven::new(args),
         })
     }
 }

@@ -60,32 +60,13 @@ impl<'a> Settings<'a> {
                 series_svg: args.timeline.series_svg.clone(),
             },
             listen: args.listen.clone(),
-            config: AsGiven(args),
+            config: AsGiven::new(args),
         }
     }
 }
 
-/// The flags as given: serialised into the record's `config` (its schema
-/// is the flags'), never read below `main`.
-pub(crate) struct AsGiven<'a>(&'a Args);
-
-impl serde::Serialize for AsGiven<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
-    }
-}
-
-impl schemars::JsonSchema for AsGiven<'_> {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        Args::schema_name()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        Args::schema_id()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        Args::json_schema(generator)
-    }
-}
+/// The flags as given, for the record's `config`: written, never read.
+pub(crate) type AsGiven<'a> = records::AsGiven<'a, Args>;
 
 fn receiver_config(args: &Args) -> ReceiverConfig {
     ReceiverConfig {

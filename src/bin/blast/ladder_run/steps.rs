@@ -25,7 +25,7 @@ pub fn run(
 ) -> (Vec<StepRecord>, Vec<StepSeries>, Option<StepFailure>) {
     let mut series = Vec::new();
     let total_steps = m.ladder.steps.len() * settings.timing.repeat as usize;
-    let per_step = settings.timing.warmup + m.duration + settings.timing.drain;
+    let per_step = settings.timing.warmup + m.duration + settings.sender.drain;
     let began = Instant::now();
     let mut records: Vec<StepRecord> = Vec::new();
     let mut failure: Option<StepFailure> = None;
