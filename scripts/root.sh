@@ -13,9 +13,18 @@
 root_dir=""
 root_mounted=()
 # root_key: what a cached target directory (root_cached_target) must be
-# made again for: this root as made (recipe, when), Cargo.lock and TOOLCHAIN.
+# made again for: this root as made (recipe, when), the dependencies
+# (root_lock_digest) and TOOLCHAIN.
 root_key() { # root_key TOOLCHAIN-DESCRIPTION
-    printf '%s %s %s %s' "$(cat "$root_dir/.blastdrop-ready")" "$(stat -c %Y "$root_dir/.blastdrop-ready")" "$(sha256sum <Cargo.lock)" "$1"
+    printf '%s %s %s %s' "$(cat "$root_dir/.blastdrop-ready")" "$(stat -c %Y "$root_dir/.blastdrop-ready")" "$(root_lock_digest)" "$1"
+}
+
+# root_lock_digest: the digest of ./Cargo.lock's packages from a
+# registry or git (those with a `source`), not of this workspace's own:
+# a new edge between the workspace's crates changes Cargo.lock but not one
+# dependency, and must not start a cache directory from nothing.
+root_lock_digest() {
+    awk 'BEGIN { RS = "" } /\nsource = / { print; print "" }' Cargo.lock | sha256sum | cut -d' ' -f1
 }
 # Commands that undo what a script set up beside the mounts (binfmt entries),
 # run by root_cleanup before the mounts go.
@@ -197,7 +206,13 @@ root_cached_target() { # root_cached_target SUBDIR KEY [PROFILE-FLAGS]
     ln -sfn "$dir" "target/$subdir"
     # Inside a root, at the same path (none on the host: scripts/test's release).
     [ -z "$root_dir" ] || root_bind "$dir" "$dir"
-    if [ "$(cat "$dir/.blastdrop-checkout" 2>/dev/null)" != "$src" ]; then
+    if [ -z "$(ls -A "$dir")" ]; then
+        # New (a fresh machine): nothing built, nothing to clean. cargo clean
+        # -p could not even run here: offline, it needs the registry's index,
+        # which a fresh machine has not fetched yet.
+        printf '%s\n' "$src" >"$dir/.blastdrop-checkout"
+        echo "== target/$subdir: $dir, new: built from nothing" >&2
+    elif [ "$(cat "$dir/.blastdrop-checkout" 2>/dev/null)" != "$src" ]; then
         # The record is written only once the clean succeeded.
         local packages profiles clean="" flags
         packages=$(root_workspace_packages)

@@ -89,14 +89,7 @@ impl WallClock {
     }
 }
 
-/// What the kernel says about the wall clock's synchronisation (adjtimex).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
-pub struct ClockSync {
-    /// False when the kernel reports the clock unsynchronised (STA_UNSYNC).
-    pub synchronized: bool,
-    /// The kernel's estimate of the clock's maximum error, in microseconds.
-    pub max_error_us: i64,
-}
+pub use records::environment::ClockSync;
 
 /// What the kernel says now (adjtimex, read only), or None when it will not
 /// say. Through libc: nix has no adjtimex.

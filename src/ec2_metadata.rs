@@ -12,8 +12,6 @@
 //! within [`Limits::step`], the whole lookup within [`Limits::total`], the
 //! answer's size bounded, and only short printable values taken.
 
-use schemars::JsonSchema;
-use serde::Serialize;
 use std::io::ErrorKind;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::OnceLock;
@@ -45,20 +43,7 @@ const MAX_TOKEN: usize = 1024;
 // The headers, and the body, each: anything larger is not the metadata service.
 const MAX_RESPONSE: usize = 8192;
 
-/// What the instance metadata service said about this instance.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
-pub struct Ec2Metadata {
-    /// e.g. "c8gn.12xlarge"; null when the service did not say (see `error`).
-    pub instance_type: Option<String>,
-    /// e.g. "us-east-1a"; null when the service did not say.
-    pub availability_zone: Option<String>,
-    /// e.g. "ami-0123456789abcdef0"; null when the service did not say.
-    pub ami_id: Option<String>,
-    /// Why a value is null: the token refused, no answer within the time
-    /// allowed, a status other than 200, or an answer that is not a short
-    /// printable value. Null when all three were read.
-    pub error: Option<String>,
-}
+pub use records::environment::Ec2Metadata;
 
 /// This machine's metadata when `vendor` (its DMI sys_vendor) says EC2,
 /// asked once per process: every later call returns the first answer.

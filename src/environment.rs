@@ -2,8 +2,8 @@
 //! happened. One builder for both tools; blast describes its sender, drop
 //! its receiver, and each passes only what differs.
 
-use crate::environment_record::{Environment, LcoreRecord, Machine, MempoolRecord, PortRecord};
-use crate::fail::Failure;
+use crate::environment_record::{machine, port_record, with_ec2_metadata, Environment, LcoreRecord, MempoolRecord, PortRecord};
+use crate::error::Error;
 use crate::receiver::{Receiver, Totals};
 use crate::sender::Sender;
 use crate::session::Started;
@@ -26,7 +26,7 @@ pub fn build(
     Environment {
         hostname: hostname(),
         cpu_model: cpu_model(),
-        machine: Machine::read().with_ec2_metadata(),
+        machine: with_ec2_metadata(machine()),
         dpdk_runtime: dpdk::runtime_version(),
         dpdk_built_against: dpdk::built_against().into(),
         tsc_hz,
@@ -69,7 +69,7 @@ fn shared_cpus(lcores: &[LcoreRecord]) -> Option<String> {
 /// The sender's environment, its first `queues` queues' lcores.
 pub fn of_sender(started: &Started, sender: &Sender, queues: u16) -> Environment {
     let nports = sender.sides().len() as u16;
-    let ports = sender.sides().iter().map(|side| PortRecord::of(&side.port, side.own_mac, false, side.link, side.ena.clone())).collect();
+    let ports = sender.sides().iter().map(|side| port_record(&side.port, side.own_mac, false, side.link, side.ena.clone())).collect();
     let lcores = sender.lcores()[..usize::from(queues)]
         .iter()
         .enumerate()
@@ -78,15 +78,15 @@ pub fn of_sender(started: &Started, sender: &Sender, queues: u16) -> Environment
 }
 
 /// The receiver's environment, with the lcores of the queues in `totals`.
-pub fn of_receiver(started: &Started, receiver: &Receiver, totals: &Totals) -> Result<Environment, Failure> {
+pub fn of_receiver(started: &Started, receiver: &Receiver, totals: &Totals) -> Result<Environment, Error> {
     let ports = receiver
         .sides()
         .iter()
         .map(|side| {
             let mac = wire::MacAddr(side.port.mac()?);
-            Ok(PortRecord::of(&side.port, mac, side.promiscuous, side.port.link(), side.ena.clone()))
+            Ok(port_record(&side.port, mac, side.promiscuous, side.port.link(), side.ena.clone()))
         })
-        .collect::<Result<Vec<PortRecord>, Failure>>()?;
+        .collect::<Result<Vec<PortRecord>, Error>>()?;
     let lcores = totals.queues.iter().map(|(&q, t)| (q, t.port, t.lcore));
     Ok(build(started, receiver.tsc_hz(), ports, lcores, receiver.mempools.clone()))
 }

@@ -1,101 +1,46 @@
-//! The environment record's types: where and on what a run happened (the
-//! machine, the ports as opened, each queue's lcore and CPU, the mempools).
-//! `crate::environment` builds one.
+//! The environment record's types (`records::environment`: where and on
+//! what a run happened) and what fills them from the EAL: a port as opened,
+//! ENA's TX path, the mempools' sizes, the machine's DMI. `crate::environment`
+//! builds one.
 
-use serde::Serialize;
+pub use records::environment::{EnaTxState, Environment, LcoreRecord, Machine, MempoolRecord, PortRecord};
 
-/// Which queue ran on which lcore and CPU.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct LcoreRecord {
-    pub queue: u16,
-    /// Index of the queue's port in --port order.
-    pub port: u16,
-    pub lcore: u32,
-    /// The one CPU the lcore is pinned to, or null when its set has several
-    /// (or none could be read).
-    pub cpu: Option<u32>,
-    /// Every CPU the lcore's thread may run on (its EAL cpuset).
-    pub cpus: Vec<u32>,
-    pub socket: u32,
-}
-
-/// The port as opened and configured.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct PortRecord {
-    pub id: u16,
-    pub name: String,
-    pub driver: String,
-    pub socket: i32,
-    pub mac: String,
-    pub max_rx_queues: u16,
-    pub max_tx_queues: u16,
-    pub max_frame: u32,
-    pub mtu: u32,
-    pub rss: bool,
-    pub tx_offloads: Vec<&'static str>,
-    pub promiscuous: bool,
-    pub link_up: bool,
-    pub link_speed_mbps: u32,
-    /// net_ena only: what its TX path runs with (LLQ, write-combining).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ena: Option<EnaTxState>,
-}
-
-impl PortRecord {
-    /// The record of an opened port: its device info and configuration as
-    /// they are now; its MAC, `promiscuous` and `link` as the caller read them.
-    pub fn of(port: &dpdk::Port, mac: wire::MacAddr, promiscuous: bool, link: dpdk::Link, ena: Option<EnaTxState>) -> PortRecord {
-        let info = port.info();
-        let configured = port.configured().cloned().unwrap_or_default();
-        PortRecord {
-            id: port.id(),
-            name: info.name.clone(),
-            driver: info.driver.clone(),
-            socket: info.socket,
-            mac: mac.to_string(),
-            max_rx_queues: info.max_rx_queues,
-            max_tx_queues: info.max_tx_queues,
-            max_frame: info.max_frame(),
-            mtu: configured.mtu,
-            rss: configured.rss,
-            tx_offloads: configured.tx_offloads.clone(),
-            promiscuous,
-            link_up: link.up,
-            link_speed_mbps: link.speed_mbps,
-            ena,
-        }
+/// The record of an opened port: its device info and configuration as they
+/// are now; its MAC, `promiscuous` and `link` as the caller read them.
+pub fn port_record(port: &dpdk::Port, mac: wire::MacAddr, promiscuous: bool, link: dpdk::Link, ena: Option<EnaTxState>) -> PortRecord {
+    let info = port.info();
+    let configured = port.configured().cloned().unwrap_or_default();
+    PortRecord {
+        id: port.id(),
+        name: info.name.clone(),
+        driver: info.driver.clone(),
+        socket: info.socket,
+        mac: mac.to_string(),
+        max_rx_queues: info.max_rx_queues,
+        max_tx_queues: info.max_tx_queues,
+        max_frame: info.max_frame(),
+        mtu: configured.mtu,
+        rss: configured.rss,
+        tx_offloads: configured.tx_offloads.iter().map(|o| o.to_string()).collect(),
+        promiscuous,
+        link_up: link.up,
+        link_speed_mbps: link.speed_mbps,
+        ena,
     }
 }
 
-/// ENA's TX path as it really runs: LLQ (from the PMD's log at probe) and
-/// whether the LLQ memory BAR is mapped write-combining (from the kernel's
-/// PAT list, x86 only).
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct EnaTxState {
-    /// None when the log did not say (its level below info for pmd.net.ena.driver).
-    pub llq: Option<limits::ena_state::Llq>,
-    /// "on", "off", or "unknown (why)".
-    pub write_combining: String,
-}
-
-impl EnaTxState {
-    /// For `port` when it is an ENA port (its name is its PCI address).
-    /// Read once, when the port is opened: the PMD logged it at probe.
-    pub fn read(port: &dpdk::Port) -> Option<EnaTxState> {
-        let (id, name) = (port.id(), port.info().name.as_str());
-        if port.info().driver != "net_ena" {
-            return None;
-        }
-        // The PMD logs one placement line per ENA port it probes, in the
-        // order of their port ids.
-        let order = dpdk::available_ports_with_driver().iter().filter(|(pid, _, d)| d == "net_ena" && *pid < id).count();
-        let llq = limits::ena_state::llq_from_log(&dpdk::logged()).into_iter().nth(order);
-        Some(EnaTxState { llq, write_combining: write_combining(name) })
+/// ENA's TX path for `port` when it is an ENA port (its name is its PCI
+/// address). Read once, when the port is opened: the PMD logged it at probe.
+pub fn ena_tx_state(port: &dpdk::Port) -> Option<EnaTxState> {
+    let (id, name) = (port.id(), port.info().name.as_str());
+    if port.info().driver != "net_ena" {
+        return None;
     }
-
-    pub fn describe(&self) -> String {
-        format!("{}, write-combining {}", self.llq.as_ref().map_or("LLQ state not logged".into(), |l| l.describe()), self.write_combining)
-    }
+    // The PMD logs one placement line per ENA port it probes, in the
+    // order of their port ids.
+    let order = dpdk::available_ports_with_driver().iter().filter(|(pid, _, d)| d == "net_ena" && *pid < id).count();
+    let llq = limits::ena_state::llq_from_log(&dpdk::logged()).into_iter().nth(order);
+    Some(EnaTxState { llq, write_combining: write_combining(name) })
 }
 
 fn write_combining(pci: &str) -> String {
@@ -112,121 +57,34 @@ fn write_combining(pci: &str) -> String {
     }
 }
 
-/// Mempool memory, derived and bounded (see docs/memory.md for the formula).
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct MempoolRecord {
-    pub pools: u32,
-    pub mbufs_per_pool: u32,
-    pub data_room: u32,
-    pub bytes_per_mbuf: u64,
-    pub bytes_total: u64,
-}
-
-impl MempoolRecord {
-    pub fn new(pools: u32, sizing: &dpdk::PoolSizing) -> MempoolRecord {
-        let mbuf = u32::from(dpdk::MbufLayout::get().mbuf_size);
-        MempoolRecord {
-            pools,
-            mbufs_per_pool: sizing.mbufs(),
-            data_room: sizing.data_room,
-            bytes_per_mbuf: sizing.bytes_per_mbuf(mbuf),
-            bytes_total: u64::from(pools) * sizing.bytes(mbuf),
-        }
-    }
-
-    pub fn describe(&self, what: &str) -> String {
-        format!(
-            "{what}: {} pool(s) x {} mbufs x {} B = {:.1} MiB",
-            self.pools,
-            self.mbufs_per_pool,
-            self.bytes_per_mbuf,
-            self.bytes_total as f64 / f64::from(1 << 20)
-        )
+/// `pools` mempools of `sizing`: their memory, derived and bounded (docs/memory.md).
+pub fn mempool_record(pools: u32, sizing: &dpdk::PoolSizing) -> MempoolRecord {
+    let mbuf = u32::from(dpdk::MbufLayout::get().mbuf_size);
+    MempoolRecord {
+        pools,
+        mbufs_per_pool: sizing.mbufs(),
+        data_room: sizing.data_room,
+        bytes_per_mbuf: sizing.bytes_per_mbuf(mbuf),
+        bytes_total: u64::from(pools) * sizing.bytes(mbuf),
     }
 }
 
-/// Where and on what a run happened.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Environment {
-    pub hostname: String,
-    pub cpu_model: String,
-    /// The machine as the platform names it, read from DMI: on EC2 Nitro
-    /// the instance type ("c8gn.12xlarge"); on EC2 also what the instance
-    /// metadata service says (`ec2`).
-    pub machine: Machine,
-    pub dpdk_runtime: String,
-    pub dpdk_built_against: String,
-    /// Ticks per second of the lanes' counter (the same as clock.timer_hz).
-    pub tsc_hz: u64,
-    /// The lanes' counter and the core clock its ticks became the cycles figures with.
-    pub clock: topology::CoreClock,
-    pub hugepages: bool,
-    pub eal_args: Vec<String>,
-    /// Where blastdrop placed the lcores from the machine's topology (null when -l/--lcores was given).
-    pub placement: Option<topology::Placement>,
-    /// The first port (the only one, usually).
-    pub port: PortRecord,
-    /// With several --port: every port, in that order (the first is `port`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub ports: Vec<PortRecord>,
-    pub lcores: Vec<LcoreRecord>,
-    /// What the lanes' CPU sets say, whoever placed them: workers that may
-    /// run on one CPU (`topology::shared_cpu_warning`). Empty when none do.
-    pub lcore_warnings: Vec<String>,
-    pub mempools: Vec<MempoolRecord>,
+/// The machine from DMI and the kernel's files only: `ec2` stays null (see
+/// `with_ec2_metadata`), so that describing the machine costs no request.
+pub fn machine() -> Machine {
+    let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    Machine {
+        ec2: None,
+        vendor: read("/sys/devices/virtual/dmi/id/sys_vendor"),
+        product: read("/sys/devices/virtual/dmi/id/product_name"),
+        kernel: read("/proc/sys/kernel/osrelease"),
+        ena_module_version: read("/sys/module/ena/version"),
+        placement_group: read("/etc/blastdrop/placement-group"),
+    }
 }
 
-/// What the machine says about itself.
-#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
-pub struct Machine {
-    /// DMI sys_vendor ("Amazon EC2" on Nitro).
-    pub vendor: Option<String>,
-    /// DMI product_name: the instance type on EC2 Nitro.
-    pub product: Option<String>,
-    pub kernel: Option<String>,
-    /// The kernel's ena driver version, when the module is loaded (the data
-    /// interface itself is then DPDK's, not the kernel's).
-    pub ena_module_version: Option<String>,
-    /// The placement group, when the set-up recorded it (deploy/'s template
-    /// writes /etc/blastdrop/placement-group; no metadata call).
-    pub placement_group: Option<String>,
-    /// The instance type, availability zone and AMI from the instance
-    /// metadata service (IMDSv2), asked once per process and only when
-    /// `vendor` is "Amazon EC2"; null elsewhere, where nothing is asked.
-    pub ec2: Option<crate::ec2_metadata::Ec2Metadata>,
-}
-
-impl Machine {
-    /// DMI and the kernel's files only: `ec2` stays null (see
-    /// `with_ec2_metadata`), so that describing the machine costs no request.
-    pub fn read() -> Machine {
-        let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-        Machine {
-            ec2: None,
-            vendor: read("/sys/devices/virtual/dmi/id/sys_vendor"),
-            product: read("/sys/devices/virtual/dmi/id/product_name"),
-            kernel: read("/proc/sys/kernel/osrelease"),
-            ena_module_version: read("/sys/module/ena/version"),
-            placement_group: read("/etc/blastdrop/placement-group"),
-        }
-    }
-
-    /// With `ec2` from the instance metadata service when DMI says EC2.
-    pub fn with_ec2_metadata(self) -> Machine {
-        let ec2 = crate::ec2_metadata::of_this_machine(self.vendor.as_deref());
-        Machine { ec2, ..self }
-    }
-
-    /// "c8gn.12xlarge (Amazon EC2)", or the kernel when DMI says nothing.
-    pub fn describe(&self) -> String {
-        let what = match (&self.product, &self.vendor) {
-            (Some(p), Some(v)) => format!("{p} ({v})"),
-            (Some(p), None) => p.clone(),
-            _ => format!("kernel {}", self.kernel.as_deref().unwrap_or("?")),
-        };
-        match &self.placement_group {
-            Some(g) => format!("{what}, placement group {g}"),
-            None => what,
-        }
-    }
+/// `m` with `ec2` from the instance metadata service when DMI says EC2.
+pub fn with_ec2_metadata(m: Machine) -> Machine {
+    let ec2 = crate::ec2_metadata::of_this_machine(m.vendor.as_deref());
+    Machine { ec2, ..m }
 }

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use crate::fail::Failure;
+use crate::error::Error;
 
 struct Sink {
     tool: &'static str,
@@ -23,12 +23,12 @@ static SINK: Mutex<Option<Sink>> = Mutex::new(None);
 
 /// Opens the stream: a file (created or truncated), or stdout for `-`
 /// (human lines then go to stderr).
-pub fn open(tool: &'static str, path: &Path) -> Result<(), Failure> {
+pub fn open(tool: &'static str, path: &Path) -> Result<(), Error> {
     let out: Box<dyn Write + Send> = if crate::out::is_stdout(path) {
         crate::out::human_to_stderr();
         Box::new(std::io::stdout())
     } else {
-        Box::new(std::fs::File::create(path).map_err(|e| Failure::runtime(format!("cannot write --events {}: {e}", path.display())))?)
+        Box::new(std::fs::File::create(path).map_err(|source| Error::EventsWrite { path: path.to_path_buf(), source })?)
     };
     *SINK.lock().unwrap_or_else(|e| e.into_inner()) = Some(Sink { tool, out });
     Ok(())

@@ -1,40 +1,20 @@
 //! Figures and their labels: rates from counts, a lane's cost per packet,
 //! and the text of live lines. Every rate says which end measured it.
 
-use serde::Serialize;
-
 pub use ladder::Rates;
 
-/// A lane's busy time per packet, in the core's cycles and in nanoseconds
-/// (0 when nothing moved). Serialised flat into the record that holds it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct PerPacket {
-    /// Busy core cycles per packet; null when the core's clock is unknown
-    /// (environment.clock says how the lanes' counter ticks became cycles).
-    pub cycles_per_packet: Option<f64>,
-    /// Busy nanoseconds per packet.
-    pub ns_per_packet: f64,
+pub use records::figures::PerPacket;
+
+/// Per packet for a lane busy `ticks` of the lanes' counter over `packets`,
+/// with this machine's core clock.
+pub fn per_packet(ticks: u64, packets: u64) -> PerPacket {
+    PerPacket::with(crate::clock::core(), ticks, packets)
 }
 
-impl PerPacket {
-    /// Per packet for a lane busy `ticks` of the lanes' counter over `packets`.
-    pub fn of(ticks: u64, packets: u64) -> PerPacket {
-        PerPacket::with(crate::clock::core(), ticks, packets)
-    }
-
-    pub fn with(clock: &topology::CoreClock, ticks: u64, packets: u64) -> PerPacket {
-        PerPacket { cycles_per_packet: clock.cycles_per_packet(ticks, packets), ns_per_packet: clock.ns_per_packet(ticks, packets) }
-    }
-}
-
-/// "41.5 cycles/pkt", or "cycles/pkt unknown (16.2 ns/pkt)" where the core's clock is not known.
-impl std::fmt::Display for PerPacket {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.cycles_per_packet {
-            Some(c) => write!(f, "{c:.1} cycles/pkt"),
-            None => write!(f, "cycles/pkt unknown ({:.1} ns/pkt)", self.ns_per_packet),
-        }
-    }
+/// A port's basic counters as a record keeps them.
+pub fn port_stats(s: &dpdk::PortStats) -> records::figures::PortStats {
+    let dpdk::PortStats { ipackets, opackets, ibytes, obytes, imissed, ierrors, oerrors, rx_nombuf, socket_drops } = *s;
+    records::figures::PortStats { ipackets, opackets, ibytes, obytes, imissed, ierrors, oerrors, rx_nombuf, socket_drops }
 }
 
 /// The receiver's arrival view in one line.

@@ -9,9 +9,8 @@ pub mod eal_args;
 pub mod ec2_metadata;
 pub mod environment;
 pub mod environment_record;
+pub mod error;
 pub mod events;
-pub mod exit;
-pub mod fail;
 pub mod figures;
 pub mod host;
 pub mod live;
@@ -30,6 +29,8 @@ pub mod tx;
 pub mod unfinished;
 pub mod units;
 pub mod xstats;
+
+pub use error::Error;
 
 /// Upper bound on `--burst`: the loops keep their mbuf arrays on the stack.
 pub const MAX_BURST: usize = 512;

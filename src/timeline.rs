@@ -13,7 +13,7 @@ use openmetrics::{Metrics, MetricsServer, StepAccount, StepLabels};
 use series::{Analysis, CounterKind, CsvSink, Row, Series, Thresholds};
 
 use crate::counters::Tally;
-use crate::fail::Failure;
+use crate::error::Error;
 use crate::live_latency::LatencyCounts;
 use crate::xstats::{Watch, WindowXstats};
 
@@ -77,7 +77,7 @@ pub fn sender_row_label(d: &Tally, secs: f64, lanes: usize, tsc_hz: u64) -> &'st
 pub struct TimelineArgs {
     /// The series' interval, and the live line's: the record, --series and --series-svg keep a row
     /// per interval (10ms to 1h, e.g. 1, 100ms, 10s)
-    #[arg(long, default_value = "1", value_parser = crate::session::parse::interval)]
+    #[arg(long, default_value = "1s", value_parser = crate::session::parse::interval)]
     #[serde(serialize_with = "crate::units::ser_secs")]
     #[schemars(with = "f64")]
     pub interval: Duration,
@@ -118,9 +118,11 @@ impl TimelineArgs {
 
     /// --metrics' address, checked before anything starts: the control
     /// port's rules (no every-interface address).
-    pub fn check(&self) -> Result<(), Failure> {
+    pub fn check(&self) -> Result<(), Error> {
         match &self.metrics {
-            Some(spec) => control::listen_addrs(spec).map(|_| ()).map_err(|e| Failure::usage(format!("--metrics {spec}: {e}"))),
+            Some(spec) => {
+                control::listen_addrs(spec).map(|_| ()).map_err(|e| Error::MetricsAddress { spec: spec.clone(), reason: e.to_string() })
+            }
             None => Ok(()),
         }
     }
@@ -225,10 +227,10 @@ pub struct MetricsEndpoint(Option<Endpoint>);
 /// Binds `--metrics` (refused by the control port's rules, or an address in
 /// use) before the EAL and the ports start, so a refusal is the tool's one
 /// line with nothing of DPDK's before it.
-pub fn bind_metrics(cfg: &TimelineConfig) -> Result<MetricsEndpoint, Failure> {
+pub fn bind_metrics(cfg: &TimelineConfig) -> Result<MetricsEndpoint, Error> {
     let Some(spec) = &cfg.metrics else { return Ok(MetricsEndpoint(None)) };
     let m = Arc::new(Metrics::new(cfg.tool, cfg.direction));
-    let server = openmetrics::serve(spec, m.clone()).map_err(|e| Failure::usage(format!("--metrics {spec}: {e}")))?;
+    let server = openmetrics::serve(spec, m.clone()).map_err(|e| Error::MetricsAddress { spec: spec.clone(), reason: e.to_string() })?;
     crate::say!("{}: metrics at http://{}/metrics", cfg.tool, server.local_addr());
     Ok(MetricsEndpoint(Some(Endpoint { metrics: m, server: Some(server), linger: cfg.linger, tool: cfg.tool })))
 }
@@ -236,15 +238,13 @@ pub fn bind_metrics(cfg: &TimelineConfig) -> Result<MetricsEndpoint, Failure> {
 impl Timeline {
     /// Opens the CSV (refused at once if it cannot be written) and takes
     /// the endpoint bound before the EAL started ([`bind_metrics`]).
-    pub fn new(cfg: &TimelineConfig, counters: Vec<(String, CounterKind)>, endpoint: MetricsEndpoint) -> Result<Timeline, Failure> {
+    pub fn new(cfg: &TimelineConfig, counters: Vec<(String, CounterKind)>, endpoint: MetricsEndpoint) -> Result<Timeline, Error> {
         let csv = match &cfg.csv {
             None => None,
             Some(path) => {
-                let file = File::create(path).map_err(|e| {
-                    Failure::usage(format!("--series {}: cannot write it ({e}): give a path in a folder you can write", path.display()))
-                })?;
-                let sink = CsvSink::new(BufWriter::new(file), &counters)
-                    .map_err(|e| Failure::runtime(format!("--series {}: {e}", path.display())))?;
+                let file = File::create(path).map_err(|source| Error::SeriesCreate { path: path.clone(), source })?;
+                let sink =
+                    CsvSink::new(BufWriter::new(file), &counters).map_err(|source| Error::SeriesWrite { path: path.clone(), source })?;
                 Some((sink, path.clone()))
             }
         };
@@ -419,9 +419,8 @@ fn publish_row(m: &Metrics, row: &Row, lost: u64, exact: bool) {
 }
 
 /// The series' plot, written where --series-svg asked.
-pub fn write_plot(path: &Path, series: &Series, analysis: &Analysis, title: &str) -> Result<(), Failure> {
-    std::fs::write(path, series::svg(series, analysis, title))
-        .map_err(|e| Failure::runtime(format!("--series-svg {}: cannot write it ({e})", path.display())))
+pub fn write_plot(path: &Path, series: &Series, analysis: &Analysis, title: &str) -> Result<(), Error> {
+    std::fs::write(path, series::svg(series, analysis, title)).map_err(|source| Error::SeriesPlotWrite { path: path.to_path_buf(), source })
 }
 
 #[cfg(test)]

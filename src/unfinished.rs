@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use records::not_started::{DeviceCall, NotStarted, NotStartedRecord as Record};
 
-use crate::fail::Failure;
+use crate::error::Error;
 
 static MEASURING: AtomicBool = AtomicBool::new(false);
 
@@ -20,15 +20,15 @@ pub fn began_measuring() {
     MEASURING.store(true, Ordering::Relaxed);
 }
 
-/// Writes the record to `json` when `failure` is a device call given up
-/// (nothing else wrote one); any other failure writes nothing, as before.
-/// A failure to write is said on stderr: the run's own line says why it ended.
-pub fn write_if_device_call(tool: &str, json: Option<&Path>, config: serde_json::Value, failure: &Failure) {
-    let (Some(path), Some(given_up)) = (json, dpdk::deadline::given_up()) else { return };
+/// Writes the record to `json` when the run's failure (`why`, the line the
+/// user reads, and its `exit_code`) is a device call given up (nothing else
+/// wrote one); any other failure writes nothing, as before.
+pub fn write_if_device_call(tool: &str, json: Option<&Path>, config: serde_json::Value, why: &str, exit_code: u8) -> Result<(), Error> {
+    let (Some(path), Some(given_up)) = (json, dpdk::deadline::given_up()) else { return Ok(()) };
     let body = NotStarted {
         started: MEASURING.load(Ordering::Relaxed),
-        why: failure.message.clone(),
-        exit_code: failure.code,
+        why: why.to_owned(),
+        exit_code,
         device_call: Some(DeviceCall {
             device: given_up.device,
             call: given_up.call.to_owned(),
@@ -38,9 +38,7 @@ pub fn write_if_device_call(tool: &str, json: Option<&Path>, config: serde_json:
         config,
     };
     let record = Record::new(tool, records::NoMode {}, records::ConfigBelow {}, body);
-    if let Err(e) = crate::record_file::write_json(path, &record) {
-        eprintln!("{tool}: {}", e.message);
-    }
+    crate::record_file::write_json(path, &record)
 }
 
 /// The record's JSON schema (`blast --generate-schema not-started`).

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use dpdk::Port;
 use limits::{CounterKind, CounterSpec, ReadPath, SampleCheck, XstatsByKind};
 
-use crate::fail::Failure;
+use crate::error::Error;
 
 #[derive(Default)]
 struct Inner {
@@ -136,7 +136,7 @@ impl Watch {
     /// The counter set for this port's driver plus `extra` names. A named
     /// counter the device lacks is an error; a missing allowance (the device
     /// does not report the capability) is a warning in the log.
-    pub fn new(port: &Port, extra: &[String]) -> Result<Watch, Failure> {
+    pub fn new(port: &Port, extra: &[String]) -> Result<Watch, Error> {
         let wanted = limits::counter_set(&port.info().driver, extra);
         let w = Watch {
             inner: Arc::new(Mutex::new(Inner { port: port.id(), wanted, ..Default::default() })),
@@ -152,7 +152,7 @@ impl Watch {
     }
 
     /// Finds the counters' ids again (after the port was configured anew).
-    pub fn resolve(&self, port: &Port) -> Result<(), Failure> {
+    pub fn resolve(&self, port: &Port) -> Result<(), Error> {
         let mut inner = self.lock();
         if inner.wanted.is_empty() {
             return Ok(());
@@ -162,11 +162,7 @@ impl Watch {
         for name in &r.missing {
             let spec = inner.wanted.iter().find(|s| &s.name == name).expect("missing names come from wanted");
             if spec.required {
-                return Err(Failure::usage(format!(
-                    "port {} ({}) has no extended stat {name:?}: check the name (dpdk-testpmd's `show port xstats` lists them)",
-                    port.id(),
-                    port.info().driver
-                )));
+                return Err(Error::NoSuchXstat { port: port.id(), driver: port.info().driver.clone(), name: name.clone() });
             }
             tracing::warn!("{} reports no {name}: the device does not offer it (older DPDK, or the capability is off)", port.info().driver);
         }

@@ -33,14 +33,18 @@ fn blast_to_drop_over_af_packet_on_veth() {
     // hold); whatever it drops, the sequence accounting must name exactly.
     let got = s["received"]["packets"].as_u64().unwrap();
     let lost = s["probe"]["lost_estimate"].as_u64().unwrap();
-    // (a loss after each stream's last arrival has no later frame to reveal it)
-    assert!(got + lost <= count && got + lost >= count - count / 100, "received {got} + lost {lost} vs {count} sent: {}", drop_out.stdout);
     // drop's lcores share one CPU: a loaded machine may deschedule it long
     // enough for the socket's RX ring to fill (624 of 20000 once, in the
-    // DPDK 24.11 root beside other builds). Beyond 1% the loss must be the
-    // one drop names: every lost frame a socket drop, the limit the receiver's.
+    // DPDK 24.11 root beside other builds; 12034 once, under a CI's builds
+    // ahead). Beyond 1% the loss must be the one drop names: every lost
+    // frame a socket drop, the limit the receiver's.
     let socket_drops = s["port"]["socket_drops"].as_u64().unwrap_or(0);
     let named_by_drop = lost <= socket_drops && s["limit"] == "receiver";
+    assert!(got + lost <= count, "received {got} + lost {lost} is more than the {count} sent: {}", drop_out.stdout);
+    // (a loss after each stream's last arrival has no later frame to reveal
+    // it: within 1%, or every frame missing counted by the kernel's socket)
+    let accounted = got + lost >= count - count / 100 || (named_by_drop && got + socket_drops >= count);
+    assert!(accounted, "received {got} + lost {lost} (socket drops {socket_drops}) vs {count} sent: {}", drop_out.stdout);
     assert!(lost * 100 <= count || named_by_drop, "at 50 kpps little should be lost: {lost} of {count}: {}", drop_out.stdout);
     let probed: u64 = s["streams"].as_array().unwrap().iter().map(|x| x["received"].as_u64().unwrap()).sum();
     assert_eq!(probed + s["no_probe"].as_u64().unwrap(), got);

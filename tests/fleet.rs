@@ -80,7 +80,8 @@ fn the_fleet_playbook_runs_a_group_ladder() {
 }
 
 /// `blast report` of the fleet's records (each member's ladder and drop's),
-/// read in a real browser: every member's share stands in the group table.
+/// read in a real browser: the members' records are one group section, every
+/// member's share in its table.
 fn report_of_the_group(records: &Path) {
     let html = records.join("group-report.html");
     let mut a = strings(&["report"]);
@@ -90,10 +91,12 @@ fn report_of_the_group(records: &Path) {
     let out = run(BLAST, &a, std::time::Duration::from_secs(60));
     assert!(out.status.success(), "blast report: {}\n{}", out.stdout, out.stderr);
     let dom = render_in_browser(&html, &records.join("group-report.png"), 1400, 1600);
-    assert!(dom.contains("Group trials") && dom.contains("Windows served to blast"), "the group's parts");
+    assert!(dom.contains("its members' records") && dom.contains("Windows served to blast"), "the group's parts");
     for i in 0..3 {
         assert!(dom.contains(&format!("tx{i}.json")), "member tx{i}'s run");
     }
-    // Three members' runs, each with the group table (two steps x three members each).
-    assert_eq!(dom.matches("Group trials").count(), 3, "one group table per member's record");
+    // The three members' records are one group trial: one section with every
+    // member's share (two steps x three members), one headline; drop's the other.
+    assert_eq!(dom.matches("each member's share, per step").count(), 1, "one group section for the members' three records");
+    assert_eq!(dom.matches("<li class=\"headline\">").count(), 2, "one headline for the group trial, one for drop");
 }

@@ -80,7 +80,15 @@ fn three_senders_one_receiver_step_together() {
             assert_eq!(s["sent"]["packets"].as_u64().unwrap(), all, "the step's sent is the group's");
             let received = s["receiver"]["packets"].as_u64().unwrap();
             let lost = s["receiver"]["probe"]["lost_estimate"].as_u64().unwrap();
-            assert!(received <= all && received + lost >= all - all / 100, "received {received} + lost {lost} vs {all} sent by all");
+            // The gap estimate cannot see a loss after a stream's last
+            // arrival (drop descheduled as the senders stop loses a whole
+            // tail: 768 of 59136 short once, with 40% lost under load): it
+            // must come within 1% when the exact account (checked below)
+            // says little was lost.
+            let exact_lost = s["lost"].as_u64().unwrap();
+            assert!(received <= all, "received {received} vs {all} sent by all");
+            let little = exact_lost * 100 <= all;
+            assert!(!little || received + lost >= all - all / 100, "received {received} + lost {lost} vs {all} sent by all");
             sent_by_member[me] += own;
             // Each member's own accounting at drop: its trial frames, exact.
             for m in members {

@@ -73,6 +73,8 @@ fn a_sender_that_cannot_deliver_the_offered_rate_never_passes_at_it() {
     assert!(out.status.success(), "blast --find-knee: {}\n{}", out.stdout, out.stderr);
 
     let v = read_json(&json);
+    let whole: records::knee::KneeRecord = reads_back_whole("knee", &v);
+    assert_eq!((whole.body.trials.len(), whole.body.result.delivery_tolerance_pct), (v["trials"].as_array().unwrap().len(), 1.0));
     let r = &v["result"];
     let trials = v["trials"].as_array().unwrap();
     assert_eq!(f(&r["delivery_tolerance_pct"]), 1.0);

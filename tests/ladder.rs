@@ -148,12 +148,25 @@ fn ladder_over_memif_writes_table_json_csv_and_svg() {
     ] {
         assert!(texts.contains(&want), "{want:?} missing from the SVG: {texts:?}");
     }
-    // Every step's point is keyed by its verdict.
+    // Every step's point, as drawn, is in its size's marker and filled with
+    // its verdict's colour, and the verdict is keyed in the legend.
     let v = read_json(&json);
-    for s in v["steps"].as_array().unwrap() {
-        let step: ladder::StepRecord = serde_json::from_value(s.clone()).expect("a step record reads back");
-        let class = step.class();
-        assert!(texts.contains(&format!("limit: {class}").as_str()), "limit: {class} missing from the SVG legend");
+    let steps: Vec<ladder::StepRecord> = serde_json::from_value(v["steps"].clone()).expect("the steps read back");
+    let points: Vec<ladder::drawn::DrawnPoint> =
+        ladder::drawn::drawn_points(&svg_text).unwrap().into_iter().filter(|p| p.x < 700.0).collect();
+    assert_eq!(points.len(), steps.len(), "a point per step (no --repeat): {points:?}");
+    for s in &steps {
+        let class = s.class();
+        assert!(texts.contains(&ladder::verdict_words(class).as_str()), "{class} missing from the SVG legend");
+        let (shape, outline) = ladder::series_marker(usize::from(s.size == 512));
+        let fill = ladder::verdict_color(class);
+        assert!(
+            points.iter().any(|p| (p.shape, p.outline, p.fill) == (shape, outline, fill)),
+            "step {} ({} B, {} queue(s)): no point in its marker filled with its verdict {class}: {points:?}",
+            s.step + 1,
+            s.size,
+            s.queues
+        );
     }
 }
 

@@ -110,8 +110,9 @@ type DropRecord = records::Record<records::NoMode, records::Config<serde_json::V
 
 /// Every record kind blast and drop write on net_null reads back into its
 /// records type: the header (tool, mode, schema_version, version, config)
-/// as `records::Record`, a ladder's steps and aggregates as ladder's types,
-/// and the not-started record (a device call that never returned) whole.
+/// as `records::Record`, and whole into its kind's type (single, ladder,
+/// replay and drop here; the knee's in tests/knee_faults.rs), and the not-started record (a device call
+/// that never returned) whole.
 #[test]
 fn every_record_written_on_net_null_reads_back_into_its_type() {
     let _g = heavy();
@@ -128,20 +129,44 @@ fn every_record_written_on_net_null_reads_back_into_its_type() {
         assert_eq!((r.tool.as_str(), r.mode.mode.as_str()), ("blast", mode));
         assert_eq!((r.schema_version, r.version.as_str()), (records::SCHEMA_VERSION, records::VERSION));
         assert_eq!(r.config.config["port"][0], "net_null0", "{mode}");
+        if mode == "single" {
+            let whole: records::single::SingleRecord = reads_back_whole(mode, &read_json(path.as_ref()));
+            let s = &whole.body.summary;
+            assert_eq!((s.side.as_str(), whole.body.environment.port.name.as_str()), ("sender", "net_null0"));
+            assert_eq!(s.sent.packets, s.queues.iter().map(|q| q.sent.packets).sum::<u64>());
+        }
         if mode == "ladder" {
-            let steps: Vec<ladder::StepRecord> = serde_json::from_value(r.body["steps"].clone()).expect("the steps read back");
-            assert_eq!(steps.iter().map(|s| s.size).collect::<Vec<_>>(), [64, 128]);
-            let aggregates: Vec<ladder::Aggregate> =
-                serde_json::from_value(r.body["aggregates"].clone()).expect("the aggregates read back");
-            assert_eq!(aggregates.len(), 2);
+            let whole: records::ladder::LadderRecord = reads_back_whole(mode, &read_json(path.as_ref()));
+            let l = &whole.body;
+            assert_eq!(l.steps.iter().map(|s| s.size).collect::<Vec<_>>(), [64, 128]);
+            assert_eq!((l.aggregates.len(), l.ladder.sizes.as_slice()), (2, &[64, 128][..]));
+            assert_eq!(l.environment.sender.port.name, "net_null0");
+            assert_eq!(l.step_series.iter().map(|s| (s.step, s.run)).collect::<Vec<_>>(), [(0, 1), (1, 1)]);
         }
     }
+    let path = json("replay");
+    let pcap = dir.join("r.pcap");
+    std::fs::write(&pcap, pcap_bytes(&[(0, udp_frame(64, 1000)), (100, udp_frame(128, 1001))])).unwrap();
+    let a = ["--port", "net_null0", "--pcap", &pcap.display().to_string(), "--json", &path];
+    let out = run(BLAST, &with_eal(&a, null_eal()), Duration::from_secs(30));
+    assert!(out.status.success(), "replay: {}", out.stderr);
+    let whole: records::replay::ReplayRecord = reads_back_whole("replay", &read_json(path.as_ref()));
+    assert_eq!(whole.mode.mode, "replay");
+    let (c, s) = (&whole.body.capture, &whole.body.summary);
+    assert_eq!((c.frames, c.format.as_str(), s.side.as_str()), (2, "pcap", "sender"));
+    assert_eq!(s.sent.packets, s.queues.iter().map(|q| q.sent.packets).sum::<u64>());
+
     let path = json("drop");
     let out = run(DROP, &with_eal(&["--port", "net_null0", "--duration", "1", "--json", &path], null_eal()), Duration::from_secs(30));
     assert!(out.status.success(), "drop: {}", out.stderr);
     let r: DropRecord = serde_json::from_value(read_json(path.as_ref())).unwrap_or_else(|e| panic!("drop reads back: {e}"));
     assert_eq!((r.tool.as_str(), r.schema_version), ("drop", records::SCHEMA_VERSION));
     assert!(r.body.contains_key("summary") && !r.body.contains_key("mode"), "{:?}", r.body.keys());
+    let whole: records::drop::DropRecord = reads_back_whole("drop", &read_json(path.as_ref()));
+    let d = &whole.body;
+    assert_eq!((d.summary.side.as_str(), d.environment.port.name.as_str()), ("receiver", "net_null0"));
+    assert_eq!(d.summary.received.packets, d.summary.queues.iter().map(|q| q.received.packets).sum::<u64>());
+    assert_eq!((d.history.windows_served, d.history.sessions.len()), (0, 0), "no --listen: nothing served");
 
     let path = json("not-started");
     let mut a = vec!["BLASTDROP_FAULT_STALL=rte_eth_dev_start".to_string(), DROP.to_string()];

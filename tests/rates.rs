@@ -323,10 +323,11 @@ fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
     let svg = std::fs::read_to_string(&svg_path).unwrap();
     let doc = roxmltree::Document::parse(&svg).expect("the SVG is XML");
     let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).map(str::trim).collect();
-    for want in ["loss against offered rate (each trial)", "loss, % of frames sent", "large: confirmation trial"] {
+    for want in ["loss against offered rate (each trial)", "loss, % of frames sent", "confirmation trial"] {
         assert!(texts.contains(&want), "{want:?} missing from the knee SVG: {texts:?}");
     }
-    assert!(texts.iter().any(|t| t.starts_with("NDR ")) && texts.iter().any(|t| t.starts_with("PDR ")), "{texts:?}");
+    // Each labelled, or both on one line labelled with both when they are close.
+    assert!(texts.iter().any(|t| t.starts_with("NDR ")) && texts.iter().any(|t| t.contains("PDR ")), "{texts:?}");
     let trials = v["trials"].as_array().unwrap();
     // Every trial's loss is exact, above the knee (real loss) and below it.
     for t in trials {

@@ -171,6 +171,7 @@ fn a_report_of_real_runs_reads_in_a_real_browser_and_as_markdown() {
     let png = dir.join("report.png");
     let dom = render_in_browser(&html, &png, 1400, 2400);
     for part in [
+        "What was found",
         "Read first",
         "Atlas: one row per instance type or label",
         "memif-a",
@@ -191,6 +192,9 @@ fn a_report_of_real_runs_reads_in_a_real_browser_and_as_markdown() {
     if afp.is_some() {
         assert!(dom.contains("net_af_packet") && dom.contains("Sender-side only (no receiver)"), "af_packet runs");
     }
+    // The answer first: one headline per run, before the warnings.
+    assert_eq!(dom.matches("<li class=\"headline\">").count(), runs.len(), "one headline per run");
+    assert!(dom.find("id=\"answer\"").unwrap() < dom.find("id=\"warnings\"").unwrap(), "the answer before the warnings");
     assert!(dom.matches("<table").count() >= 12, "tables: {}", dom.matches("<table").count());
     assert!(dom.matches("<svg").count() >= 4, "plots: {}", dom.matches("<svg").count());
     // Nothing to fetch: no script, no link or source; the only address is SVG's namespace, a name.
@@ -229,7 +233,8 @@ fn a_report_of_real_runs_reads_in_a_real_browser_and_as_markdown() {
         let svg = std::fs::read_to_string(dir.join(l.rsplit('(').next().unwrap().trim_end_matches(')'))).unwrap();
         if svg.contains("queues (log2 scale)") {
             ladder_plots += 1;
-            assert!(svg.contains("limit: ") && !svg.contains("limit: n/a"), "{l}: a ladder plot's points lost their verdicts");
+            let unjudged = svg.contains("limit: n/a") || svg.contains("no verdict");
+            assert!(svg.contains("limit: ") && !unjudged, "{l}: a ladder plot's points lost their verdicts");
         }
     }
     assert!(ladder_plots >= 2, "the two memif ladders are plotted: {ladder_plots}");
@@ -278,4 +283,125 @@ fn records_it_cannot_read_are_refused_with_the_fix() {
     assert!(out.stderr.contains("--label is given 3 times for 2 runs"), "{}", out.stderr);
     // What blast writes, the report knows.
     assert!(report::KNOWN_SCHEMA_VERSIONS.contains(&(blastdrop::out::SCHEMA_VERSION as u64)));
+}
+
+/// The pixel rows of a PNG (RGB or RGBA) where a pixel within 2 of `rgb` on
+/// every channel first appears, if any, and how many such pixels there are.
+fn first_row_and_count(png: &Path, rgb: [u8; 3]) -> (Option<usize>, usize) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let width = info.width as usize;
+    let (mut first, mut count) = (None, 0);
+    for (i, p) in buf[..info.buffer_size()].chunks(channels).enumerate() {
+        if p.iter().take(3).zip(rgb).all(|(&c, want)| c.abs_diff(want) <= 2) {
+            first = first.or(Some(i / width));
+            count += 1;
+        }
+    }
+    (first, count)
+}
+
+/// The verdict colours a record's plot must show: one per verdict class of
+/// its measured steps (a ladder's, a group member's) or trials (a knee's).
+fn verdict_colours(record: &Path) -> Vec<String> {
+    let r = report::Record::read(record, None).unwrap();
+    let steps: Vec<ladder::StepRecord> = match r.body().unwrap() {
+        report::Body::Ladder(l) => l.steps,
+        report::Body::Knee(k) => k.trials.into_iter().map(|t| t.step).collect(),
+        _ => Vec::new(),
+    };
+    let mut colours: Vec<String> =
+        steps.iter().filter(|s| s.error.is_none()).map(|s| ladder::drawn::hex(ladder::verdict_color(s.class()))).collect();
+    colours.sort();
+    colours.dedup();
+    colours
+}
+
+/// Issue 40's reader: a report of a ladder, a knee, a group trial (three
+/// members' records) and two drop records that share a file name, all real
+/// (crates/report/testdata), opened in headless Chromium. On the DOM and on
+/// the screenshots: the answer comes first, before any warning; no two runs
+/// share a name; the group is one section; every plot whose records carry
+/// verdicts shows each verdict's colour, drawn.
+#[test]
+fn the_first_screen_answers_and_every_plot_carries_its_verdicts_in_a_real_browser() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/report/testdata");
+    let dir = scratch("report-first-screen");
+    for sub in ["memif", "afp"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    // Two drop records of the same base name, from different folders.
+    std::fs::copy(data.join("drop.json"), dir.join("memif/drop.json")).unwrap();
+    std::fs::copy(data.join("group-drop.json"), dir.join("afp/drop.json")).unwrap();
+    let group: Vec<PathBuf> = (0..3).map(|i| data.join(format!("group-blast{i}.json"))).collect();
+    let mut runs = vec![data.join("ladder.json"), data.join("knee.json"), dir.join("memif/drop.json")];
+    runs.extend(group.iter().cloned());
+    runs.push(dir.join("afp/drop.json"));
+    let html = dir.join("report.html");
+    let out = report(&runs, &["--html", html.to_str().unwrap()]);
+    assert!(out.status.success(), "blast report: {}\n{}", out.stdout, out.stderr);
+
+    // The first screen, as a person opens it, and the whole page.
+    let (first_png, page_png) = (dir.join("first.png"), dir.join("page.png"));
+    let dom = render_in_browser(&html, &first_png, 1400, 900);
+    let _ = render_in_browser(&html, &page_png, 1400, 16000);
+
+    // The answer first: one headline per run, the group's members one run.
+    let answer = dom.find("id=\"answer\"").expect("an answer section");
+    let first_warning = dom.find("id=\"warnings\"").expect("warnings: the records carry some");
+    let first_section = dom.find("<h2>Run ").unwrap();
+    assert!(answer < first_warning && first_warning < first_section, "the answer, then the warnings, then the runs");
+    let headlines: Vec<&str> = dom.match_indices("<li class=\"headline\">").map(|(i, _)| &dom[i..]).collect();
+    assert_eq!(headlines.len(), runs.len() - group.len() + 1, "one headline per run, one for the group");
+    assert!(dom.match_indices("<li class=\"headline\">").all(|(i, _)| i < first_warning), "every headline before any warning");
+    // No two runs share a name: the two drop.json are told apart by their folders.
+    let names: Vec<&str> = headlines
+        .iter()
+        .map(|h| h.split("<span class=\"run\">").nth(1).and_then(|x| x.split("</span>").next()).expect("the run's name"))
+        .collect();
+    let mut distinct = names.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), names.len(), "two runs share a name: {names:?}");
+    assert!(names.iter().any(|n| n.contains("memif/drop.json")) && names.iter().any(|n| n.contains("afp/drop.json")), "{names:?}");
+    // A sender-side ladder and a group trial ask for no atlas.
+    assert!(!dom.contains("Atlas: not made"), "an atlas section with nothing to say");
+    // The group trial is one section, whose heading names its three members.
+    let group_headings: Vec<&str> = dom.lines().filter(|l| l.contains("<h2>") && l.contains("group-blast")).collect();
+    assert_eq!(group_headings.len(), 1, "the group is one section: {group_headings:?}");
+    assert!((0..3).all(|i| group_headings[0].contains(&format!("group-blast{i}.json"))), "{}", group_headings[0]);
+
+    // On the first screen: the answer's box (blue border) stands above the
+    // warnings' (orange border).
+    let (answer_row, answer_px) = first_row_and_count(&first_png, [0x33, 0x66, 0xcc]);
+    let (warning_row, _) = first_row_and_count(&first_png, [0xcc, 0x66, 0x00]);
+    assert!(answer_px > 100, "the answer's box is on the first screen: {answer_px} pixels of its border");
+    assert!(warning_row.is_none_or(|w| answer_row.unwrap() < w), "the answer above the warnings: rows {answer_row:?} {warning_row:?}");
+
+    // Every plot whose records carry verdicts: each verdict's colour is a
+    // point's fill in the SVG the report wrote, in the browser's DOM, and
+    // drawn on the page.
+    let written = std::fs::read_to_string(&html).unwrap();
+    let svgs: Vec<&str> = written.match_indices("<svg").map(|(i, _)| &written[i..i + written[i..].find("</svg>").unwrap() + 6]).collect();
+    let dom_svgs: Vec<&str> = dom.match_indices("<svg").map(|(i, _)| &dom[i..i + dom[i..].find("</svg>").unwrap()]).collect();
+    assert_eq!(svgs.len(), dom_svgs.len(), "the browser built every plot");
+    for (record, title) in [(&runs[0], "ladder.json"), (&runs[1], "knee.json"), (&group[0], "group trial trio of 3 senders")] {
+        let want = verdict_colours(record);
+        assert!(!want.is_empty(), "{title}: its steps carry verdicts");
+        let at = svgs.iter().position(|s| s.contains(title)).unwrap_or_else(|| panic!("no plot titled with {title}"));
+        let fills: Vec<String> = ladder::drawn::drawn_points(svgs[at]).unwrap().iter().map(|p| ladder::drawn::hex(p.fill)).collect();
+        for colour in &want {
+            assert!(fills.contains(colour), "{title}: no point filled {colour}: {fills:?}");
+            assert!(dom_svgs[at].to_uppercase().contains(&colour.to_uppercase()), "{title}: the browser's plot lacks {colour}");
+            let rgb = [1, 3, 5].map(|i| u8::from_str_radix(&colour[i..i + 2], 16).unwrap());
+            let (_, drawn) = first_row_and_count(&page_png, rgb);
+            assert!(drawn >= 10, "{title}: {colour} is not drawn on the page ({drawn} pixels)");
+        }
+    }
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/report-test");
+    let _ = std::fs::create_dir_all(&target);
+    let _ = std::fs::copy(&first_png, target.join("first-screen.png"));
 }

@@ -148,10 +148,20 @@ fn receiver_verdict_when_drop_cannot_keep_up() {
     assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
 
     let s = &steps(&json)[0];
-    assert_eq!(s["limit"], "receiver", "{}", s["verdict"]);
+    // A host that deschedules blast's lanes makes them fall behind the pace
+    // too (1.55% short once, 118 stalls): the verdict then names the
+    // sender second, with the host's stalls as its evidence, and the
+    // receiver, with the most frames, first.
+    let limits = s["verdict"]["limits"].as_array().unwrap();
+    let host_held_sender = |l: &serde_json::Value| l["kind"] == "sender" && l["evidence"].as_str().unwrap().contains("stood still");
+    assert!(
+        s["limit"] == "receiver" || (s["limit"] == "receiver + sender" && limits.len() == 2 && host_held_sender(&limits[1])),
+        "{}",
+        s["verdict"]
+    );
     assert!(s["loss_pct"].as_f64().unwrap() > 20.0, "the receiver lost frames: {}", s["loss_pct"]);
     let l = &s["verdict"]["limits"][0];
-    assert_eq!(l["side"], "receiver");
+    assert_eq!((&l["kind"], &l["side"]), (&serde_json::json!("receiver"), &serde_json::json!("receiver")), "{l}");
     // The kernel counts what drop's full af_packet ring dropped: DPDK 22.11
     // and 24.11 leave it to drop (socket_drops), 25.03+ put it in imissed.
     // Where neither moved, the saturated lane is the evidence.

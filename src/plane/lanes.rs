@@ -10,7 +10,7 @@ use dpdk::{LcoreJob, RxQueue, TxQueue};
 use layout::Spread;
 
 use crate::counters::LaneCounters;
-use crate::fail::Failure;
+use crate::error::Error;
 
 /// The queue handles of the configured ports that no lane holds now, each
 /// kind in global queue order.
@@ -58,14 +58,10 @@ impl QueueHome {
 
     /// The handles of `queues` queues, or why not: a lane that panicked
     /// kept its own, and the ports must be configured again.
-    pub fn check(&self, queues: u16, rx_too: bool) -> Result<(), Failure> {
+    pub fn check(&self, queues: u16, rx_too: bool) -> Result<(), Error> {
         let want = usize::from(queues);
         if self.tx.len() < want || (rx_too && self.rx.len() < want) {
-            return Err(Failure::runtime(format!(
-                "the queue handles of {want} queue(s) are not all back from their lanes ({} TX, {} RX): a lane failed; run again",
-                self.tx.len(),
-                self.rx.len()
-            )));
+            return Err(Error::HandlesNotBack { want, tx: self.tx.len(), rx: self.rx.len() });
         }
         Ok(())
     }
@@ -109,7 +105,7 @@ impl<O: Send + 'static> Lanes<O> {
         (queue, port, lcore): (u16, u16, u32),
         counters: Arc<LaneCounters>,
         work: impl FnOnce(&AtomicBool) -> O + Send + 'static,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), Error> {
         let stop = self.stop.clone();
         let job = dpdk::launch(lcore, move || work(&stop))?;
         self.running.push(Running { queue, port, lcore, counters, job });
@@ -133,7 +129,7 @@ impl<O: Send + 'static> Lanes<O> {
     /// handed back, in launch order, and the first panic: a panicked lane
     /// is joined like the rest, so the others' figures are not lost. The
     /// next launch starts on a fresh stop flag.
-    pub fn join(&mut self) -> (Vec<Joined<O>>, Result<(), Failure>) {
+    pub fn join(&mut self) -> (Vec<Joined<O>>, Result<(), Error>) {
         self.stop.store(true, Ordering::SeqCst);
         let mut joined = Vec::with_capacity(self.running.len());
         let mut panicked = Ok(());

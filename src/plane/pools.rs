@@ -5,11 +5,11 @@
 use dpdk::{Mempool, PoolSizing, Port};
 use layout::Spread;
 
-use crate::fail::Failure;
+use crate::error::Error;
 
 /// A pool per queue of `spread` (by global queue id), named
 /// `bd_{tag}_{port id}_{local queue}`; `port(p)` is the port at index `p`.
-pub fn queue_pools<'a>(tag: &str, spread: Spread, sizing: &PoolSizing, port: impl Fn(u16) -> &'a Port) -> Result<Vec<Mempool>, Failure> {
+pub fn queue_pools<'a>(tag: &str, spread: Spread, sizing: &PoolSizing, port: impl Fn(u16) -> &'a Port) -> Result<Vec<Mempool>, Error> {
     (0..spread.queues)
         .map(|q| {
             let (p, local) = spread.port_of(q);

@@ -12,8 +12,8 @@ use dpdk::{DeviceInfo, Mempool, Port, PortConfig};
 use layout::Spread;
 
 use super::lanes::QueueHome;
-use crate::environment_record::EnaTxState;
-use crate::fail::Failure;
+use crate::environment_record::{ena_tx_state, EnaTxState};
+use crate::error::Error;
 use crate::session;
 use crate::xstats::Watch;
 
@@ -29,24 +29,24 @@ pub struct PlanePort {
 }
 
 /// Opens every port of `specs` for up to `max_queues` queues spread over
-/// them; `config(n)` is the configuration a port with `n` queues gets, and
-/// `size_flag` the flag that sets the frame size (named when a frame is too
-/// large for a device).
+/// them; `config(n)` is the configuration a port with `n` queues gets;
+/// `size_from_capture`: the largest frame is a capture's (said when a frame
+/// is too large for a device, [`Error::Limit`]).
 pub fn open_ports(
     specs: &[String],
     max_queues: u16,
     watch_xstats: &[String],
     config: impl Fn(u16) -> PortConfig,
-    size_flag: &str,
-) -> Result<Vec<PlanePort>, Failure> {
+    size_from_capture: bool,
+) -> Result<Vec<PlanePort>, Error> {
     let spread = Spread::new(max_queues, specs.len() as u16);
     let mut opened = Vec::new();
     for (p, spec) in specs.iter().enumerate() {
         let port = session::open_port(spec)?;
-        port.check(&config(spread.queues_on(p as u16))).map_err(|e| session::limit_failure(e, size_flag))?;
+        port.check(&config(spread.queues_on(p as u16))).map_err(|e| Error::limit(e, size_from_capture))?;
         let info = port.info().clone();
         let watch = Watch::new(&port, watch_xstats)?;
-        let ena = EnaTxState::read(&port);
+        let ena = ena_tx_state(&port);
         opened.push(PlanePort { port, info, watch, ena });
     }
     Ok(opened)
@@ -65,9 +65,9 @@ pub fn configure<'p, S: DerefMut<Target = PlanePort>>(
     queues: u16,
     config: impl Fn(u16) -> PortConfig,
     rx_pool: impl Fn(u16, u16) -> &'p Mempool,
-    size_flag: &str,
+    size_from_capture: bool,
     poll_from_now: Option<Duration>,
-) -> Result<QueueHome, Failure> {
+) -> Result<QueueHome, Error> {
     let spread = Spread::new(queues, sides.len() as u16);
     let mut per_port = Vec::with_capacity(sides.len());
     for (p, side) in sides.iter_mut().enumerate() {
@@ -76,7 +76,7 @@ pub fn configure<'p, S: DerefMut<Target = PlanePort>>(
         side.port.stop()?;
         let n = spread.queues_on(p).max(1);
         let pools: Vec<&Mempool> = (0..n).map(|local| rx_pool(p, local)).collect();
-        let handles = side.port.configure(&config(n), &pools).map_err(|e| session::limit_failure(e, size_flag))?;
+        let handles = side.port.configure(&config(n), &pools).map_err(|e| Error::limit(e, size_from_capture))?;
         side.port.start().map_err(|e| session::start_failure(&side.port, e))?;
         side.watch.resolve(&side.port)?;
         if let Some(every) = poll_from_now {

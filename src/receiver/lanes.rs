@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::{timescale_of, Receiver, NIC_CALIBRATION_WINDOW_NS};
 use crate::counters::LaneCounters;
-use crate::fail::Failure;
+use crate::error::Error;
 use crate::rx::{OneWayClock, RxLane};
 
 /// What [`Receiver::supervise`] did when a memif peer came or went.
@@ -34,7 +34,7 @@ impl std::fmt::Display for PeerChange {
 
 impl Receiver {
     /// A lane on every queue at home (all of the configured ports').
-    pub(super) fn launch(&mut self) -> Result<(), Failure> {
+    pub(super) fn launch(&mut self) -> Result<(), Error> {
         let spread = layout::Spread::new(self.queues, self.sides.len() as u16);
         self.generation += 1;
         let mut txqs = if self.cfg.reflect { self.home.take_tx() } else { Vec::new() }.into_iter();
@@ -77,7 +77,7 @@ impl Receiver {
 
     /// Stops every lane; what they counted joins the totals, and their
     /// queues go home (valid while the ports stay configured).
-    pub(super) fn park(&mut self) -> Result<(), Failure> {
+    pub(super) fn park(&mut self) -> Result<(), Error> {
         // Lanes gone is a new generation too: readers carry what they saw.
         if !self.lanes.is_empty() {
             self.generation += 1;
@@ -99,7 +99,7 @@ impl Receiver {
     /// lanes when a link goes down or a lane faulted, and starts them again
     /// once every link is up. Call it often (every few ms). Returns what it
     /// did, for the log.
-    pub fn supervise(&mut self) -> Result<Option<PeerChange>, Failure> {
+    pub fn supervise(&mut self) -> Result<Option<PeerChange>, Error> {
         if !self.peer_managed || self.queues == 0 {
             return Ok(None);
         }
@@ -128,7 +128,7 @@ impl Receiver {
     /// Parks the lanes of memif ports before their peer leaves (it said
     /// so): they stay parked until the link has gone down and come back.
     /// Other devices keep receiving.
-    pub fn hold_for_departure(&mut self) -> Result<bool, Failure> {
+    pub fn hold_for_departure(&mut self) -> Result<bool, Error> {
         if !self.peer_managed || self.lanes.is_empty() {
             return Ok(false);
         }

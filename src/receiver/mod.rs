@@ -18,8 +18,8 @@ pub use self::lanes::PeerChange;
 pub use self::totals::{QueueTotals, Totals};
 pub use self::window::{Snapshot, TrialFigures};
 use crate::counters::LaneCounters;
-use crate::environment_record::MempoolRecord;
-use crate::fail::Failure;
+use crate::environment_record::{mempool_record, MempoolRecord};
+use crate::error::Error;
 use crate::plane::{self, Lanes, PlanePort, QueueHome};
 use crate::rx::RxOutcome;
 use crate::session;
@@ -125,23 +125,20 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    pub fn new(eal: &Eal, cfg: ReceiverConfig) -> Result<Receiver, Failure> {
+    pub fn new(eal: &Eal, cfg: ReceiverConfig) -> Result<Receiver, Error> {
         let nports = cfg.ports.len() as u16;
         if cfg.max_queues < nports {
-            return Err(Failure::usage(format!(
-                "{nports} ports but --queues {}: give every --port a queue (--queues {nports} or more)",
-                cfg.max_queues
-            )));
+            return Err(Error::ReceiveQueuesBelowPorts { ports: nports, queues: cfg.max_queues });
         }
         let cost_ticks = rx_cost_ticks(cfg.cost_per_frame)?;
         let spread = layout::Spread::new(cfg.max_queues, nports);
-        let opened = plane::open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n, false), "--max-size")?;
+        let opened = plane::open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n, false), false)?;
         let sides: Vec<RxSide> = opened.into_iter().map(|plane| RxSide { plane, promiscuous: false }).collect();
         let totals =
             Totals { arrival: if cfg.one_way { Some(arrival_clock(&sides, cfg.arrival_clock)?) } else { None }, ..Default::default() };
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
         let sizing = pool_sizing(&cfg);
-        let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &sizing)];
+        let mempools = vec![mempool_record(u32::from(cfg.max_queues), &sizing)];
         let trial_streams = if cfg.count_only { 0 } else { cfg.stream_capacity };
         let trial = Arc::new(crate::trial::TrialBoard::new(trial_streams, usize::from(cfg.max_queues)));
         let pools = plane::queue_pools("rx", spread, &sizing, |p| &sides[usize::from(p)].port)?;
@@ -221,7 +218,7 @@ impl Receiver {
     }
 
     /// Every port's counters, summed.
-    pub fn port_stats(&self) -> Result<PortStats, Failure> {
+    pub fn port_stats(&self) -> Result<PortStats, Error> {
         let each = self.sides.iter().map(|s| s.port.stats()).collect::<Result<Vec<_>, _>>()?;
         Ok(PortStats::total(&each))
     }
@@ -234,12 +231,9 @@ impl Receiver {
     /// Configures every port for its share of `queues` RX queues (at least
     /// one: a port cannot have none), starts them, and a lane per queue
     /// (on a memif port, once its peer is connected: see [`Receiver::supervise`]).
-    pub fn start(&mut self, queues: u16) -> Result<(), Failure> {
+    pub fn start(&mut self, queues: u16) -> Result<(), Error> {
         if queues > self.cfg.max_queues {
-            return Err(Failure::usage(format!(
-                "{queues} RX queues asked, but drop reserved lcores and pools for {}: restart drop with --queues {queues}",
-                self.cfg.max_queues
-            )));
+            return Err(Error::QueuesBeyondReserved { asked: queues, reserved: self.cfg.max_queues });
         }
         let spread = layout::Spread::new(queues, self.sides.len() as u16);
         let nic_clock = self.nic_clock();
@@ -250,7 +244,7 @@ impl Receiver {
             queues,
             |n| Self::port_config(cfg, n, nic_clock),
             |p, local| &pools[usize::from(spread.global_queue(p, local))],
-            "--max-size",
+            false,
             first,
         )?;
         for side in &mut self.sides {
@@ -269,7 +263,7 @@ impl Receiver {
     }
 
     /// Stops every lane and the ports; what they counted joins the totals.
-    pub fn stop(&mut self) -> Result<(), Failure> {
+    pub fn stop(&mut self) -> Result<(), Error> {
         let parked = self.park();
         // The handles die with the configuration.
         self.home = QueueHome::default();
@@ -284,7 +278,7 @@ impl Receiver {
 
     /// Starts over with `queues` RX queues if that differs from now.
     /// Returns whether the ports restarted.
-    pub fn set_queues(&mut self, queues: u16) -> Result<bool, Failure> {
+    pub fn set_queues(&mut self, queues: u16) -> Result<bool, Error> {
         if queues == self.queues && (!self.lanes.is_empty() || (self.peer_managed && self.home.rx_count() == usize::from(queues))) {
             return Ok(false);
         }
@@ -294,7 +288,7 @@ impl Receiver {
     }
 
     /// Stops everything and hands over the totals.
-    pub fn finish(&mut self) -> Result<Totals, Failure> {
+    pub fn finish(&mut self) -> Result<Totals, Error> {
         for side in &self.sides {
             side.watch.stop();
         }
@@ -306,20 +300,17 @@ impl Receiver {
 /// --rx-cost in ticks of the lanes' counter. The lanes spin on their
 /// counter, whose ticks are core cycles on x86 only: on arm64 it is a
 /// platform timer, turned into cycles with the core's frequency where known.
-fn rx_cost_ticks(cycles: u64) -> Result<u64, Failure> {
+fn rx_cost_ticks(cycles: u64) -> Result<u64, Error> {
     let core = crate::clock::core();
     match (cycles, core.ticks_of_cycles(cycles)) {
         (0, _) => Ok(0),
         (_, Some(ticks)) => Ok(ticks),
-        (cycles, None) => Err(Failure::usage(format!(
-            "--rx-cost {cycles} is in core cycles, but this machine's core clock is {}: give --rx-cost 0 here, or run where the kernel has cpufreq in sysfs",
-            core.core_hz_source
-        ))),
+        (cycles, None) => Err(Error::RxCostUnknownClock { cycles, clock: core.core_hz_source.clone() }),
     }
 }
 
 /// The clock --one-way reads arrivals on, from what every port offers.
-fn arrival_clock(sides: &[RxSide], choice: latency::ArrivalClockChoice) -> Result<latency::ArrivalClock, Failure> {
+fn arrival_clock(sides: &[RxSide], choice: latency::ArrivalClockChoice) -> Result<latency::ArrivalClock, Error> {
     let ports: Vec<latency::arrival::PortTimestamps> = sides
         .iter()
         .map(|s| latency::arrival::PortTimestamps {
@@ -329,7 +320,7 @@ fn arrival_clock(sides: &[RxSide], choice: latency::ArrivalClockChoice) -> Resul
             scale: timescale_of(&s.info.driver),
         })
         .collect();
-    latency::arrival::choose(choice, &ports).map_err(|e| Failure::usage(e.to_string()))
+    latency::arrival::choose(choice, &ports).map_err(Error::from)
 }
 
 /// Each RX queue's pool: its ring and a burst in flight, or --rx-mbufs.

@@ -47,7 +47,11 @@ pub enum StepFailure {
     #[error("drop answered a group window without the group's figures")]
     NoGroupFigures,
     /// The sender could not run the step (a port that would not start, a
-    /// link that stayed down): its own one-line failure.
+    /// link that stayed down): the line the binary says for its
+    /// [`crate::Error`], naming the flag to change. A sentence, not the
+    /// error: the flag is the binary's to name, and the record keeps the
+    /// line the user read (a `StepFailure` is cloned and compared; an
+    /// `Error` holding an io or DPDK error is neither).
     #[error("{0}")]
     Sender(String),
 }

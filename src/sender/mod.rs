@@ -23,8 +23,8 @@ use wire::MacAddr;
 pub use self::failure::StepFailure;
 pub use self::outcome::{tx_wall_pct, LaneResult, SenderWindow, StepOutcome};
 pub use self::window::{NoPeer, Reading, WindowHooks};
-use crate::environment_record::MempoolRecord;
-use crate::fail::Failure;
+use crate::environment_record::{mempool_record, MempoolRecord};
+use crate::error::Error;
 use crate::plane::{self, PlanePort, QueueHome};
 use crate::session;
 use crate::signals;
@@ -63,8 +63,9 @@ pub struct SenderConfig {
     pub xstats_interval: Duration,
     /// The live line's and the series' interval (--interval).
     pub interval: Duration,
-    /// The flag that sets the largest frame, named when a port cannot take it.
-    pub size_flag: &'static str,
+    /// The largest frame is a capture's, not --size's (said when a port
+    /// cannot take it: [`Error::Limit`]).
+    pub size_from_capture: bool,
 }
 
 /// One step.
@@ -155,13 +156,10 @@ pub struct Sender {
 
 impl Sender {
     /// Opens the ports and makes the pools for the largest step.
-    pub fn new(eal: &Eal, cfg: SenderConfig) -> Result<Sender, Failure> {
+    pub fn new(eal: &Eal, cfg: SenderConfig) -> Result<Sender, Error> {
         let nports = cfg.ports.len() as u16;
         if cfg.max_queues < nports {
-            return Err(Failure::usage(format!(
-                "{} ports but at most {} queue(s): give every --port a queue (--queues {nports} or more)",
-                nports, cfg.max_queues
-            )));
+            return Err(Error::SendQueuesBelowPorts { ports: nports, queues: cfg.max_queues });
         }
         let mbuf = dpdk::MbufLayout::get();
         let spread = Spread::new(cfg.max_queues, nports);
@@ -184,7 +182,8 @@ impl Sender {
         // The device's limits first, then the lcores: each names the flag to
         // change, where a pool sized for an impossible queue count would only
         // say "give the EAL more memory".
-        let opened = plane::open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n), cfg.size_flag)?;
+        let opened =
+            plane::open_ports(&cfg.ports, cfg.max_queues, &cfg.watch_xstats, |n| Self::port_config(&cfg, n), cfg.size_from_capture)?;
         for (p, plane) in opened.into_iter().enumerate() {
             let own_mac = MacAddr(plane.port.mac()?);
             let addressing = cfg.addressing[p].clone();
@@ -196,7 +195,7 @@ impl Sender {
             .iter()
             .map(|s| Mempool::create(&format!("bd_txrx_{}", s.port.id()), &rx_sizing, s.port.socket()))
             .collect::<Result<Vec<_>, _>>()?;
-        let mempools = vec![MempoolRecord::new(u32::from(cfg.max_queues), &tx_sizing), MempoolRecord::new(u32::from(nports), &rx_sizing)];
+        let mempools = vec![mempool_record(u32::from(cfg.max_queues), &tx_sizing), mempool_record(u32::from(nports), &rx_sizing)];
         let pools = plane::queue_pools("tx", spread, &tx_sizing, |p| &sides[usize::from(p)].port)?.into_iter().map(Arc::new).collect();
         Ok(Sender {
             sides,
@@ -279,7 +278,7 @@ impl Sender {
     /// (Re)configures every port for its share of `queues`, starts them and
     /// waits for their links. A port whose share is 0 still gets a queue
     /// (a port cannot have none) that no lane uses.
-    pub fn set_queues(&mut self, queues: u16) -> Result<(), Failure> {
+    pub fn set_queues(&mut self, queues: u16) -> Result<(), Error> {
         if self.configured_queues == Some(queues) {
             return Ok(());
         }
@@ -292,7 +291,7 @@ impl Sender {
             queues,
             |n| Self::port_config(&self.cfg, n),
             |p, _| &rx_pools[usize::from(p)],
-            self.cfg.size_flag,
+            self.cfg.size_from_capture,
             first,
         )?;
         self.configured_queues = Some(queues);
@@ -300,14 +299,9 @@ impl Sender {
         for side in &mut self.sides {
             side.link = side.port.wait_link_up(self.cfg.link_timeout, signals::stopping)?.ok_or_else(|| {
                 if signals::interrupted() {
-                    Failure::runtime("interrupted while waiting for the link")
+                    Error::LinkWaitInterrupted
                 } else {
-                    Failure::runtime(format!(
-                        "link of port {} ({}) still down after {:.0?}: is the peer running (drop, or the memif server)? raise --link-timeout to wait longer",
-                        side.port.id(),
-                        side.info.name,
-                        self.cfg.link_timeout
-                    ))
+                    Error::LinkDown { port: side.port.id(), name: side.info.name.clone(), waited: self.cfg.link_timeout }
                 }
             })?;
         }

@@ -13,8 +13,8 @@ use super::outcome::{LaneResult, Phase};
 use super::window::WindowHooks;
 use super::{Sender, StepParams};
 use crate::counters::{self, LaneCounters, Tally};
-use crate::fail::Failure;
-use crate::figures::{self, PerPacket, Rates};
+use crate::error::Error;
+use crate::figures::{self, per_packet, Rates};
 use crate::live::{Tick, Ticker};
 use crate::live_latency::LatencyCounts;
 use crate::plane::Lanes;
@@ -37,7 +37,7 @@ impl Sender {
         duration: Option<Duration>,
         count: Option<u64>,
         hooks: &mut dyn WindowHooks,
-    ) -> Result<Phase, Failure> {
+    ) -> Result<Phase, Error> {
         let frame_len = (p.size - wire::FCS_LEN as u32) as u16;
         crate::unfinished::began_measuring();
         let plan = plan.clone().with_count(count);
@@ -114,7 +114,7 @@ impl Sender {
         lanes: &mut Lanes<(TxQueue, TxOutcome)>,
         plan: &StepLayout,
         mut failure: Option<StepFailure>,
-    ) -> Result<(Vec<LaneResult>, Option<StepFailure>), Failure> {
+    ) -> Result<(Vec<LaneResult>, Option<StepFailure>), Error> {
         let (joined, panicked) = lanes.join();
         let mut results = Vec::with_capacity(joined.len());
         for j in joined {
@@ -302,7 +302,7 @@ impl Sender {
             tick.stamp(),
             figures::mpps(r.mpps),
             r.wire_gbps,
-            PerPacket::of(d.busy_cycles, d.packets),
+            per_packet(d.busy_cycles, d.packets),
             d.ring_full_retries,
             tick.per_queue(&now_q, prev_q),
             self.live_watch_text().map(|w| format!(" | {w}")).unwrap_or_default()

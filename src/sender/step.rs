@@ -9,12 +9,12 @@ use wire::FrameSpec;
 use super::outcome::StepOutcome;
 use super::window::WindowHooks;
 use super::{Sender, StepParams};
-use crate::fail::Failure;
+use crate::error::Error;
 use crate::signals;
 use crate::tx;
 
 impl Sender {
-    fn write_templates(&mut self, layout: &StepLayout, size: u32, mix: Option<&wire::SizeMix>) -> Result<(), Failure> {
+    fn write_templates(&mut self, layout: &StepLayout, size: u32, mix: Option<&wire::SizeMix>) -> Result<(), Error> {
         let key = (size, layout.flows.flows, layout.queues(), mix.map(|m| m.label()));
         if self.templates == Some(key.clone()) {
             return Ok(());
@@ -50,7 +50,7 @@ impl Sender {
     /// trial, drains, and has the receiver close its window. Every frame of
     /// the trial is thus inside the receiver's window and nothing else is,
     /// so the two ends' counts compare exactly (RFC 2544's trial).
-    pub fn run_step(&mut self, p: &StepParams, hooks: &mut dyn WindowHooks) -> Result<StepOutcome, Failure> {
+    pub fn run_step(&mut self, p: &StepParams, hooks: &mut dyn WindowHooks) -> Result<StepOutcome, Error> {
         let plan = self.layout(p)?;
         self.set_queues(p.queues)?;
         if p.replay.is_none() {
@@ -105,11 +105,11 @@ impl Sender {
     }
 
     /// The step's layout over this sender's ports.
-    pub fn layout(&self, p: &StepParams) -> Result<StepLayout, Failure> {
+    pub fn layout(&self, p: &StepParams) -> Result<StepLayout, Error> {
         let base = self.sides[0].addressing.src_port;
-        let mut layout = StepLayout::new(p.queues, self.sides.len() as u16, p.flows, base).map_err(crate::session::layout_failure)?;
+        let mut layout = StepLayout::new(p.queues, self.sides.len() as u16, p.flows, base).map_err(Error::Layout)?;
         if let Some((first, room)) = self.own_streams {
-            layout = layout.with_streams_from(first, room).map_err(crate::session::layout_failure)?;
+            layout = layout.with_streams_from(first, room).map_err(Error::Layout)?;
         }
         Ok(layout.with_rate(p.rate))
     }

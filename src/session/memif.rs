@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::eal_args;
-use crate::fail::Failure;
+use crate::error::MemifError;
 
 /// Checks each net_memif vdev's socket before the EAL starts, since the
 /// PMD's own failures surface only as "no ports". DPDK 22.11's memif server
@@ -14,7 +14,7 @@ use crate::fail::Failure;
 /// refused, naming it; one nobody listens on (left by a killed process) is
 /// removed, with a warning. A socket file's folder must exist (client or
 /// server: the PMD checks it at probe).
-pub fn check_memif_sockets(args: &[String]) -> Result<(), Failure> {
+pub fn check_memif_sockets(args: &[String]) -> Result<(), MemifError> {
     let mut seen = Vec::new();
     for m in eal_args::memif_vdevs(args) {
         if seen.contains(&(m.socket.clone(), m.socket_abstract, m.server)) {
@@ -26,14 +26,9 @@ pub fn check_memif_sockets(args: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn check_memif_socket(m: &eal_args::MemifVdev) -> Result<(), Failure> {
+fn check_memif_socket(m: &eal_args::MemifVdev) -> Result<(), MemifError> {
     let path = &m.socket;
-    let in_use = |shown: String| {
-        Failure::usage(format!(
-            "memif socket {shown} is in use by another process (a drop still running?): stop it or give the vdev {} another socket=PATH",
-            m.name
-        ))
-    };
+    let in_use = |shown: String| MemifError::InUse { shown, vdev: m.name.clone() };
     if m.socket_abstract {
         // In the abstract namespace: no file; only a listener to find.
         return match (m.server, memif_probe(path, true)) {
@@ -50,46 +45,31 @@ fn check_memif_socket(m: &eal_args::MemifVdev) -> Result<(), Failure> {
 
 /// A socket path the kernel takes, in a folder that exists (the PMD checks
 /// it at probe, client or server).
-fn check_socket_folder(m: &eal_args::MemifVdev) -> Result<(), Failure> {
+fn check_socket_folder(m: &eal_args::MemifVdev) -> Result<(), MemifError> {
     let path = &m.socket;
     if path.len() >= 108 {
-        return Err(Failure::usage(format!(
-            "memif socket {path} is {} bytes long, above the 107 a Unix socket path may have: give the vdev {} a shorter socket=PATH",
-            path.len(),
-            m.name
-        )));
+        return Err(MemifError::PathTooLong { path: path.clone(), vdev: m.name.clone() });
     }
     let folder = match path.rfind('/') {
         Some(0) => "/",
         Some(i) => &path[..i],
-        None => {
-            return Err(Failure::usage(format!(
-                "memif socket {path} has no folder: give the vdev {} a full path, e.g. socket=/tmp/{path}",
-                m.name
-            )))
-        }
+        None => return Err(MemifError::NoFolder { path: path.clone(), vdev: m.name.clone() }),
     };
     if !Path::new(folder).is_dir() {
-        return Err(Failure::usage(format!(
-            "memif socket {path}: folder {folder} does not exist: create it or give the vdev {} another socket=PATH",
-            m.name
-        )));
+        return Err(MemifError::FolderMissing { path: path.clone(), folder: folder.to_owned(), vdev: m.name.clone() });
     }
     Ok(())
 }
 
 /// A server's socket file: refused if a process serves it or it is not a
 /// socket, removed (with a warning) if nobody listens on it.
-fn check_server_socket(m: &eal_args::MemifVdev, in_use: impl Fn(String) -> Failure) -> Result<(), Failure> {
+fn check_server_socket(m: &eal_args::MemifVdev, in_use: impl Fn(String) -> MemifError) -> Result<(), MemifError> {
     use std::os::unix::fs::FileTypeExt;
     let path = &m.socket;
     match std::fs::symlink_metadata(path) {
         Err(_) => return Ok(()),
         Ok(meta) if !meta.file_type().is_socket() => {
-            return Err(Failure::usage(format!(
-                "memif socket {path} exists and is not a socket: remove it or give the vdev {} another socket=PATH",
-                m.name
-            )));
+            return Err(MemifError::NotASocket { path: path.clone(), vdev: m.name.clone() });
         }
         Ok(_) => {}
     }
@@ -102,15 +82,9 @@ fn check_server_socket(m: &eal_args::MemifVdev, in_use: impl Fn(String) -> Failu
                 Ok(())
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(Failure::usage(format!(
-                "memif socket {path} is stale (nobody listens on it) but cannot be removed ({e}): remove it or give the vdev {} another socket=PATH",
-                m.name
-            ))),
+            Err(source) => Err(MemifError::StaleNotRemoved { path: path.clone(), vdev: m.name.clone(), source }),
         },
-        Probe::Other(e) => Err(Failure::usage(format!(
-            "memif socket {path} exists and cannot be checked ({e}): remove it if no process serves it, or give the vdev {} another socket=PATH",
-            m.name
-        ))),
+        Probe::Other(source) => Err(MemifError::Unchecked { path: path.clone(), vdev: m.name.clone(), source }),
     }
 }
 

@@ -41,12 +41,21 @@ fn decimal(s: &str, what: &str) -> Result<f64, BadValue> {
     }
 }
 
+/// `s` without its unit: "64B", "64 B" and "64" all read "64". The
+/// help prints each default with its unit, and what it prints is taken
+/// back as input.
+fn without_unit<'a>(s: &'a str, unit: &str) -> &'a str {
+    let t = s.trim();
+    t.strip_suffix(unit).map_or(t, str::trim_end)
+}
+
 fn below_minimum(n: u64) -> String {
     format!("{n} is below the Ethernet minimum of {} bytes (FCS included): give 64 or more, e.g. 64 or 1518", wire::MIN_FRAME)
 }
 
+/// A frame size in bytes (1518, 1518B), 64 or more.
 pub fn frame_size(s: &str) -> Result<u32, BadValue> {
-    let n: u32 = whole(s, "a frame size in bytes: 64 (the Ethernet minimum, FCS included) or more, e.g. 1518")?;
+    let n: u32 = whole(without_unit(s, "B"), "a frame size in bytes: 64 (the Ethernet minimum, FCS included) or more, e.g. 1518")?;
     if (n as usize) < wire::MIN_FRAME {
         return Err(BadValue(below_minimum(u64::from(n))));
     }
@@ -80,8 +89,12 @@ pub fn queue_list(s: &str) -> Result<List<u16>, BadValue> {
     Ok(List(ladder::parse_list(s, "queue count", u64::from(u16::MAX))?.into_iter().map(|v| v as u16).collect()))
 }
 
-/// A frame size, a list of them or a doubling range.
+/// A frame size, a list of them or a doubling range, each in bytes with
+/// or without its unit ("64", "64B", "64B,1500B", "64..1024").
 pub fn size_list(s: &str) -> Result<List<u32>, BadValue> {
+    let bare: Vec<String> = s.split(',').map(|p| p.split("..").map(|n| without_unit(n, "B")).collect::<Vec<_>>().join("..")).collect();
+    let s = bare.join(",");
+    let s = s.as_str();
     for n in list_items(s) {
         if negative(n) {
             return Err(BadValue(format!(
@@ -182,10 +195,21 @@ pub fn count(s: &str) -> Result<u64, BadValue> {
     crate::units::parse_count(s)
 }
 
-/// A percentage from 0 to 100 (loss allowed, thresholds).
+/// A size in bytes with an optional k/M/G (powers of 1000) and an optional
+/// B: "1G", "1GB", "512MB", "1000000".
+pub fn bytes(s: &str) -> Result<u64, BadValue> {
+    let t = without_unit(s, "B");
+    if negative(t) {
+        return Err(BadValue(format!("{t} is negative: give a size in bytes above 0, e.g. 512MB or 4GB")));
+    }
+    crate::units::parse_count(t).map_err(|_| BadValue(format!("{s:?} is not a size in bytes above 0: write e.g. 512MB, 4GB or 1000000")))
+}
+
+/// A percentage from 0 to 100 (loss allowed, thresholds), with or
+/// without its % ("0.5", "0.5%").
 pub fn percent(s: &str) -> Result<f64, BadValue> {
     let what = "a percentage from 0 to 100, e.g. 0.5";
-    match decimal(s, what)? {
+    match decimal(without_unit(s, "%"), what)? {
         v if v <= 100.0 => Ok(v),
         v => Err(BadValue(format!("{v} is above 100: give {what}"))),
     }
@@ -214,9 +238,10 @@ pub fn cycles(s: &str) -> Result<u64, BadValue> {
     whole(s, "a number of CPU cycles per frame, 0 (none) or more, e.g. 20000")
 }
 
-/// An interval in microseconds, 0 (off) or more.
+/// An interval in microseconds, 0 (off) or more, with or without its
+/// unit ("100", "100us").
 pub fn micros(s: &str) -> Result<u64, BadValue> {
-    whole(s, "an interval in microseconds, 0 (off) or more, e.g. 100")
+    whole(without_unit(s, "us"), "an interval in microseconds, 0 (off) or more, e.g. 100")
 }
 
 /// A number of mbufs, at least 1.
@@ -275,6 +300,29 @@ mod tests {
         }
         assert_eq!(size_list("64,1500").unwrap().0, [64, 1500]);
         assert!(frame_size("0").unwrap_err().to_string().contains("minimum of 64"));
+    }
+
+    #[test]
+    fn values_with_their_unit_read_as_without() {
+        assert_eq!(frame_size("1518B").unwrap(), 1518);
+        assert_eq!(frame_size("1518 B").unwrap(), 1518);
+        assert!(frame_size("63B").unwrap_err().to_string().contains("minimum of 64"));
+        assert_eq!(size_list("64B").unwrap().0, [64]);
+        assert_eq!(size_list("64B,1500 B").unwrap().0, [64, 1500]);
+        assert_eq!(size_list("64B..256B").unwrap().0, [64, 128, 256]);
+        assert!(size_list("-64B").unwrap_err().to_string().starts_with("-64 is negative"));
+        assert_eq!(percent("0.5%").unwrap(), 0.5);
+        assert_eq!(percent("5 %").unwrap(), 5.0);
+        assert!(percent("101%").unwrap_err().to_string().contains("above 100"));
+        assert_eq!(micros("100us").unwrap(), 100);
+        assert_eq!(micros("0").unwrap(), 0);
+        assert_eq!(bytes("1GB").unwrap(), 1_000_000_000);
+        assert_eq!(bytes("1G").unwrap(), 1_000_000_000);
+        assert_eq!(bytes("512MB").unwrap(), 512_000_000);
+        assert_eq!(bytes("4096").unwrap(), 4096);
+        assert!(bytes("-1").unwrap_err().to_string().starts_with("-1 is negative"));
+        assert!(bytes("lots").unwrap_err().to_string().contains("not a size in bytes"));
+        assert!(bytes("0B").is_err());
     }
 
     #[test]

@@ -17,7 +17,7 @@ use pace::{Schedule, Shape, ShapeStats};
 use wire::{FrameSpec, Probe, PROBE_LEN, PROBE_OFFSET};
 
 use crate::counters::{LaneCounters, StallWatch, Tally};
-use crate::fail::Failure;
+use crate::error::Error;
 use crate::MAX_BURST;
 
 pub mod outcome;
@@ -82,9 +82,9 @@ pub struct Reflect {
 
 /// Writes the frame of `spec` into every mbuf of `pool`, at the place a
 /// freshly allocated mbuf's data starts.
-pub fn write_templates(pool: &Mempool, spec: &FrameSpec) -> Result<(), Failure> {
+pub fn write_templates(pool: &Mempool, spec: &FrameSpec) -> Result<(), Error> {
     let mut template = vec![0u8; spec.len_without_fcs()];
-    wire::write_frame(spec, &mut template).map_err(Failure::usage)?;
+    wire::write_frame(spec, &mut template)?;
     Ok(pool.write_template(&template)?)
 }
 
@@ -100,12 +100,12 @@ pub struct MixFrames {
 
 impl MixFrames {
     /// `spec`: the queue's frame (its size is replaced by each of the mix's).
-    pub fn new(mix: &wire::SizeMix, spec: &FrameSpec) -> Result<MixFrames, Failure> {
+    pub fn new(mix: &wire::SizeMix, spec: &FrameSpec) -> Result<MixFrames, Error> {
         let (mut lens, mut heads) = (Vec::new(), Vec::new());
         for &(size, _) in mix.parts() {
             let spec = FrameSpec { frame_size: size as usize, ..spec.clone() };
             let mut frame = vec![0u8; spec.len_without_fcs()];
-            wire::write_frame(&spec, &mut frame).map_err(Failure::usage)?;
+            wire::write_frame(&spec, &mut frame)?;
             lens.push(frame.len() as u16);
             heads.push(frame[..wire::HEADERS_LEN].try_into().expect("a frame holds its headers"));
         }

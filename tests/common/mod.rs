@@ -499,6 +499,14 @@ pub fn render_in_browser(html: &std::path::Path, png: &std::path::Path, width: u
     dom.stdout
 }
 
+/// A record read whole into its records type `T`, which writes the same
+/// JSON value again (key order aside: the flags are read as a JSON map).
+pub fn reads_back_whole<T: serde::de::DeserializeOwned + serde::Serialize>(kind: &str, v: &serde_json::Value) -> T {
+    let typed: T = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{kind} reads back whole: {e}"));
+    assert_eq!(&serde_json::to_value(&typed).unwrap(), v, "{kind}: its type writes the same JSON again");
+    typed
+}
+
 /// A little-endian microsecond pcap of `(time in us, frame)`.
 pub fn pcap_bytes(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
     let mut b = Vec::new();

@@ -25,7 +25,7 @@
 //! a result below it is bounded by [`Bound::HeldBack`], never "at least
 //! ...: the sender delivered no more".
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The share of the offered rate a sender may fall short by and still be
 /// taken to have carried it: 1%. A trial that delivered less is counted at
@@ -40,7 +40,7 @@ pub fn sender_short(offered: f64, delivered: f64) -> bool {
 }
 
 /// What bounds a confirmed result from above.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Bound {
     /// A trial above it lost too much (or broke the latency limit): the
@@ -60,7 +60,7 @@ pub enum Bound {
 }
 
 /// One goal's search: the highest passing and the lowest failing rate seen.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Bounds {
     /// The loss limit in percent.
     pub loss_pct: f64,
@@ -109,14 +109,14 @@ impl Bounds {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Goal {
     Ndr,
     Pdr,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TrialKind {
     /// A short trial while narrowing.
@@ -138,7 +138,7 @@ pub struct Next {
 }
 
 /// How the search counted one trial.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Counted {
     /// The sender delivered less than the offered rate beyond
     /// [`DELIVERY_TOLERANCE`]: the trial is no pass at the offered rate.
@@ -426,7 +426,7 @@ impl Search {
 }
 
 /// Conditions a figure holds under.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Qualifiers {
     pub queues: u16,
     /// Frame size in bytes, FCS included.

@@ -1,17 +1,4 @@
-use serde::{Deserialize, Serialize};
-
-/// Where adding queues stopped helping, for one frame size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Ceiling {
-    /// The ceiling was seen: a later step failed to add `threshold` of Mpps.
-    /// False when every step grew: the ladder ended before any ceiling.
-    pub reached: bool,
-    pub queues: u16,
-    pub mpps: f64,
-    /// Every step up to the ceiling kept at least 90% of the first step's Mpps per queue.
-    pub linear_before: bool,
-    pub mpps_per_queue_first: f64,
-}
+use records::ladder::{Ceiling, Crossover, SizeVerdict, ABOVE_PUBLISHED};
 
 /// `points` are (queues, Mpps) in increasing queue order. The ceiling is
 /// the first step after which more queues no longer raise Mpps by at least
@@ -26,52 +13,6 @@ pub fn find_ceiling(points: &[(u16, f64)], threshold: f64) -> Option<Ceiling> {
     };
     let linear_before = points[..=idx].iter().all(|&(q, m)| m / f64::from(q.max(1)) >= 0.9 * per_q0);
     Some(Ceiling { reached, queues: points[idx].0, mpps: points[idx].1, linear_before, mpps_per_queue_first: per_q0 })
-}
-
-/// What held one frame size back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct SizeVerdict {
-    pub size: u32,
-    /// Best receiver Gb/s of frames over the size's steps.
-    pub gbps: f64,
-    /// "bandwidth" when within 3% of the published figure, "packet rate"
-    /// below that, "above published" when more than 3% over it (the figure
-    /// does not bound this port).
-    pub held_by: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Crossover {
-    pub published_gbps: f64,
-    /// The smallest frame size that reached the published bandwidth (within
-    /// 3%); none when a size carried more than 3% above it, since a figure
-    /// the port exceeds is not its limit.
-    pub first_size: Option<u32>,
-    pub sizes: Vec<SizeVerdict>,
-    /// A size carried more than 3% above the published bandwidth: it does
-    /// not apply to this port (a software port such as memif, or the wrong
-    /// --published-gbps), and no crossover is claimed.
-    #[serde(default)]
-    pub published_exceeded: bool,
-}
-
-/// Above this share of the published bandwidth a port is not bound by it.
-pub const ABOVE_PUBLISHED: f64 = 1.03;
-
-impl Crossover {
-    /// Why the published figure does not apply, when a size exceeded it:
-    /// "1518 B carried 310.72% of the published 1 Gb/s: that figure does not
-    /// bound this port (a software port, or the wrong --published-gbps); no
-    /// crossover is claimed".
-    pub fn exceeded_note(&self) -> Option<String> {
-        let most = self.sizes.iter().filter(|v| v.gbps > self.published_gbps * ABOVE_PUBLISHED).max_by(|a, b| a.gbps.total_cmp(&b.gbps))?;
-        Some(format!(
-            "{} B carried {:.2}% of the published {} Gb/s: that figure does not bound this port (a software port, or the wrong --published-gbps); no crossover is claimed",
-            most.size,
-            100.0 * most.gbps / self.published_gbps,
-            self.published_gbps
-        ))
-    }
 }
 
 /// `best` holds (frame size, best Gb/s at that size).

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 /// ENA's TX placement for one port, as its PMD logged it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "state", content = "reason")]
 pub enum Llq {
     /// "Placement policy: Low latency".

@@ -67,6 +67,17 @@ pub enum Side {
     Both,
 }
 
+impl Side {
+    /// Its name as the record writes it.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Side::Sender => "sender",
+            Side::Receiver => "receiver",
+            Side::Both => "both",
+        }
+    }
+}
+
 /// One limit with its evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Limit {

@@ -101,6 +101,14 @@ impl serde::Serialize for Shape {
     }
 }
 
+/// The inverse of `Serialize`: the shape's name, as `FromStr` reads it.
+impl<'de> serde::Deserialize<'de> for Shape {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Shape, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// A text that names no arrival shape.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0:?} is not an arrival shape: write even, burst:N (N from 1 to 512), poisson or open")]
@@ -328,6 +336,19 @@ impl ShapeStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shape_reads_back_from_what_it_writes() {
+        use serde::de::value::{Error, StrDeserializer};
+        use serde::Deserialize;
+        for shape in [Shape::Open, Shape::Even, Shape::Poisson, Shape::Burst(1), Shape::Burst(512)] {
+            // Serialize writes the Display text (collect_str).
+            let text = shape.to_string();
+            assert_eq!(Shape::deserialize(StrDeserializer::<Error>::new(&text)), Ok(shape), "{text}");
+        }
+        let refused = Shape::deserialize(StrDeserializer::<Error>::new("burst:0")).unwrap_err().to_string();
+        assert!(refused.contains("is not an arrival shape"), "{refused}");
+    }
 
     #[test]
     fn exact_rate_over_many_bursts() {

@@ -63,6 +63,11 @@ fn open_steps(r: &Record) -> Vec<(u64, u64, J<'_>)> {
         .collect()
 }
 
+/// Whether a ladder record is a group trial member's (its figures the group's).
+pub fn is_group_trial(r: &Record) -> bool {
+    r.j().arr("steps").iter().any(|s| !J(s).at("group").is_null())
+}
+
 /// The ladder records the atlas can use, and a note for each it cannot.
 pub fn usable(records: &[Record]) -> (Vec<&Record>, Vec<String>) {
     let mut notes = Vec::new();
@@ -70,7 +75,7 @@ pub fn usable(records: &[Record]) -> (Vec<&Record>, Vec<String>) {
     for r in records.iter().filter(|r| r.kind == Kind::Ladder) {
         if r.j().bool("analysis/receiver_side") != Some(true) {
             notes.push(format!("{}: sender-side only (no --peer): left out of the atlas, whose figures are what arrived", r.file_name()));
-        } else if r.j().arr("steps").iter().any(|s| !J(s).at("group").is_null()) {
+        } else if is_group_trial(r) {
             notes.push(format!(
                 "{}: a group trial: its figures are the whole group's, not one instance's: left out of the atlas",
                 r.file_name()

@@ -6,9 +6,27 @@
 #[derive(Debug, Clone, Default)]
 pub struct Doc {
     pub title: String,
-    /// Said first, before any section: what the reader must not miss.
-    pub warnings: Vec<String>,
+    /// Said first: one line per run or group trial, what was found and what held it.
+    pub headlines: Vec<Headline>,
+    /// Then what the reader must not miss, one line per kind, most serious first.
+    pub warnings: Vec<WarningLine>,
     pub sections: Vec<Section>,
+}
+
+/// A run's (or a group trial's) answer: its figure, its conditions, its limit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Headline {
+    /// The run or runs it is of: "run 2 b/drop.json".
+    pub runs: String,
+    pub text: String,
+}
+
+/// One kind of warning with the runs and steps it covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WarningLine {
+    /// The kind's name (`warning::Kind::id`), for the HTML's `data-kind`.
+    pub kind: &'static str,
+    pub text: String,
 }
 
 /// A heading and what stands under it; `level` 2 is a run or the atlas, 3 a part of one.

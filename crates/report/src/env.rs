@@ -2,11 +2,29 @@
 //! (LLQ off, write-combining off, workers sharing a core, no hugepages):
 //! read from the record, said first.
 
-use crate::record::{Kind, Record, J};
+use records::environment::{EnaTxState, Environment, PortRecord};
+use records::window::PeerInfo;
 
-/// Name and value pairs describing the run's hosts, ports and lcores.
+use crate::record::{Body, Kind, Record, J};
+use crate::warning::{self, Place, Warning};
+
+/// The run's own host's environment, and for a run against drop the
+/// receiver's slot (None: the kind has none; Some(None): drop was not there).
+fn environments(b: &Body) -> (&Environment, Option<Option<&PeerInfo>>) {
+    match b {
+        Body::Ladder(l) => (&l.environment.sender, Some(l.environment.receiver.as_ref())),
+        Body::Knee(k) => (&k.environment.sender, Some(k.environment.receiver.as_ref())),
+        Body::Replay(x) => (&x.environment, Some(x.receiver_environment.as_ref())),
+        Body::Single(x) => (&x.environment, None),
+        Body::Drop(d) => (&d.environment, None),
+    }
+}
+
+/// Name and value pairs describing the run's hosts, ports and lcores (none
+/// for a record that does not read as its type: its section says why).
 pub fn facts(r: &Record) -> Vec<(String, String)> {
-    let e = r.env();
+    let Ok(body) = r.body() else { return Vec::new() };
+    let (e, receiver_slot) = environments(&body);
     let mut f: Vec<(String, String)> = Vec::new();
     let mut put = |k: &str, v: String| {
         if !v.is_empty() {
@@ -14,25 +32,22 @@ pub fn facts(r: &Record) -> Vec<(String, String)> {
         }
     };
     put("blastdrop", r.j().text("version"));
-    put("host", join(&[e.text("hostname"), e.text("cpu_model")], ", "));
+    put("host", join(&[e.hostname.clone(), e.cpu_model.clone()], ", "));
     put("machine", machine(e));
     put("EC2", ec2(e));
-    put("kernel", e.text("machine/kernel"));
+    put("kernel", e.machine.kernel.clone().unwrap_or_default());
     put("DPDK", dpdk(e));
-    put("hugepages", e.bool("hugepages").map(|h| if h { "yes" } else { "no" }.to_string()).unwrap_or_default());
+    put("hugepages", if e.hugepages { "yes" } else { "no" }.to_string());
     for (i, p) in ports(e).iter().enumerate() {
-        put(&if i == 0 { "port".to_string() } else { format!("port {i}") }, port(J(p)));
-        if let Some(ena) = ena(J(p)) {
+        put(&if i == 0 { "port".to_string() } else { format!("port {i}") }, port(p));
+        if let Some(ena) = p.ena.as_ref().map(ena) {
             put("ENA", ena);
         }
     }
     put("lcores", lcores(e));
     put("placement", placement(e));
-    if matches!(r.kind, Kind::Ladder | Kind::Knee) {
-        put("receiver", receiver(r.j().at("environment/receiver")));
-    }
-    if r.kind == Kind::Replay {
-        put("receiver", receiver(r.j().at("receiver_environment")));
+    if let Some(h) = receiver_slot {
+        put("receiver", receiver(h));
     }
     put("traffic", traffic(r));
     f
@@ -42,114 +57,92 @@ fn join(parts: &[String], sep: &str) -> String {
     parts.iter().filter(|p| !p.is_empty()).cloned().collect::<Vec<_>>().join(sep)
 }
 
-fn machine(e: J) -> String {
-    join(&[e.text("machine/vendor"), e.text("machine/product"), e.text("machine/placement_group")], " ")
+fn machine(e: &Environment) -> String {
+    let m = &e.machine;
+    join(&[m.vendor.clone(), m.product.clone(), m.placement_group.clone()].map(Option::unwrap_or_default), " ")
 }
 
-fn ec2(e: J) -> String {
-    let x = e.at("machine/ec2");
-    if x.is_null() {
-        return String::new();
-    }
-    let mut s = join(&[x.text("instance_type"), x.text("availability_zone"), x.text("ami_id")], ", ");
-    if let Some(err) = x.str("error") {
+fn ec2(e: &Environment) -> String {
+    let Some(x) = &e.machine.ec2 else { return String::new() };
+    let mut s = join(&[x.instance_type.clone(), x.availability_zone.clone(), x.ami_id.clone()].map(Option::unwrap_or_default), ", ");
+    if let Some(err) = &x.error {
         s = join(&[s, format!("metadata: {err}")], "; ");
     }
     s
 }
 
-fn dpdk(e: J) -> String {
-    let (run, built) = (e.text("dpdk_runtime"), e.text("dpdk_built_against"));
+fn dpdk(e: &Environment) -> String {
+    let (run, built) = (&e.dpdk_runtime, &e.dpdk_built_against);
     if built.is_empty() {
-        run
+        run.clone()
     } else {
         format!("{run} (built against {built})")
     }
 }
 
-fn ports(e: J) -> Vec<serde_json::Value> {
-    let many = e.arr("ports");
-    if many.is_empty() {
-        if e.at("port").is_null() {
-            vec![]
-        } else {
-            vec![e.at("port").0.clone()]
-        }
+/// Every port, in --port order (`ports` with several, else `port`).
+fn ports(e: &Environment) -> Vec<&PortRecord> {
+    if e.ports.is_empty() {
+        vec![&e.port]
     } else {
-        many.to_vec()
+        e.ports.iter().collect()
     }
 }
 
-fn port(p: J) -> String {
-    let speed = p.u64("link_speed_mbps").map(|m| format!("link {} Gb/s", m / 1000)).unwrap_or_default();
-    let rss = match p.bool("rss") {
-        Some(true) => "RSS on".to_string(),
-        Some(false) => "RSS off".to_string(),
-        None => String::new(),
-    };
+fn port(p: &PortRecord) -> String {
     join(
         &[
-            format!("{} ({})", p.text("name"), p.text("driver")),
-            p.u64("mtu").map(|m| format!("MTU {m}")).unwrap_or_default(),
-            speed,
-            rss,
-            p.i64_text("socket", "NUMA node"),
+            format!("{} ({})", p.name, p.driver),
+            format!("MTU {}", p.mtu),
+            format!("link {} Gb/s", p.link_speed_mbps / 1000),
+            if p.rss { "RSS on" } else { "RSS off" }.to_string(),
+            // "" where unknown (negative).
+            if p.socket >= 0 { format!("NUMA node {}", p.socket) } else { String::new() },
         ],
         ", ",
     )
 }
 
-impl J<'_> {
-    /// "NUMA node N", or "" where unknown (negative).
-    fn i64_text(self, path: &str, what: &str) -> String {
-        match self.at(path).0.as_i64() {
-            Some(n) if n >= 0 => format!("{what} {n}"),
-            _ => String::new(),
-        }
-    }
-}
-
-fn ena(p: J) -> Option<String> {
-    let e = p.at("ena");
-    if e.is_null() {
-        return None;
-    }
-    let llq = match e.str("llq/state") {
-        Some("on") => "LLQ on".to_string(),
-        Some(s) => format!("LLQ {s} ({})", e.text("llq/reason")),
+fn ena(e: &EnaTxState) -> String {
+    let llq = match &e.llq {
+        Some(limits::ena_state::Llq::On) => "LLQ on".to_string(),
+        Some(l) => format!("LLQ {} ({})", written_state(l), llq_reason(l)),
         None => "LLQ unknown (the PMD's log did not say)".to_string(),
     };
-    Some(format!("{llq}; write-combining {}", e.text("write_combining")))
+    format!("{llq}; write-combining {}", e.write_combining)
 }
 
-fn lcores(e: J) -> String {
-    e.arr("lcores")
+/// The LLQ state's name and reason, as the record writes them.
+fn written_state(l: &limits::ena_state::Llq) -> String {
+    serde_json::to_value(l).ok().and_then(|v| v["state"].as_str().map(str::to_string)).unwrap_or_default()
+}
+
+fn llq_reason(l: &limits::ena_state::Llq) -> String {
+    serde_json::to_value(l).ok().map(|v| J(&v).text("reason")).unwrap_or_default()
+}
+
+fn lcores(e: &Environment) -> String {
+    e.lcores
         .iter()
         .map(|l| {
-            let l = J(l);
-            // `cpus` is the lcore's whole set; records before it carry only `cpu`.
-            let cpus = if l.at("cpus").is_null() { format!("CPU {}", l.text("cpu")) } else { format!("CPUs {}", l.text("cpus")) };
-            format!("queue {} on lcore {} ({cpus}, socket {})", l.text("queue"), l.text("lcore"), l.text("socket"))
+            let cpus: Vec<String> = l.cpus.iter().map(u32::to_string).collect();
+            format!("queue {} on lcore {} (CPUs {}, socket {})", l.queue, l.lcore, cpus.join(","), l.socket)
         })
         .collect::<Vec<_>>()
         .join("; ")
 }
 
 /// Where blastdrop placed the lcores ("" when -l/--lcores placed them).
-fn placement(e: J) -> String {
-    let p = e.at("placement");
-    if p.is_null() {
-        return String::new();
-    }
-    let nic = p.u64("nic_node").map_or("unknown".to_string(), |n| n.to_string());
-    format!("placed by blastdrop: main lcore on CPU {}, workers on CPUs {}, the NIC's NUMA node {nic}", p.text("main"), p.text("workers"))
+fn placement(e: &Environment) -> String {
+    let Some(p) = &e.placement else { return String::new() };
+    let nic = p.nic_node.map_or("unknown".to_string(), |n| n.to_string());
+    let workers: Vec<String> = p.workers.iter().map(u32::to_string).collect();
+    format!("placed by blastdrop: main lcore on CPU {}, workers on CPUs {}, the NIC's NUMA node {nic}", p.main, workers.join(","))
 }
 
-fn receiver(h: J) -> String {
-    if h.is_null() {
-        return "none (sender-side figures only)".to_string();
-    }
-    join(&[h.text("hostname"), h.text("cpu_model"), h.text("dpdk"), format!("{} ({})", h.text("port_name"), h.text("driver"))], ", ")
+fn receiver(h: Option<&PeerInfo>) -> String {
+    let Some(h) = h else { return "none (sender-side figures only)".to_string() };
+    join(&[h.hostname.clone(), h.cpu_model.clone(), h.dpdk.clone(), format!("{} ({})", h.port_name, h.driver)], ", ")
 }
 
 /// The flags that qualify every figure of the run.
@@ -212,55 +205,82 @@ fn opt(name: &str, v: String) -> String {
 }
 
 /// What the environment says the reader must know before any figure.
-pub fn warnings(r: &Record) -> Vec<String> {
-    let e = r.env();
-    let mut w: Vec<String> =
-        e.arr("placement/warnings").iter().filter_map(|v| v.as_str()).map(|s| format!("lcore placement: {s}")).collect();
-    w.extend(e.arr("lcore_warnings").iter().filter_map(|v| v.as_str()).map(|s| format!("lcore placement: {s}")));
+pub fn warnings(r: &Record) -> Vec<Warning> {
+    let Ok(body) = r.body() else { return Vec::new() };
+    let (e, _) = environments(&body);
+    let placed = e.placement.iter().flat_map(|p| &p.warnings);
+    let mut w: Vec<Warning> =
+        placed.chain(&e.lcore_warnings).map(|s| Warning::new(warning::Kind::LcorePlacement, Place::Run, s.clone())).collect();
     for p in ports(e) {
-        let p = J(&p);
-        let name = p.text("name");
-        match p.str("ena/llq/state") {
-            Some("off") => w.push(format!("{name}: LLQ is off ({}): ENA's fast TX path is not in use", p.text("ena/llq/reason"))),
-            None if !p.at("ena").is_null() => w.push(format!("{name}: whether LLQ is on is unknown (the PMD's log did not say)")),
+        let name = &p.name;
+        match p.ena.as_ref().map(|x| &x.llq) {
+            Some(Some(l)) if written_state(l) == "off" => {
+                w.push(Warning::new(warning::Kind::LlqOff, Place::Run, format!("{name}: {}", llq_reason(l))))
+            }
+            Some(None) => w.push(Warning::new(warning::Kind::LlqUnknown, Place::Run, name.clone())),
             _ => {}
         }
-        if p.str("ena/write_combining").is_some_and(|s| !s.starts_with("on")) {
-            w.push(format!("{name}: write-combining is {} on the LLQ BAR (TX is slow without it)", p.text("ena/write_combining")));
+        if let Some(wc) = p.ena.as_ref().map(|x| &x.write_combining).filter(|s| !s.starts_with("on")) {
+            w.push(Warning::new(warning::Kind::WriteCombiningOff, Place::Run, format!("{name}: {wc}")));
         }
     }
-    if e.bool("hugepages") == Some(false) {
-        w.push("the EAL ran without hugepages: slower than a tuned set-up".to_string());
+    if !e.hugepages {
+        w.push(Warning::new(warning::Kind::NoHugepages, Place::Run, ""));
     }
     // A listening drop is always ended by a signal: that is not an interruption.
     let listening = r.kind == Kind::Drop && !r.j().at("config/listen").is_null();
-    if !listening && (r.j().bool("interrupted") == Some(true) || r.j().bool("summary/interrupted") == Some(true)) {
-        w.push("the run was interrupted (Ctrl-C or SIGTERM): what it had not reached is missing".to_string());
+    if !listening && interrupted(&body) {
+        w.push(Warning::new(warning::Kind::Interrupted, Place::Run, ""));
     }
     w
+}
+
+/// Whether the run was interrupted: the record's own flag, or its summary's.
+fn interrupted(b: &Body) -> bool {
+    match b {
+        Body::Ladder(l) => l.interrupted,
+        Body::Knee(k) => k.interrupted,
+        Body::Single(x) => x.summary.interrupted,
+        Body::Replay(x) => x.summary.interrupted,
+        Body::Drop(d) => d.summary.interrupted,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
     use std::path::Path;
 
-    fn rec(v: serde_json::Value) -> Record {
+    /// A real record of testdata (read whole as its type), with `changes` made to it.
+    fn rec(file: &str, changes: impl FnOnce(&mut Value)) -> Record {
+        let text = match file {
+            "single" => include_str!("../testdata/single.json"),
+            _ => include_str!("../testdata/drop.json"),
+        };
+        let mut v: Value = serde_json::from_str(text).unwrap();
+        changes(&mut v);
         Record::from_json(Path::new("r.json"), v, None).unwrap()
     }
 
     #[test]
     fn ena_llq_off_and_shared_cores_stand_first() {
-        let r = rec(json!({"tool": "blast", "mode": "single", "schema_version": 1, "environment": {
-            "hugepages": true,
-            "placement": {"warnings": ["workers share physical cores (hyperthread siblings 1/33): each gets about half a core"]},
-            "port": {"name": "0000:00:06.0", "driver": "net_ena", "mtu": 9001,
-                     "ena": {"llq": {"state": "off", "reason": "no LLQ BAR"}, "write_combining": "off"}}}}));
-        let w = warnings(&r);
+        let r = rec("single", |v| {
+            let e = &mut v["environment"];
+            e["hugepages"] = json!(true);
+            e["placement"] = json!({"main": 0, "workers": [1], "nic_node": null,
+                "warnings": ["workers share physical cores (hyperthread siblings 1/33): each gets about half a core"]});
+            let p = &mut e["port"];
+            (p["name"], p["driver"], p["mtu"]) = (json!("0000:00:06.0"), json!("net_ena"), json!(9001));
+            p["ena"] = json!({"llq": {"state": "off", "reason": "no LLQ BAR"}, "write_combining": "off"});
+        });
+        let w: Vec<String> = warnings(&r).iter().map(Warning::text).collect();
         assert!(w[0].starts_with("lcore placement: workers share physical cores"), "{w:?}");
-        assert!(w.iter().any(|s| s.contains("LLQ is off (no LLQ BAR)")), "{w:?}");
-        assert!(w.iter().any(|s| s.contains("write-combining is off")), "{w:?}");
+        assert!(w.iter().any(|s| s.contains("LLQ is off (ENA's fast TX path is not in use): 0000:00:06.0: no LLQ BAR")), "{w:?}");
+        assert!(
+            w.iter().any(|s| s.contains("write-combining is not on (TX is slow on the LLQ BAR without it): 0000:00:06.0: off")),
+            "{w:?}"
+        );
         let f = facts(&r);
         assert!(f.iter().any(|(k, v)| k == "ENA" && v.starts_with("LLQ off (no LLQ BAR)")), "{f:?}");
         assert!(f.iter().any(|(k, v)| k == "port" && v.contains("MTU 9001")), "{f:?}");
@@ -268,10 +288,28 @@ mod tests {
 
     #[test]
     fn a_plain_port_has_no_ena_line_and_an_interrupted_run_says_so() {
-        let r = rec(json!({"tool": "drop", "schema_version": 1, "summary": {"interrupted": true},
-            "environment": {"hugepages": true, "port": {"name": "net_memif0", "driver": "net_memif"}}}));
+        // A standalone drop (no --listen) on memif, interrupted.
+        let r = rec("drop", |v| {
+            v["config"].as_object_mut().unwrap().remove("listen");
+            v["summary"]["interrupted"] = json!(true);
+            v["environment"]["hugepages"] = json!(true);
+            v["environment"]["lcore_warnings"] = json!([]);
+        });
         assert!(!facts(&r).iter().any(|(k, _)| k == "ENA"));
         assert_eq!(warnings(&r).len(), 1);
-        assert!(warnings(&r)[0].contains("interrupted"));
+        assert!(warnings(&r)[0].text().contains("interrupted"));
+    }
+
+    /// The facts are the typed environment's own fields.
+    #[test]
+    fn the_facts_are_the_environments_fields() {
+        let r = rec("drop", |_| ());
+        let e = r.drop().unwrap().environment;
+        let f = facts(&r);
+        let fact = |k: &str| f.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap_or_default();
+        assert_eq!(fact("host"), format!("{}, {}", e.hostname, e.cpu_model));
+        assert!(fact("port").starts_with(&format!("{} ({}), MTU {}", e.port.name, e.port.driver, e.port.mtu)), "{f:?}");
+        assert_eq!(fact("hugepages"), "no");
+        assert!(warnings(&r).iter().any(|w| w.text() == format!("lcore placement: {}", e.lcore_warnings[0])));
     }
 }

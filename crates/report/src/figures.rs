@@ -1,113 +1,160 @@
 //! Warnings a run's figures carry (a short sender, an account that does not
 //! add up, lanes the host stood still, a shape that did not hold, a step
-//! not measured): gathered so they stand at the top of the report.
+//! not measured), each with its kind and the step or trial it belongs to,
+//! so that the top of the report can group them.
 
-use crate::record::{Kind, Record, J};
+use ladder::StepRecord;
+use records::drop::DropBody;
 
-pub fn warnings(r: &Record) -> Vec<String> {
-    match r.kind {
-        Kind::Ladder => steps(r.j().arr("steps").iter().map(J).collect()),
-        Kind::Knee => {
-            let mut w = steps(r.j().arr("trials").iter().map(J).collect());
-            if r.j().bool("result/sender_limited") == Some(true) {
-                w.insert(0, format!("the knee is a lower bound: {}", r.j().text("result/pdr")));
+use crate::fmt::{step_limit_cell, verdict_cell};
+use crate::record::{Body, Record};
+use crate::warning::{Kind, Place, Warning};
+
+pub fn warnings(r: &Record) -> Vec<Warning> {
+    // A record that does not read as its type has none: its section says why.
+    let Ok(body) = r.body() else { return Vec::new() };
+    match body {
+        Body::Ladder(l) => l.steps.iter().flat_map(|s| step(s, step_place(s))).collect(),
+        Body::Knee(k) => {
+            let mut w: Vec<Warning> = k.trials.iter().enumerate().flat_map(|(i, t)| step(&t.step, Place::Trial(i + 1))).collect();
+            if k.result.sender_limited {
+                w.push(Warning::new(Kind::KneeLowerBound, Place::Run, k.result.pdr.clone()));
             }
             w
         }
-        Kind::Single | Kind::Replay => summary(r),
-        Kind::Drop => drop(r),
+        Body::Single(b) => {
+            let m = &b.summary;
+            let short = (m.limit == "sender" && m.offered_mpps.is_some()).then(|| verdict_cell(m.limit.clone(), Some(&m.verdict), None));
+            summary(short, None, m.shape_bunched.as_deref(), Some(&m.stalls))
+        }
+        // A replay's summary has no pace, shape or stalls of its own.
+        Body::Replay(b) => summary(None, Some(&b.summary.timing), None, None),
+        Body::Drop(d) => drop(&d),
     }
 }
 
-fn step_name(s: J) -> String {
-    let n = s.u64("step").map_or(0, |x| x + 1);
-    match s.u64("run") {
-        Some(run) if run > 1 => format!("step {n} (run {run})"),
-        _ => format!("step {n}"),
+/// How many places a run's warnings count: its steps or its trials.
+pub fn places(r: &Record) -> (&'static str, usize) {
+    match r.body() {
+        Ok(Body::Ladder(l)) => ("step", l.steps.len()),
+        Ok(Body::Knee(k)) => ("trial", k.trials.len()),
+        _ => ("step", 0),
     }
 }
 
-/// Step by step, then the short senders and stalls summed up.
-fn steps(steps: Vec<J>) -> Vec<String> {
+fn step_place(s: &StepRecord) -> Place {
+    Place::Step { step: s.step, repeat: s.run }
+}
+
+/// One step's: not measured (and nothing else), counts or verdict unknown,
+/// a shape not held, a sender that held back, lanes that stood still.
+fn step(s: &StepRecord, at: Place) -> Vec<Warning> {
+    if let Some(e) = &s.error {
+        return vec![Warning::new(Kind::NotMeasured, at, e.to_string())];
+    }
     let mut w = Vec::new();
-    let mut short: Vec<String> = Vec::new();
-    let (mut stalled, mut longest) = (0, 0.0f64);
-    for s in &steps {
-        let name = step_name(*s);
-        if let Some(e) = s.str("error") {
-            w.push(format!("{name} was not measured: {e}"));
-            continue;
-        }
-        if let Some(e) = s.str("accounting_error") {
-            w.push(format!("{name}: the counts do not add up ({e}); its verdict is unknown"));
-        } else if let Some(e) = s.str("verdict/invalid") {
-            w.push(format!("{name}: verdict unknown: {e}"));
-        }
-        if let Some(b) = s.str("shape_bunched") {
-            w.push(format!("{name}: the arrival shape did not hold: {b}"));
-        }
-        if s.str("limit") == Some("sender") {
-            short.push(name.clone());
-        }
-        let (a, b) = (s.f64("stalls/sender/longest_ms").unwrap_or(0.0), s.f64("stalls/receiver/longest_ms").unwrap_or(0.0));
-        if s.u64("stalls/sender/count").unwrap_or(0) + s.u64("stalls/receiver/count").unwrap_or(0) > 0 {
-            stalled += 1;
-            longest = longest.max(a).max(b);
-        }
+    if let Some(e) = &s.accounting_error {
+        w.push(Warning::new(Kind::CountsDoNotAddUp, at, e.clone()));
+    } else if let Some(e) = s.verdict.as_ref().and_then(|v| v.invalid.as_ref()) {
+        w.push(Warning::new(Kind::VerdictUnknown, at, e.clone()));
     }
-    if !short.is_empty() {
-        let first = steps.iter().find(|s| s.str("limit") == Some("sender")).map(|s| crate::fmt::limit_cell(*s).note.unwrap_or_default());
-        w.push(format!(
-            "the sender held back {} of {} steps ({}): their figures are the sender's limit, not the path's. First: {}",
-            short.len(),
-            steps.len(),
-            short.join(", "),
-            first.unwrap_or_default()
-        ));
+    if s.limit() == "sender" {
+        w.push(Warning::new(Kind::SenderShort, at, step_limit_cell(s).note.unwrap_or_default()));
     }
-    if stalled > 0 {
-        w.push(format!("lanes stood still (the host descheduled them) in {stalled} step(s), the longest for {longest:.1} ms"));
+    if let Some(b) = &s.shape_bunched {
+        w.push(Warning::new(Kind::ShapeNotHeld, at, b.clone()));
+    }
+    if let Some(st) = &s.stalls {
+        let receiver = st.receiver.as_ref();
+        if st.sender.count + receiver.map_or(0, |r| r.count) > 0 {
+            let mut x = Warning::new(Kind::LanesStalled, at, "");
+            x.longest_ms = Some(st.sender.longest_ms.max(receiver.map_or(0.0, |r| r.longest_ms)));
+            w.push(x);
+        }
     }
     w
 }
 
-fn summary(r: &Record) -> Vec<String> {
-    let m = r.j().at("summary");
+/// A single run's or a replay's: a paced sender that fell short (its limit
+/// cell), a capture's timing not held, a shape that did not hold, stalls.
+fn summary(
+    short: Option<crate::doc::Cell>,
+    timing: Option<&records::replay::TimingRecord>,
+    shape_bunched: Option<&str>,
+    stalls: Option<&records::window::LaneStalls>,
+) -> Vec<Warning> {
     let mut w = Vec::new();
-    if m.str("limit") == Some("sender") && !m.at("offered_mpps").is_null() {
-        w.push(format!("the sender fell short of its pace: {}", crate::fmt::limit_cell(m).note.unwrap_or_default()));
+    if let Some(c) = short {
+        w.push(Warning::new(Kind::SenderShort, Place::Run, format!("it fell short of its pace: {}", c.note.unwrap_or_default())));
     }
-    if m.bool("timing/held") == Some(false) {
-        w.push(format!("the capture's timing did not hold: {} frames left more than 50 us late", m.text("timing/late_frames")));
+    if let Some(t) = timing.filter(|t| !t.held) {
+        w.push(Warning::new(Kind::TimingNotHeld, Place::Run, format!("{} frames left more than 50 us late", t.late_frames)));
     }
-    if let Some(b) = m.str("shape_bunched") {
-        w.push(format!("the arrival shape did not hold: {b}"));
+    if let Some(b) = shape_bunched {
+        w.push(Warning::new(Kind::ShapeNotHeld, Place::Run, b));
     }
-    if m.u64("stalls/count").unwrap_or(0) > 0 {
-        w.push(format!(
-            "lanes stood still {} time(s), the longest for {:.1} ms",
-            m.text("stalls/count"),
-            m.f64("stalls/longest_ms").unwrap_or(0.0)
-        ));
+    if let Some(s) = stalls.filter(|s| s.count > 0) {
+        // The count stays in the run's own table; the grouped line says the longest.
+        let mut x = Warning::new(Kind::LanesStalled, Place::Run, "");
+        x.longest_ms = Some(s.longest_ms);
+        w.push(x);
     }
     w
 }
 
-fn drop(r: &Record) -> Vec<String> {
-    let m = r.j().at("summary");
+fn drop(d: &DropBody) -> Vec<Warning> {
+    let m = &d.summary;
     let mut w = Vec::new();
-    if m.bool("port_counters_reset") == Some(true) {
-        w.push(
-            "the device's counters went backwards (memif, when its peer leaves): the port counters are the last read before that"
-                .to_string(),
-        );
+    if m.port_counters_reset {
+        w.push(Warning::new(Kind::CountersWentBackwards, Place::Run, ""));
     }
-    if !m.arr("faults").is_empty() {
-        w.push(format!("{} fault(s) caught when the peer left under a burst", m.arr("faults").len()));
+    if m.faults > 0 {
+        w.push(Warning::new(Kind::FaultsCaught, Place::Run, format!("{} fault(s)", m.faults)));
     }
-    let incomplete = r.j().arr("windows").iter().filter(|v| !J(v).at("incomplete").is_null()).count();
+    let incomplete = d.history.windows.iter().filter(|v| v.incomplete.is_some()).count();
     if incomplete > 0 {
-        w.push(format!("{incomplete} window(s) are incomplete (their client went away): not measurements"));
+        w.push(Warning::new(Kind::IncompleteWindows, Place::Run, format!("{incomplete} window(s)")));
     }
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn drop_record(changes: impl FnOnce(&mut serde_json::Value)) -> Record {
+        let mut v: serde_json::Value = serde_json::from_str(include_str!("../testdata/drop.json")).unwrap();
+        changes(&mut v);
+        Record::from_json(Path::new("drop.json"), v, None).unwrap()
+    }
+
+    /// drop's faults are a count: read as a list by path they never warned.
+    /// The real record (drop --listen, its memif peer gone at the end) had
+    /// its counters reset and one burst fault.
+    #[test]
+    fn drops_faults_and_incomplete_windows_are_warned_of() {
+        let reset = "the device's counters went backwards (memif resets them when its peer leaves: the port counters are the last read before that)";
+        let text = |w: Vec<Warning>| w.iter().map(Warning::text).collect::<Vec<_>>();
+        assert_eq!(text(warnings(&drop_record(|_| ()))), [reset, "faults caught when the peer left under a burst: 1 fault(s)"]);
+        let w = warnings(&drop_record(|v| {
+            v["summary"]["faults"] = serde_json::json!(0);
+            v["windows"][3]["incomplete"] = serde_json::json!("the client went away");
+        }));
+        assert_eq!(text(w), [reset, "incomplete windows (their client went away: not measurements): 1 window(s)"]);
+    }
+
+    /// A knee bounded by its sender says so, in the result's own words (its
+    /// place among the warnings is its kind's severity).
+    #[test]
+    fn a_sender_limited_knee_is_a_lower_bound_first() {
+        let mut v = crate::tests::real_knee();
+        v["result"]["sender_limited"] = serde_json::json!(true);
+        let r = Record::from_json(Path::new("knee.json"), v, None).unwrap();
+        let pdr = r.json["result"]["pdr"].as_str().unwrap().to_string();
+        let w = warnings(&r);
+        let bound: Vec<&Warning> = w.iter().filter(|w| w.kind == Kind::KneeLowerBound).collect();
+        assert_eq!(bound.len(), 1);
+        assert_eq!(bound[0].text(), format!("the knee is a lower bound: {pdr}"));
+    }
 }

@@ -21,6 +21,16 @@ pub fn capacity(x: f64) -> String {
     knee::mpps_floor(x)
 }
 
+/// Rates that several records give of one figure: one when they write
+/// the same, else lowest to highest ("0.0592-0.0596").
+pub fn mpps_range((lo, hi): (f64, f64)) -> String {
+    if mpps(lo) == mpps(hi) {
+        mpps(lo)
+    } else {
+        format!("{}-{}", mpps(lo), mpps(hi))
+    }
+}
+
 pub fn gbps(x: f64) -> String {
     format!("{x:.2}")
 }
@@ -39,6 +49,45 @@ pub fn us(x: f64) -> String {
 
 /// A step's limit, with the verdict's evidence as its note: every limit
 /// found (most frames first), or why the verdict is unknown.
+pub fn step_limit_cell(s: &ladder::StepRecord) -> Cell {
+    verdict_cell(s.limit(), s.verdict.as_ref(), s.error.as_ref().map(|e| e.0.as_str()))
+}
+
+/// A limit's label with its verdict's evidence as the note, or why the
+/// verdict is unknown, or why nothing was measured (`error`).
+pub fn verdict_cell(label: String, verdict: Option<&limits::Verdict>, error: Option<&str>) -> Cell {
+    let label = if label.is_empty() { "n/a".to_string() } else { label };
+    if let Some(why) = verdict.and_then(|v| v.invalid.as_deref()) {
+        return Cell::noted(label, format!("unknown: {why}"));
+    }
+    if let Some(err) = error {
+        return Cell::noted(label, format!("not measured: {err}"));
+    }
+    let limits = verdict.map_or(&[][..], |v| v.limits.as_slice());
+    let evidence: Vec<String> = limits.iter().map(|l| format!("{} ({}): {}", l.kind.as_str(), l.side.as_str(), l.evidence)).collect();
+    if evidence.is_empty() {
+        Cell::new(label)
+    } else {
+        Cell::noted(label, evidence.join("; "))
+    }
+}
+
+/// A value's name as the record writes it (an enum's serde name: "held-back").
+pub fn written<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+/// A number as the record writes it ("5.0" for a whole float), where the
+/// report quotes the record's own figure.
+pub fn as_written(x: f64) -> String {
+    serde_json::Value::from(x).to_string()
+}
+
+/// The same limit cell, read by path: for the trials and rows not read as types.
 pub fn limit_cell(v: J) -> Cell {
     let label = v.text("limit");
     let label = if label.is_empty() { "n/a".to_string() } else { label };

@@ -14,6 +14,8 @@ caption { text-align: left; font-weight: 600; padding: .3em 0; }
 th, td { border: 1px solid #bbb; padding: .25em .5em; vertical-align: top; }
 th { background: #eef; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .why { font-size: .8em; color: #555; max-width: 28em; text-align: left; }
+.answer { border: 2px solid #36c; background: #f2f6ff; padding: .5em 1em; margin: 1em 0; }
+.answer h2 { border: none; margin: .2em 0; font-size: 1.2em; } .answer .run { font-weight: 600; }
 .warnings { border: 2px solid #c60; background: #fff4e5; padding: .5em 1em; margin: 1em 0; }
 .warnings h2 { border: none; margin: .2em 0; color: #a40; font-size: 1.2em; }
 .sentences { border-left: 4px solid #36c; background: #f2f6ff; padding: .4em 1em; }
@@ -36,10 +38,17 @@ pub fn render(doc: &Doc) -> String {
         esc(&doc.title),
         esc(&doc.title)
     );
+    if !doc.headlines.is_empty() {
+        h.push_str("<section id=\"answer\" class=\"answer\"><h2>What was found</h2><ul>\n");
+        for l in &doc.headlines {
+            let _ = writeln!(h, "<li class=\"headline\"><span class=\"run\">{}</span>: {}</li>", esc(&l.runs), esc(&l.text));
+        }
+        h.push_str("</ul></section>\n");
+    }
     if !doc.warnings.is_empty() {
-        h.push_str("<section class=\"warnings\"><h2>Read first</h2><ul>\n");
+        h.push_str("<section id=\"warnings\" class=\"warnings\"><h2>Read first</h2><ul>\n");
         for w in &doc.warnings {
-            let _ = writeln!(h, "<li>{}</li>", esc(w));
+            let _ = writeln!(h, "<li class=\"warning\" data-kind=\"{}\">{}</li>", esc(w.kind), esc(&w.text));
         }
         h.push_str("</ul></section>\n");
     }
@@ -124,7 +133,7 @@ fn cell(h: &mut String, c: &Cell) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::doc::Section;
+    use crate::doc::{Headline, Section, WarningLine};
 
     fn doc() -> Doc {
         let mut t = Table::new("a <table>", &["x", "limit"]);
@@ -134,7 +143,12 @@ mod tests {
             caption: "c".into(),
             svg: "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>".into(),
         });
-        Doc { title: "t".into(), warnings: vec!["LLQ is off".into()], sections: vec![s] }
+        Doc {
+            title: "t".into(),
+            headlines: vec![Headline { runs: "run 1 a.json".into(), text: "1.500 Mpps & more".into() }],
+            warnings: vec![WarningLine { kind: "llq-off", text: "LLQ is off".into() }],
+            sections: vec![s],
+        }
     }
 
     #[test]
@@ -144,6 +158,10 @@ mod tests {
         assert!(h.contains("a &lt;table&gt;") && h.contains("short &amp; often"));
         assert!(h.contains("<figure><svg") && !h.contains("<?xml"));
         assert!(h.find("Read first").unwrap() < h.find("Run 1").unwrap(), "warnings first");
+        let (answer, warnings) = (h.find("<section id=\"answer\"").unwrap(), h.find("<section id=\"warnings\"").unwrap());
+        assert!(answer < warnings, "the answer before the warnings");
+        assert!(h.contains("<li class=\"headline\"><span class=\"run\">run 1 a.json</span>: 1.500 Mpps &amp; more</li>"), "{h}");
+        assert!(h.contains("<li class=\"warning\" data-kind=\"llq-off\">LLQ is off</li>"), "{h}");
         assert!(h.contains("<td class=\"num\">1.500</td>"));
     }
 }

@@ -1,47 +1,42 @@
 //! A ladder's part of the report: every step with both ends' figures and
 //! its verdict, the ceilings, the bandwidth crossover, the fixed-rate
-//! latency table with its floor and ceiling, a group's members, the plot.
+//! latency table with its floor and ceiling, the plot (a group trial's
+//! records are shown together: group_part).
 
 use ladder::{Aggregate, StepRecord};
+use records::ladder::LadderBody;
 
 use crate::doc::{Block, Cell, Section, Table};
-use crate::fmt::{gbps, limit_cell, mpps, opt, pct, us};
-use crate::record::{Record, J};
+use crate::fmt::{as_written, gbps, mpps, opt, pct, step_limit_cell, us};
+use crate::record::Record;
 
-/// The ladder's steps as the ladder crate reads them, for its plot.
-pub fn steps(r: &Record) -> Result<Vec<StepRecord>, String> {
-    serde_json::from_value(r.j().at("steps").0.clone()).map_err(|e| format!("{}: cannot read its steps: {e}", r.file_name()))
-}
-
-/// Whether the figures are the receiver's (a ladder run with --peer).
-pub fn receiver_side(r: &Record) -> bool {
-    r.j().bool("analysis/receiver_side").unwrap_or(false)
-}
-
-pub fn blocks(r: &Record, s: &mut Section) -> Result<(), String> {
-    if let Some(p) = not_run(r) {
+pub fn blocks(r: &Record, l: &LadderBody, s: &mut Section) -> Result<(), String> {
+    if let Some(p) = not_run(l) {
         s.push(Block::Para(format!("Not run: {p}. The ceilings below are over the queue counts that ran.")));
     }
-    s.push(Block::Table(step_table(r)));
-    if let Some(t) = ceiling_table(r) {
+    s.push(Block::Table(step_table(l)));
+    if let Some(t) = ceiling_table(l) {
         s.push(Block::Table(t));
     }
-    if let Some(t) = crossover_table(r) {
+    if let Some(t) = crossover_table(l) {
         s.push(Block::Table(t));
     }
-    let steps = steps(r)?;
-    if let Some(t) = latency_table(&steps) {
+    if let Some(t) = latency_table(&l.steps) {
         s.push(Block::Table(t));
     }
-    if let Some(t) = group_table(r) {
-        s.push(Block::Table(t));
-    }
-    s.push(plot(r, &steps)?);
+    s.push(plot(r, l)?);
     Ok(())
 }
 
-fn step_table(r: &Record) -> Table {
-    let side = if receiver_side(r) { "received Mpps (drop)" } else { "received Mpps (none: no --peer)" };
+/// The ladder plot, for a group trial's section (the group's figures: any
+/// member's record draws the same counts), titled `title`: the group's, not
+/// the one member's whose record drew it.
+pub fn plot_block(r: &Record, l: &LadderBody, title: &str) -> Result<Block, String> {
+    plot_titled(r, l, title)
+}
+
+fn step_table(l: &LadderBody) -> Table {
+    let side = if l.analysis.receiver_side { "received Mpps (drop)" } else { "received Mpps (none: no --peer)" };
     let mut t = Table::new(
         "Every step: sender-side figures are what tx_burst accepted, receiver-side what drop counted of the trial's own frames",
         &[
@@ -60,68 +55,62 @@ fn step_table(r: &Record) -> Table {
             "limit",
         ],
     );
-    for v in r.j().arr("steps") {
-        let v = J(v);
-        let step = v.u64("step").map_or(0, |s| s + 1);
-        let run = v.u64("run").unwrap_or(1);
-        let size = match v.str("size_mix") {
-            Some(mix) => format!("{} (mix {mix}: mean)", v.text("size")),
-            None => v.text("size"),
+    for v in &l.steps {
+        let step = v.step + 1;
+        let size = match &v.size_mix {
+            Some(mix) => format!("{} (mix {mix}: mean)", v.size),
+            None => v.size.to_string(),
         };
         t.row(vec![
-            Cell::new(if run > 1 { format!("{step}.{run}") } else { step.to_string() }),
-            v.text("queues").into(),
+            Cell::new(if v.run > 1 { format!("{step}.{}", v.run) } else { step.to_string() }),
+            v.queues.to_string().into(),
             size.into(),
-            v.text("flows").into(),
-            v.text("mtu").into(),
-            v.text("shape").into(),
-            opt(v.f64("offered_mpps"), mpps).into(),
-            opt(v.f64("sent/mpps"), mpps).into(),
-            opt(v.f64("received/mpps"), mpps).into(),
-            opt(v.f64("received/frame_gbps"), gbps).into(),
-            opt(v.f64("loss_pct"), pct).into(),
-            v.u64("lost").map_or_else(|| "unknown".to_string(), |l| l.to_string()).into(),
-            limit_cell(v),
+            v.flows.to_string().into(),
+            v.mtu.to_string().into(),
+            v.shape.clone().into(),
+            opt(v.offered_mpps, mpps).into(),
+            mpps(v.sent.mpps).into(),
+            opt(v.received.map(|r| r.mpps), mpps).into(),
+            opt(v.received.map(|r| r.frame_gbps), gbps).into(),
+            opt(v.loss_pct, pct).into(),
+            v.lost.map_or_else(|| "unknown".to_string(), |l| l.to_string()).into(),
+            step_limit_cell(v),
         ]);
     }
     t
 }
 
-fn ceiling_table(r: &Record) -> Option<Table> {
-    let c = r.j().arr("analysis/ceilings");
-    if c.is_empty() {
+fn ceiling_table(l: &LadderBody) -> Option<Table> {
+    let a = &l.analysis;
+    if a.ceilings.is_empty() {
         return None;
     }
-    let side = if receiver_side(r) { "receiver-side" } else { "sender-side" };
+    let side = if a.receiver_side { "receiver-side" } else { "sender-side" };
     let mut t = Table::new(
-        format!("Ceilings ({side}): where adding queues stopped helping (within {}%)", r.j().text("analysis/ceiling_threshold_pct")),
+        format!("Ceilings ({side}): where adding queues stopped helping (within {}%)", as_written(a.ceiling_threshold_pct)),
         &["size B", "offered Mpps", "shape", "1 queue Mpps", "wall Mpps", "at queues", "scaled linearly before", "limit"],
     );
-    for v in c {
-        let v = J(v);
-        let reached = v.bool("ceiling/reached") == Some(true);
+    for v in &a.ceilings {
+        let c = &v.ceiling;
         t.row(vec![
-            v.text("size").into(),
-            opt(v.f64("offered_mpps"), mpps).into(),
-            v.text("shape").into(),
-            opt(v.f64("ceiling/mpps_per_queue_first"), mpps).into(),
-            opt(v.f64("ceiling/mpps"), mpps).into(),
-            Cell::new(if reached { v.text("ceiling/queues") } else { format!("not reached by {}", v.text("ceiling/queues")) }),
-            v.text("ceiling/linear_before").into(),
-            v.text("limit").into(),
+            v.size.to_string().into(),
+            opt(v.offered_mpps, mpps).into(),
+            v.shape.clone().into(),
+            mpps(c.mpps_per_queue_first).into(),
+            mpps(c.mpps).into(),
+            Cell::new(if c.reached { c.queues.to_string() } else { format!("not reached by {}", c.queues) }),
+            c.linear_before.to_string().into(),
+            v.limit.clone().into(),
         ]);
     }
     Some(t)
 }
 
-fn crossover_table(r: &Record) -> Option<Table> {
-    let c = r.j().at("analysis/crossover");
-    if c.is_null() {
-        return None;
-    }
-    let published = c.f64("published_gbps")?;
-    let exceeded = c.arr("sizes").iter().any(|v| J(v).f64("gbps").is_some_and(|g| g > published * ladder::ABOVE_PUBLISHED));
-    let first = match c.u64("first_size") {
+fn crossover_table(l: &LadderBody) -> Option<Table> {
+    let c = l.analysis.crossover.as_ref()?;
+    let published = c.published_gbps;
+    let exceeded = c.sizes.iter().any(|v| v.gbps > published * ladder::ABOVE_PUBLISHED);
+    let first = match c.first_size {
         _ if exceeded => "none: a size carried more than 3% above the published figure, which does not bound this port (a software port, or the wrong --published-gbps)".to_string(),
         Some(s) => format!("{s} B"),
         None => "none of the sizes run".to_string(),
@@ -130,15 +119,8 @@ fn crossover_table(r: &Record) -> Option<Table> {
         format!("Bandwidth crossover against the published {published} Gb/s: first size within 3% of it: {first}"),
         &["size B", "best received Gb/s (frames)", "of published", "held by"],
     );
-    for v in c.arr("sizes") {
-        let v = J(v);
-        let g = v.f64("gbps");
-        t.row(vec![
-            v.text("size").into(),
-            opt(g, gbps).into(),
-            opt(g.map(|g| 100.0 * g / published), pct).into(),
-            v.text("held_by").into(),
-        ]);
+    for v in &c.sizes {
+        t.row(vec![v.size.to_string().into(), gbps(v.gbps).into(), pct(100.0 * v.gbps / published).into(), v.held_by.clone().into()]);
     }
     Some(t)
 }
@@ -192,99 +174,180 @@ fn latency_table(steps: &[StepRecord]) -> Option<Table> {
     Some(t)
 }
 
-/// A group trial's members (--group): each sender's share and its own verdict.
-fn group_table(r: &Record) -> Option<Table> {
-    let grouped: Vec<J> = r.j().arr("steps").iter().map(J).filter(|s| !s.at("group").is_null()).collect();
-    if grouped.is_empty() {
-        return None;
-    }
-    let mut t = Table::new(
-        "Group trials: every member's frames, counted by drop per member (exact where drop kept each stream's account)",
-        &["step", "group", "member", "client", "sent frames", "received", "lost", "member's sender limit"],
-    );
-    for s in grouped {
-        for m in s.arr("group/members") {
-            let m = J(m);
-            t.row(vec![
-                s.u64("step").map_or(0, |x| x + 1).to_string().into(),
-                s.text("group/name").into(),
-                m.text("member").into(),
-                m.text("client").into(),
-                m.text("sent_packets").into(),
-                m.text("received").into(),
-                m.text("lost").into(),
-                m.text("sender_limit").into(),
-            ]);
-        }
-    }
-    Some(t)
+/// The ladder's picture with the caption it comes with, or a line that says
+/// why there is none.
+fn plot(r: &Record, l: &LadderBody) -> Result<Block, String> {
+    let port = &l.environment.sender.port;
+    plot_titled(r, l, &format!("{} ({}): {}", port.name, port.driver, r.file_name()))
 }
 
-fn plot(r: &Record, steps: &[StepRecord]) -> Result<Block, String> {
-    // Made again from the steps, as blast's own --plot makes them: the
-    // record's `aggregates` do not carry each point's verdict class (it is
-    // not serialised), and read back every point would be "limit: n/a".
-    let mut aggs = Aggregate::from_records(steps);
+fn plot_titled(r: &Record, l: &LadderBody, title: &str) -> Result<Block, String> {
+    // Made again from the typed steps, as blast's own --plot makes them:
+    // the record's `aggregates` do not carry each point's verdict class (it
+    // is not serialised), and read back every point would be "n/a".
+    let mut aggs = Aggregate::from_records(&l.steps);
     aggs.sort_by_key(|a| (a.size, a.queues));
-    let receiver = receiver_side(r);
-    let port = r.env().at("port");
-    let title = format!("{} ({}): {}", port.text("name"), port.text("driver"), r.file_name());
-    let opts = ladder::LadderPlot { receiver, title: &title, published_gbps: r.j().f64("config/published_gbps") };
-    let latency = ladder::LatencyPoint::from_records(steps);
-    let svg = ladder::render_svg(&aggs, &opts, &latency).map_err(|e| format!("{}: cannot draw the ladder: {e}", r.file_name()))?;
-    let side = if receiver { "received (drop)" } else { "sent (blast: no receiver)" };
-    Ok(Block::Plot { caption: format!("Mpps {side} against queues, and Gb/s against frame size; points coloured by verdict"), svg })
+    // The flags are read by path: the record keeps them as given (docs/json.md).
+    let opts = ladder::LadderPlot { receiver: l.analysis.receiver_side, title, published_gbps: r.j().f64("config/published_gbps") };
+    let latency = ladder::LatencyPoint::from_records(&l.steps);
+    match ladder::render_svg(&aggs, &opts, &latency).map_err(|e| format!("{}: cannot draw the ladder: {e}", r.file_name()))? {
+        ladder::Plot::Drawn(p) => Ok(Block::Plot { caption: p.caption, svg: p.svg }),
+        ladder::Plot::Nothing(why) => Ok(Block::Para(format!("No plot: {why}."))),
+    }
 }
 
 /// The queue counts the ladder left out before its first step, and why
 /// (`ladder.dropped`); None when every count asked for ran.
-fn not_run(r: &Record) -> Option<String> {
-    let parts: Vec<String> = r
-        .j()
-        .arr("ladder/dropped")
+fn not_run(l: &LadderBody) -> Option<String> {
+    let parts: Vec<String> = l
+        .ladder
+        .dropped
         .iter()
         .map(|d| {
-            let d = J(d);
-            let counts: Vec<String> = d.arr("queues").iter().map(|q| q.to_string()).collect();
-            format!("queue count(s) {} ({} has at most {} {})", counts.join(", "), d.text("port"), d.text("limit"), d.text("what"))
+            let counts: Vec<String> = d.queues.iter().map(|q| q.to_string()).collect();
+            format!("queue count(s) {} ({} has at most {} {})", counts.join(", "), d.port, d.limit, d.what)
         })
         .collect();
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// The sentences to paste: each ceiling with every qualifier, and the crossover.
-pub fn sentences(r: &Record) -> Vec<String> {
-    let receiver = receiver_side(r);
-    let side = if receiver { "received (receiver-side)" } else { "accepted by tx_burst (sender-side only: not what arrived)" };
-    let port = r.env().at("port");
+pub fn sentences(r: &Record, l: &LadderBody) -> Vec<String> {
+    let side =
+        if l.analysis.receiver_side { "received (receiver-side)" } else { "accepted by tx_burst (sender-side only: not what arrived)" };
     let flows = crate::env::flows_phrase(r.j().at("config"));
-    let mtu = r.j().arr("steps").first().map(|s| J(s).text("mtu")).unwrap_or_default();
-    let mut out = Vec::new();
-    for c in r.j().arr("analysis/ceilings") {
-        let c = J(c);
-        let (Some(wall), Some(first)) = (c.f64("ceiling/mpps"), c.f64("ceiling/mpps_per_queue_first")) else { continue };
-        let rate = c.f64("offered_mpps").map_or(String::new(), |o| format!(" paced at {} Mpps,", mpps(o)));
-        out.push(format!(
-            "{} ({}): {} Mpps {side} on 1 queue and a wall of {} Mpps at {} queue(s),{rate} {} B frames, MTU {mtu}, {} arrivals, {flows}; held by: {}.",
-            port.text("name"),
-            port.text("driver"),
-            mpps(first),
-            mpps(wall),
-            c.text("ceiling/queues"),
-            c.text("size"),
-            c.text("shape"),
-            c.text("limit")
-        ));
-    }
-    if let Some(p) = not_run(r) {
+    let mut out: Vec<String> = l.analysis.ceilings.iter().map(|c| ceiling_sentence(l, c, side, &flows)).collect();
+    if let Some(p) = not_run(l) {
         for s in &mut out {
             // A wall "at N queues" read from a ladder cut short is the wall of the counts that ran.
             s.push_str(&format!(" Not run: {p}."));
         }
     }
-    let x = r.j().at("analysis/crossover");
-    if let (Some(p), Some(size)) = (x.f64("published_gbps"), x.u64("first_size")) {
-        out.push(format!("Frames of {size} B and larger reach the published {p} Gb/s within 3% ({side}, {flows}, MTU {mtu})."));
+    if let Some((p, size)) = l.analysis.crossover.as_ref().and_then(|x| Some((x.published_gbps, x.first_size?))) {
+        let mtu = mtu_clause(l.steps.iter().filter(|s| s.size >= size));
+        out.push(format!("Frames of {size} B and larger reach the published {p} Gb/s within 3% ({side}, {flows}{mtu})."));
     }
     out
+}
+
+/// ", MTU 1500" when the steps agree on one, else nothing (no MTU to state).
+fn mtu_clause<'a>(mut steps: impl Iterator<Item = &'a StepRecord>) -> String {
+    let Some(first) = steps.next().map(|s| s.mtu) else { return String::new() };
+    if steps.all(|s| s.mtu == first) {
+        format!(", MTU {first}")
+    } else {
+        String::new()
+    }
+}
+
+/// One ceiling with every qualifier; a clause with nothing to say is left
+/// out: no wall when adding queues still helped, no second figure when one
+/// queue count ran, "per queue at N queues" when the first count was not 1.
+fn ceiling_sentence(l: &LadderBody, c: &records::ladder::SizeCeiling, side: &str, flows: &str) -> String {
+    let port = &l.environment.sender.port;
+    let steps: Vec<&StepRecord> = l
+        .steps
+        .iter()
+        .filter(|s| s.size == c.size && s.shape == c.shape && s.offered_mpps == c.offered_mpps && s.error.is_none())
+        .collect();
+    let counts: std::collections::BTreeSet<u16> = steps.iter().map(|s| s.queues).collect();
+    let first = counts.first().copied().unwrap_or(1);
+    let x = &c.ceiling;
+    let start = if first == 1 {
+        format!("{} Mpps {side} on 1 queue", mpps(x.mpps_per_queue_first))
+    } else {
+        format!("{} Mpps per queue {side} at {first} queues", mpps(x.mpps_per_queue_first))
+    };
+    let wall = match (x.reached, counts.len()) {
+        (true, _) => format!(" and a wall of {} Mpps at {} queue(s)", mpps(x.mpps), x.queues),
+        (false, n) if n > 1 => format!(" and {} Mpps at {} queue(s), still rising (no wall reached)", mpps(x.mpps), x.queues),
+        _ => String::new(),
+    };
+    let rate = c.offered_mpps.map_or(String::new(), |o| format!(" paced at {} Mpps,", mpps(o)));
+    let mtu = mtu_clause(steps.iter().copied());
+    format!(
+        "{} ({}): {start}{wall},{rate} {} B frames{mtu}, {} arrivals, {flows}; held by: {}.",
+        port.name, port.driver, c.size, c.shape, c.limit
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ladder::drawn::{drawn_points, drawn_texts, DrawnPoint};
+    use std::path::Path;
+
+    /// Every figure of the step table and the sentences is the typed
+    /// record's own field, as blast wrote it.
+    #[test]
+    fn a_real_ladders_tables_show_its_typed_fields() {
+        let r = Record::from_json(Path::new("ladder.json"), crate::tests::real_ladder(), None).unwrap();
+        let l = r.ladder().unwrap();
+        let t = step_table(&l);
+        assert_eq!(t.rows.len(), l.steps.len());
+        assert!(!t.rows.is_empty());
+        for (row, s) in t.rows.iter().zip(&l.steps) {
+            let col = |name: &str| &row[t.header.iter().position(|h| h == name).unwrap()].text;
+            assert_eq!(*col("size B"), s.size.to_string());
+            assert_eq!(*col("sent Mpps (blast)"), mpps(s.sent.mpps));
+            assert_eq!(*col("limit"), s.limit());
+            assert_eq!(*col("limit"), r.json["steps"][s.step]["limit"], "the label as written");
+        }
+        // Sender-side: no receiver column figures, and the port named in the plot's title.
+        assert!(!l.analysis.receiver_side);
+        let Block::Plot { svg, .. } = plot(&r, &l).unwrap() else { panic!("a plot") };
+        assert!(svg.contains(&l.environment.sender.port.name), "the port's name in the title");
+    }
+
+    /// The ladder's picture as drawn, read back from its SVG: each step's
+    /// point in its size's marker (one queue, two sizes: two markers apart),
+    /// filled with the colour of its typed verdict's class; the legend
+    /// names the classes, never "n/a"; the caption says what is drawn.
+    #[test]
+    fn a_real_ladders_plot_carries_each_steps_verdict() {
+        let r = Record::from_json(Path::new("ladder.json"), crate::tests::real_ladder(), None).unwrap();
+        let l = r.ladder().unwrap();
+        let Block::Plot { svg, caption } = plot(&r, &l).unwrap() else { panic!("a plot") };
+        let points: Vec<DrawnPoint> = drawn_points(&svg).unwrap().into_iter().filter(|p| p.x < 700.0).collect();
+        let mut sizes: Vec<u32> = l.steps.iter().map(|s| s.size).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        assert!(sizes.len() > 1 && l.steps.iter().all(|s| s.queues == 1), "the record: one queue, several sizes");
+        assert_eq!(points.len(), l.steps.len());
+        for s in &l.steps {
+            let (shape, outline) = ladder::series_marker(sizes.iter().position(|z| *z == s.size).unwrap());
+            let p = points.iter().find(|p| p.shape == shape && p.outline == outline).expect("the size's marker");
+            assert_eq!(p.fill, ladder::verdict_color(s.class()), "step {}: {}", s.step + 1, s.limit());
+        }
+        let words: Vec<String> = drawn_texts(&svg).unwrap().into_iter().map(|t| t.text).collect();
+        assert!(words.contains(&ladder::verdict_words(l.steps[0].class())) && l.steps[0].limit() == "sender", "{words:?}");
+        assert!(!words.iter().any(|w| w.contains("n/a")), "{words:?}");
+        assert_eq!(
+            caption,
+            "Mpps sent (blast: no receiver) against queues (2 series (frame sizes), each its own marker shape and colour, \
+             set side by side at each queue count), and Gb/s against frame size at each size's best queue count; \
+             each point filled with its verdict's colour (legend)"
+        );
+    }
+
+    /// Steps whose verdicts are gone are drawn light grey and the caption
+    /// says no point carries a verdict; a ladder with no measured step is
+    /// not drawn, and the report says why.
+    #[test]
+    fn a_plot_says_what_it_has() {
+        let mut v = crate::tests::real_ladder();
+        for s in v["steps"].as_array_mut().unwrap() {
+            s["verdict"] = serde_json::Value::Null;
+        }
+        let r = Record::from_json(Path::new("ladder.json"), v.clone(), None).unwrap();
+        let Block::Plot { svg, caption } = plot(&r, &r.ladder().unwrap()).unwrap() else { panic!("a plot") };
+        assert!(caption.ends_with("no point carries a verdict: all are light grey"), "{caption}");
+        assert!(drawn_points(&svg).unwrap().iter().all(|p| p.fill == ladder::verdict_color(limits::VerdictClass::NotJudged)));
+        for s in v["steps"].as_array_mut().unwrap() {
+            s["error"] = "the port stopped".into();
+        }
+        let r = Record::from_json(Path::new("ladder.json"), v, None).unwrap();
+        let Block::Para(said) = plot(&r, &r.ladder().unwrap()).unwrap() else { panic!("an empty frame drawn") };
+        assert_eq!(said, "No plot: no step was measured (none ran, or every step failed).");
+    }
 }

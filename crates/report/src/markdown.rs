@@ -22,10 +22,17 @@ pub fn render(doc: &Doc, plot_name: impl Fn(usize) -> String) -> Markdown {
     let mut m = String::new();
     let mut plots = Vec::new();
     let _ = writeln!(m, "# {}\n", doc.title);
+    if !doc.headlines.is_empty() {
+        m.push_str("## What was found\n\n");
+        for l in &doc.headlines {
+            let _ = writeln!(m, "- **{}**: {}", l.runs, l.text);
+        }
+        m.push('\n');
+    }
     if !doc.warnings.is_empty() {
         m.push_str("> **Read first**\n>\n");
         for w in &doc.warnings {
-            let _ = writeln!(m, "> - {w}");
+            let _ = writeln!(m, "> - {}", w.text);
         }
         m.push('\n');
     }
@@ -106,7 +113,7 @@ mod tests {
         t.row(vec![Cell::new("2"), Cell::noted("none", "delivered")]);
         let mut s = Section::new(2, "Run 1");
         s.push(Block::Table(t)).push(Block::Plot { caption: "the ladder".into(), svg: "<svg/>".into() });
-        let m = render(&Doc { title: "t".into(), warnings: vec![], sections: vec![s] }, |n| format!("r-{n}.svg"));
+        let m = render(&Doc { title: "t".into(), sections: vec![s], ..Doc::default() }, |n| format!("r-{n}.svg"));
         assert!(m.text.contains("| a\\|b | limit |\n| --- | --- |\n| 1 | sender [1] |\n| 2 | none [2] |"), "{}", m.text);
         assert!(m.text.contains("1. short\n2. delivered"), "{}", m.text);
         assert!(m.text.contains("![the ladder](r-1.svg)"));

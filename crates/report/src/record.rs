@@ -1,6 +1,9 @@
 //! Reading a run's record: which kind it is, and whether its schema version
-//! is one this report knows. The figures are read where they are shown, by
-//! JSON path (`J`), so a field the report does not use never stops it.
+//! is one this report knows. Each kind's record is then read whole into its
+//! records type (`Record::body`: the type blast or drop writes it from), and
+//! its tables, plots, sentences, facts and warnings read that. Still read by
+//! path (`J`): the atlas's rows (atlas.rs), the label, and the flags
+//! (`config`: kept as given, with no type to read them back).
 
 use std::path::{Path, PathBuf};
 
@@ -52,6 +55,15 @@ impl Kind {
     }
 }
 
+/// A record's own fields, read whole as its kind's records type.
+pub enum Body {
+    Ladder(Box<records::ladder::LadderBody>),
+    Knee(Box<records::knee::KneeBody>),
+    Single(Box<records::single::SingleBody>),
+    Replay(Box<records::replay::ReplayBody>),
+    Drop(Box<records::drop::DropBody>),
+}
+
 /// One record as read, with the label the atlas files it under.
 #[derive(Debug, Clone)]
 pub struct Record {
@@ -60,6 +72,9 @@ pub struct Record {
     /// `--label`, else the EC2 instance type the record names, else none.
     pub label: Option<String>,
     pub json: Value,
+    /// The name the report gives the run when its file's name alone does not
+    /// tell it apart from the others' (`names::name_runs`).
+    pub(crate) shown_as: Option<String>,
 }
 
 impl Record {
@@ -85,11 +100,18 @@ impl Record {
             records::VersionError::Unknown(v) => ReadError::UnknownVersion(p(), v),
         })?;
         let label = label.or_else(|| J(&json).str(&format!("{}/machine/ec2/instance_type", env_root(kind))).map(str::to_string));
-        Ok(Record { path: p(), kind, label, json })
+        Ok(Record { path: p(), kind, label, json, shown_as: None })
     }
 
-    /// The file's name, as the report names the run.
+    /// The run's name in the report: its file's name, or where several
+    /// runs' files share it, the shortest end of its path that is its own
+    /// (`a/drop.json`, `b/drop.json`: set by `names::name_runs`).
     pub fn file_name(&self) -> String {
+        self.shown_as.clone().unwrap_or_else(|| self.base_name())
+    }
+
+    /// The file's own name, without its folders.
+    pub fn base_name(&self) -> String {
         self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| self.path.display().to_string())
     }
 
@@ -97,13 +119,50 @@ impl Record {
         J(&self.json)
     }
 
-    /// The sending host's environment (a ladder's is under `sender`).
-    pub fn env(&self) -> J<'_> {
-        self.j().at(env_root(self.kind))
+    /// The record read whole as its kind's type.
+    pub fn body(&self) -> Result<Body, String> {
+        Ok(match self.kind {
+            Kind::Ladder => Body::Ladder(Box::new(self.ladder()?)),
+            Kind::Knee => Body::Knee(Box::new(self.knee()?)),
+            Kind::Single => Body::Single(Box::new(self.single()?)),
+            Kind::Replay => Body::Replay(Box::new(self.replay()?)),
+            Kind::Drop => Body::Drop(Box::new(self.drop()?)),
+        })
+    }
+
+    /// The record read whole as a ladder's (`records::ladder`), as blast
+    /// wrote it; or why it cannot be: a field missing or of another type.
+    pub fn ladder(&self) -> Result<records::ladder::LadderBody, String> {
+        self.typed::<records::ladder::LadderRecord>("ladder").map(|r| r.body)
+    }
+
+    /// The record read whole as a knee search's (`records::knee`).
+    pub fn knee(&self) -> Result<records::knee::KneeBody, String> {
+        self.typed::<records::knee::KneeRecord>("knee search").map(|r| r.body)
+    }
+
+    /// The record read whole as a single run's (`records::single`).
+    pub fn single(&self) -> Result<records::single::SingleBody, String> {
+        self.typed::<records::single::SingleRecord>("single run").map(|r| r.body)
+    }
+
+    /// The record read whole as a capture replay's (`records::replay`).
+    pub fn replay(&self) -> Result<records::replay::ReplayBody, String> {
+        self.typed::<records::replay::ReplayRecord>("replay").map(|r| r.body)
+    }
+
+    /// The record read whole as drop's (`records::drop`).
+    pub fn drop(&self) -> Result<records::drop::DropBody, String> {
+        self.typed::<records::drop::DropRecord>("drop").map(|r| r.body)
+    }
+
+    /// The record read whole into `T`, its kind's records type.
+    fn typed<T: serde::de::DeserializeOwned>(&self, kind: &str) -> Result<T, String> {
+        serde_json::from_value(self.json.clone()).map_err(|e| format!("{}: cannot read it as a {kind} record: {e}", self.file_name()))
     }
 }
 
-/// Where a record keeps its own host's environment.
+/// Where a record keeps its own host's environment, for its label.
 fn env_root(kind: Kind) -> &'static str {
     match kind {
         Kind::Ladder | Kind::Knee => "environment/sender",

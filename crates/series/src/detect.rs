@@ -96,7 +96,7 @@
 //!   back: always found as such; a 2 s excursion and a 15% fall: never
 //!   reported (held too short, moved too little).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::store::{Count, CounterKind, Series};
 
@@ -117,7 +117,7 @@ const MOVED_IN_SIGMAS: f64 = 2.0;
 pub const MEDIAN_DIFF_TO_SIGMA: f64 = 1.0483;
 
 /// What counts as a change.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Thresholds {
     /// The smallest move, % of the earlier level.
     pub min_change_pct: f64,
@@ -132,7 +132,7 @@ impl Default for Thresholds {
 }
 
 /// The rate moved from one level to another and held.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Change {
     /// When, seconds since the run began.
     pub at_s: f64,
@@ -147,14 +147,14 @@ pub struct Change {
 }
 
 /// A counter's first tick in the active span.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Onset {
     pub counter: String,
     pub at_s: f64,
 }
 
 /// A burst, then a lower baseline to the end: a credit bucket, sized.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Bucket {
     pub burst_pps: f64,
     pub burst_s: f64,
@@ -190,7 +190,7 @@ pub const SENDER_UNHINDERED: &str = "none";
 /// A fall in the sender's own rate that is not read as a credit bucket:
 /// the sender's queue did not push back in most of the lower level's
 /// intervals, so the sender, not the network, sent less.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SenderFall {
     /// The lower level's whole intervals.
     pub intervals: u32,
@@ -215,10 +215,10 @@ impl SenderFall {
 }
 
 /// What the series shows, with its evidence and its sentence.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Analysis {
     /// "received" or "sent": whose rate was analysed.
-    pub rate: &'static str,
+    pub rate: String,
     /// The active span's length, seconds.
     pub active_s: f64,
     pub thresholds: Thresholds,
@@ -632,7 +632,7 @@ pub fn analyse(series: &Series, th: &Thresholds) -> Analysis {
     let frames: Vec<f64> = series.count(frames_col).map(|f| f.unwrap_or(0) as f64).collect();
     let Some(span) = active_rows(&t, &frames, series.trial_span()) else {
         return Analysis {
-            rate,
+            rate: rate.to_owned(),
             active_s: 0.0,
             thresholds: *th,
             changes: Vec::new(),
@@ -669,8 +669,16 @@ pub fn analyse(series: &Series, th: &Thresholds) -> Analysis {
         [] if received => (r.head_burst(start, end, th).map(|h| head_bucket(series, &r, h, span, bytes_col, &onsets)), None),
         _ => (None, None),
     };
-    let mut analysis =
-        Analysis { rate, active_s: end - start, thresholds: *th, changes, bucket, sender_fall, onsets, sentence: String::new() };
+    let mut analysis = Analysis {
+        rate: rate.to_owned(),
+        active_s: end - start,
+        thresholds: *th,
+        changes,
+        bucket,
+        sender_fall,
+        onsets,
+        sentence: String::new(),
+    };
     analysis.sentence = sentence(&analysis, series.interval_s());
     analysis
 }
@@ -852,7 +860,7 @@ fn head_sentence(a: &Analysis, b: &Bucket, interval_s: f64) -> String {
         mpps(b.baseline_pps),
         fmt_duration(a.active_s - b.burst_s),
         fmt_frames(b.frames_above),
-        rate = a.rate,
+        rate = &a.rate,
     )
 }
 
@@ -883,7 +891,7 @@ fn fall_cause(f: &SenderFall) -> String {
 const LISTED: usize = 8;
 
 fn sentence(a: &Analysis, interval_s: f64) -> String {
-    let rate = a.rate;
+    let rate = a.rate.as_str();
     let mut s = match (&a.bucket, &a.sender_fall, a.changes.first()) {
         (Some(b), _, Some(c)) if b.resolved => {
             let bytes = b.bytes_above.map(|v| format!(" ({})", fmt_bytes(v))).unwrap_or_default();

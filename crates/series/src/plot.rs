@@ -147,17 +147,51 @@ fn tick(x: &f64) -> String {
 }
 
 /// The picture: the rate, and loss and latency when the series has them.
-/// A plotting failure comes back as a small SVG that says so.
+/// A series with nothing to draw, or a plotting failure, comes back as a
+/// small SVG that says so.
 pub fn svg(series: &Series, analysis: &Analysis, title: &str) -> String {
-    render(series, analysis, title).unwrap_or_else(|e| {
-        let esc = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
-        format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"600\" height=\"60\"><text x=\"8\" y=\"20\">{}</text>\
-             <text x=\"8\" y=\"44\">the plot failed: {}</text></svg>",
-            esc(title),
-            esc(&e.0)
-        )
-    })
+    if let Some(why) = nothing_to_plot(series) {
+        return crate::chart::note_svg(title, &format!("no plot: {why}"));
+    }
+    render(series, analysis, title).unwrap_or_else(|e| crate::chart::note_svg(title, &format!("the plot failed: {}", e.0)))
+}
+
+/// Why the series' picture would be an empty frame: no intervals, or no
+/// interval with a count or a latency to draw; None when it has something.
+pub fn nothing_to_plot(series: &Series) -> Option<&'static str> {
+    if series.is_empty() {
+        return Some("the series has no intervals");
+    }
+    let counted = [Count::SentFrames, Count::ReceivedFrames, Count::Lost].into_iter().any(|c| series.has(c));
+    let timed = series.latency().any(|l| l.is_some());
+    (!counted && !timed).then_some("no interval of the series counted a frame")
+}
+
+/// What the picture of `series` shows, panel by panel, in the words of its
+/// legends: for a caption.
+pub fn shows(series: &Series, analysis: &Analysis) -> String {
+    let rate = match (series.has(Count::ReceivedFrames), series.has(Count::SentFrames)) {
+        (true, true) => "received and sent Mpps",
+        (true, false) => "received Mpps",
+        _ => "sent Mpps",
+    };
+    let mut parts = vec![format!("{rate} over time")];
+    match analysis.changes.len() {
+        0 => {}
+        1 => parts[0].push_str(", the change found marked"),
+        n => parts[0].push_str(&format!(", the {n} changes found marked")),
+    }
+    let allowance = |name: &str| series.counters().iter().any(|(n, k)| n == name && *k == CounterKind::Allowance);
+    if analysis.onsets.iter().any(|o| allowance(&o.counter)) {
+        parts[0].push_str(", each allowance counter's onset marked");
+    }
+    if series.has(Count::Lost) {
+        parts.push("lost frames per interval".into());
+    }
+    if series.latency().any(|l| l.is_some()) {
+        parts.push("latency percentiles (P50, P99, P99.9, max) per interval".into());
+    }
+    parts.join("; ")
 }
 
 fn render(series: &Series, analysis: &Analysis, title: &str) -> Result<String, PlotError> {
@@ -375,6 +409,11 @@ mod tests {
         }
         assert!(t.iter().any(|x| x.starts_with("change: 0.04") && x.ends_with("to 0.005 Mpps")), "{t:?}");
         assert!(t.iter().any(|x| x.starts_with("baseline 0.005")), "{t:?}");
+        assert_eq!(
+            shows(&series, &a),
+            "received and sent Mpps over time, the change found marked, each allowance counter's onset marked; \
+             lost frames per interval; latency percentiles (P50, P99, P99.9, max) per interval"
+        );
         assert_eq!(polylines(&svg, RECEIVED), 1 + 1, "the received line and its legend mark");
         assert_eq!(polylines(&svg, SENT), 1 + 1, "the sent line and its legend mark");
     }
@@ -424,6 +463,21 @@ mod tests {
         has(&t, "sent Mpps");
         assert!(!t.iter().any(|x| x == "received Mpps" || x.starts_with("detected change")), "{t:?}");
         assert!(!t.iter().any(|x| x == "loss per interval"), "{t:?}");
+        assert_eq!(shows(&series, &a), "sent Mpps over time");
+    }
+
+    /// A series with nothing to draw is two lines of words, not an empty frame.
+    #[test]
+    fn nothing_to_draw_is_said_so() {
+        let mut series = Series::new(1.0, Vec::new(), 100);
+        assert_eq!(nothing_to_plot(&series), Some("the series has no intervals"));
+        series.push(crate::Row { t_s: 1.0, secs: 1.0, ..crate::Row::default() });
+        assert_eq!(nothing_to_plot(&series), Some("no interval of the series counted a frame"));
+        let a = analyse(&series, &Thresholds::default());
+        let t = texts(&svg(&series, &a, "idle"));
+        has(&t, "idle");
+        has(&t, "no plot: no interval of the series counted a frame");
+        assert_eq!(nothing_to_plot(&bucket_sample()), None);
     }
 
     #[test]

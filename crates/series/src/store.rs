@@ -87,7 +87,7 @@ impl Row {
 
 /// What a named counter is: an allowance (the cloud's shaper said no) or
 /// another watched xstat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CounterKind {
     Allowance,
@@ -503,10 +503,9 @@ impl serde::Serialize for Series {
     }
 }
 
-/// The JSON's shape, for the schema only (the series serializes itself from
-/// its columns without building this).
-#[allow(dead_code)]
-#[derive(schemars::JsonSchema)]
+/// The JSON's shape: the schema's, and what a written series is read back
+/// through (serializing streams the columns without building this).
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 struct SeriesColumns {
     /// The interval one row covers now, seconds (doubled at each merge).
     interval_s: f64,
@@ -536,7 +535,8 @@ struct SeriesColumns {
     lost: Option<Vec<Option<u64>>>,
     /// Each named counter's delta per interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    counters: Option<BTreeMap<String, CounterColumn>>,
+    #[schemars(with = "Option<BTreeMap<String, CounterColumn>>")]
+    counters: Option<InOrder>,
     /// The interval's timed probes, ns; merged rows keep each percentile's max.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     latency_ns: Option<LatencyColumns>,
@@ -545,20 +545,91 @@ struct SeriesColumns {
     verdict: Option<Vec<Option<String>>>,
 }
 
-#[allow(dead_code)]
-#[derive(schemars::JsonSchema)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 struct CounterColumn {
     kind: CounterKind,
     deltas: Vec<u64>,
 }
 
-#[allow(dead_code)]
-#[derive(schemars::JsonSchema)]
+/// The named counters in the order they were written (the series' order,
+/// which a map sorted by name would lose).
+struct InOrder(Vec<(String, CounterColumn)>);
+
+impl<'de> serde::Deserialize<'de> for InOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<InOrder, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = InOrder;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of counter names to their columns")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<InOrder, A::Error> {
+                let mut named = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    named.push(entry);
+                }
+                Ok(InOrder(named))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 struct LatencyColumns {
     p50: Vec<Option<u64>>,
     p99: Vec<Option<u64>>,
     p999: Vec<Option<u64>>,
     max: Vec<Option<u64>>,
+}
+
+impl SeriesColumns {
+    /// The series these columns hold, every row complete (none being
+    /// gathered), or why they are not one: columns of different lengths.
+    fn into_series(self) -> Result<Series, String> {
+        let n = self.t_s.len();
+        let counts = [self.sent_frames, self.sent_bytes, self.received_frames, self.received_bytes, self.lost];
+        let counters = self.counters.map_or_else(Vec::new, |c| c.0);
+        let latency = self.latency_ns.map(|l| [l.p50, l.p99, l.p999, l.max]);
+        let mut lengths = std::iter::once(self.secs.len())
+            .chain(counts.iter().flatten().map(Vec::len))
+            .chain(counters.iter().map(|(_, c)| c.deltas.len()))
+            .chain(latency.iter().flatten().map(Vec::len))
+            .chain(self.verdict.iter().map(Vec::len));
+        if let Some(len) = lengths.find(|&len| len != n) {
+            return Err(format!("a series column has {len} rows where t_s has {n}"));
+        }
+        let named = counters.iter().map(|(name, c)| (name.clone(), c.kind)).collect();
+        let base = self.interval_s / 2f64.powi(self.merges as i32);
+        let mut series = Series::new(base, named, n.max(Series::DEFAULT_MAX_ROWS));
+        series.merges = self.merges;
+        series.trial = self.trial_first_frame_s.zip(self.trial_last_frame_s);
+        let at = |col: &Option<Vec<Option<u64>>>, i: usize| col.as_ref().and_then(|c| c[i]);
+        for i in 0..n {
+            let lat = latency.as_ref().map(|l| [l[0][i], l[1][i], l[2][i], l[3][i]]);
+            series.append(Row {
+                t_s: self.t_s[i],
+                secs: self.secs[i],
+                sent_frames: at(&counts[0], i),
+                sent_bytes: at(&counts[1], i),
+                received_frames: at(&counts[2], i),
+                received_bytes: at(&counts[3], i),
+                lost: at(&counts[4], i),
+                counters: counters.iter().map(|(_, c)| c.deltas[i]).collect(),
+                latency_ns: lat.and_then(|l| l[0].map(|_| l.map(|v| v.unwrap_or(0)))),
+                verdict: self.verdict.as_ref().and_then(|v| v[i].clone()),
+            });
+        }
+        Ok(series)
+    }
+}
+
+/// The inverse of `Serialize`: the columns read back into a series that
+/// writes the same JSON.
+impl<'de> serde::Deserialize<'de> for Series {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Series, D::Error> {
+        SeriesColumns::deserialize(d)?.into_series().map_err(serde::de::Error::custom)
+    }
 }
 
 impl schemars::JsonSchema for Series {
@@ -704,6 +775,50 @@ mod tests {
         assert_eq!(v, want);
         let empty = serde_json::to_value(Series::new(1.0, vec![], 10)).unwrap();
         assert_eq!(empty, serde_json::json!({"interval_s": 1.0, "merges": 0, "t_s": [], "secs": []}));
+    }
+
+    #[test]
+    fn a_series_reads_back_from_its_json_into_one_that_writes_the_same() {
+        // Two counters out of name order, merged rows, a trial span and a
+        // row still being gathered: the text (its key order included) is
+        // written again from what was read.
+        let counters = vec![("zz_watched".into(), CounterKind::Watched), ("aa_allowance".into(), CounterKind::Allowance)];
+        let mut s = Series::new(0.5, counters, 4);
+        s.trial_frames_at(0.7);
+        for t in 1..=11 {
+            let latency_ns = (t % 3 == 0).then_some([t, t + 1, t + 2, t + 3]);
+            let verdict = (t % 4 == 0).then(|| "host-stall".to_string());
+            s.push(Row {
+                t_s: t as f64 / 2.0,
+                secs: 0.5,
+                sent_frames: Some(t * 10),
+                lost: (t > 5).then_some(1),
+                counters: vec![t, 0],
+                latency_ns,
+                verdict,
+                ..Row::default()
+            });
+        }
+        s.trial_frames_at(5.2);
+        assert!(s.merges() > 0);
+        let text = serde_json::to_string(&s).unwrap();
+        let back: Series = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        assert_eq!(
+            (back.interval_s(), back.merges(), back.trial_span(), back.len()),
+            (s.interval_s(), s.merges(), s.trial_span(), s.len())
+        );
+        assert_eq!(back.rows().collect::<Vec<_>>(), s.rows().collect::<Vec<_>>());
+        let empty = Series::new(1.0, vec![], 10);
+        let text = serde_json::to_string(&empty).unwrap();
+        assert_eq!(serde_json::to_string(&serde_json::from_str::<Series>(&text).unwrap()).unwrap(), text);
+    }
+
+    #[test]
+    fn a_series_whose_columns_differ_in_length_is_refused() {
+        let bad = r#"{"interval_s":1.0,"merges":0,"t_s":[1.0,2.0],"secs":[1.0],"sent_frames":[1,2]}"#;
+        let e = serde_json::from_str::<Series>(bad).unwrap_err().to_string();
+        assert!(e.contains("a series column has 1 rows where t_s has 2"), "{e}");
     }
 
     #[test]

@@ -12,10 +12,10 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What the lanes' cycle counter counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TimerKind {
     /// x86's TSC: the core's nominal frequency (invariant TSC).
@@ -40,7 +40,7 @@ impl TimerKind {
 }
 
 /// The lanes' counter and the core clock its ticks are converted with.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CoreClock {
     /// Ticks per second of the counter the lanes read (`rte_get_tsc_hz`; on arm64 CNTFRQ_EL0).
     pub timer_hz: u64,

@@ -144,7 +144,7 @@ pub fn pci_numa_node(root: &Path, pci: &str) -> Option<u32> {
 }
 
 /// Where the lcores go.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Placement {
     pub main: u32,
     /// Worker i runs on CPU workers[i].
@@ -152,7 +152,7 @@ pub struct Placement {
     pub nic_node: Option<u32>,
     /// With several ports: each port's NUMA node, in --port order (worker i
     /// serves port i mod their count). Empty with one.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub port_nodes: Vec<Option<u32>>,
     pub warnings: Vec<String>,
 }

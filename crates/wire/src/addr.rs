@@ -76,9 +76,29 @@ impl serde::Serialize for MacAddr {
     }
 }
 
+/// The inverse of `Serialize`: the address's text, as `FromStr` reads it.
+impl<'de> serde::Deserialize<'de> for MacAddr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MacAddr, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mac_reads_back_from_what_it_writes() {
+        use serde::de::value::{Error, StrDeserializer};
+        use serde::Deserialize;
+        let mac = MacAddr([0x02, 0, 0xab, 0xcd, 0xef, 0x01]);
+        // Serialize writes the Display text (collect_str).
+        let text = mac.to_string();
+        assert_eq!(MacAddr::deserialize(StrDeserializer::<Error>::new(&text)), Ok(mac));
+        let refused = MacAddr::deserialize(StrDeserializer::<Error>::new("02:00")).unwrap_err().to_string();
+        assert!(refused.starts_with("\"02:00\" is not a MAC address"), "{refused}");
+    }
 
     #[test]
     fn parses_and_prints() {

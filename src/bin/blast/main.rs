@@ -6,6 +6,10 @@
 //! starts the EAL and the sender and hands them to that mode's run.
 
 mod args;
+// Each binary uses its part of what both share.
+#[allow(dead_code)]
+#[path = "../common/mod.rs"]
+mod common;
 mod knee_run;
 mod ladder_run;
 mod mode;
@@ -19,9 +23,14 @@ mod single;
 
 use std::process::ExitCode;
 
-use blastdrop::fail::{self, Failure};
 use blastdrop::sender::Sender;
 use blastdrop::session::{self, Started};
+use common::{cli, fail};
+use fail::Failure;
+
+/// The flag that sets the frame size, named when a port cannot take a frame
+/// that large (common::fail).
+const SIZE_FLAG: &str = "--size";
 use blastdrop::signals;
 use blastdrop::timeline::MetricsEndpoint;
 use blastdrop::{events, out};
@@ -39,7 +48,7 @@ fn main() -> ExitCode {
             Err(f) => fail::report("blast report", &f),
         };
     }
-    let args = match session::parse_args_from::<Args>(args::size_mix_shorthand(std::env::args_os())) {
+    let args = match cli::parse_args_from::<Args>(args::size_mix_shorthand(std::env::args_os())) {
         Ok(a) => a,
         Err(f) => return fail::report("blast", &f),
     };
@@ -48,14 +57,14 @@ fn main() -> ExitCode {
     let (json, config) = (args.json.clone(), serde_json::to_value(&args).unwrap_or_default());
     let result = run(args);
     if let Err(f) = &result {
-        blastdrop::unfinished::write_if_device_call("blast", json.as_deref(), config, f);
+        fail::write_if_device_call("blast", json.as_deref(), config, f);
     }
     events::end(result.is_ok(), result.as_ref().err().map(|f| f.message.as_str()));
-    blastdrop::exit::exit("blast", result)
+    fail::exit("blast", result)
 }
 
 fn run(args: Args) -> Result<(), Failure> {
-    if session::generated_docs::<Args>(args.generate_completions, args.generate_man)? {
+    if cli::generated_docs::<Args>(args.generate_completions, args.generate_man)? {
         return Ok(());
     }
     if let Some(kind) = &args.generate_schema {
@@ -120,7 +129,7 @@ fn sender(
     cfg.max_queues = max_queues;
     if let Some(largest) = largest {
         cfg.max_size = largest;
-        cfg.size_flag = "the capture's largest frame (leave such frames out: tshark -r IN -Y 'frame.len <= N' -w OUT)";
+        cfg.size_from_capture = true;
     }
     let mut sender = Sender::new(&started.eal, cfg)?;
     let columns = blastdrop::timeline::counter_columns(&sender.sides().iter().map(|s| &s.watch).collect::<Vec<_>>());

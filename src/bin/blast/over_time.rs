@@ -1,7 +1,7 @@
 //! A run's figures over time at its end: the series taken from the sender,
 //! what was found in it said, and its plot drawn where --series-svg asks.
 
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use blastdrop::sender::Sender;
 
 use crate::settings::Outputs;

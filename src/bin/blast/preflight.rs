@@ -1,7 +1,7 @@
 //! On net_ena, mistakes do not fail, they vanish: the pre-flight checks
 //! each port before anything is sent.
 
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use blastdrop::sender::{Sender, TxSide};
 
 use crate::settings::Settings;

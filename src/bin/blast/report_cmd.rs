@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use clap::Parser;
 
 /// Turns blast and drop records (--json) into one report.
@@ -40,8 +40,8 @@ pub struct ReportArgs {
 }
 
 pub fn main(argv: Vec<std::ffi::OsString>) -> Result<(), Failure> {
-    let args: ReportArgs = blastdrop::session::parse_args_from(argv)?;
-    if blastdrop::session::generated_docs::<ReportArgs>(None, args.generate_man)? {
+    let args: ReportArgs = crate::cli::parse_args_from(argv)?;
+    if crate::cli::generated_docs::<ReportArgs>(None, args.generate_man)? {
         return Ok(());
     }
     if args.runs.is_empty() {
@@ -51,7 +51,7 @@ pub fn main(argv: Vec<std::ffi::OsString>) -> Result<(), Failure> {
         return Err(Failure::usage("blast report writes nothing without --html FILE or --markdown FILE: give one or both"));
     }
     // Where the files go is checked before any record is read.
-    blastdrop::session::check_outputs(&[("--html", args.html.as_deref()), ("--markdown", args.markdown.as_deref())])?;
+    crate::cli::check_outputs(&[("--html", args.html.as_deref()), ("--markdown", args.markdown.as_deref())])?;
     let labels = labels(&args)?;
     let records =
         args.runs.iter().zip(labels).map(|(p, l)| report::Record::read(p, l).map_err(Failure::usage)).collect::<Result<Vec<_>, _>>()?;

@@ -9,7 +9,7 @@ use std::net::Ipv6Addr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use blastdrop::sender::{Addressing, SenderConfig};
 use blastdrop::timeline::TimelineConfig;
 
@@ -176,7 +176,7 @@ fn sender_config(args: &Args) -> Result<SenderConfig, Failure> {
         watch_xstats: args.watch_xstat.clone(),
         xstats_interval: args.xstats_interval,
         interval: args.timeline.interval,
-        size_flag: "--size",
+        size_from_capture: false,
     })
 }
 

@@ -38,7 +38,7 @@ pub(crate) struct Args {
     #[arg(long, default_value = "1", value_parser = parse::queues)]
     pub(crate) queues: u16,
     /// Largest frame to receive, in bytes including FCS: sets the MTU and the mbuf size
-    #[arg(long, default_value = "1518", value_parser = parse::frame_size, value_name = "BYTES")]
+    #[arg(long, default_value = "1518B", value_parser = parse::frame_size, value_name = "BYTES")]
     pub(crate) max_size: u32,
     /// How long to receive (10, 2.5s, 1m) [default: until Ctrl-C, --count or --idle-timeout]
     #[arg(long, value_parser = parse::duration)]
@@ -85,7 +85,7 @@ pub(crate) struct Args {
     pub(crate) reflect: bool,
     /// Count arrivals per interval of this many microseconds, for the peak-to-mean ratio of
     /// micro-bursts (0: off; off with --count-only; timed by the busy-run clock, read every 8 polls at most)
-    #[arg(long, default_value_t = 100, value_name = "US", value_parser = parse::micros)]
+    #[arg(long, default_value = "100us", value_name = "US", value_parser = parse::micros)]
     pub(crate) arrival_interval_us: u64,
     /// Time every probe one way: this host's wall clock at arrival against the sender's at
     /// sending (CLOCK_REALTIME on both; meaningful only when the two hosts' clocks are
@@ -108,7 +108,7 @@ pub(crate) struct Args {
     #[arg(long = "watch-xstat", value_name = "NAME")]
     pub(crate) watch_xstat: Vec<String>,
     /// How often the watched counters are read for the live view (on ENA each read is an admin command)
-    #[arg(long, default_value = "1", value_parser = parse::duration)]
+    #[arg(long, default_value = "1s", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     #[schemars(with = "f64")]
     pub(crate) xstats_interval: Duration,
@@ -141,7 +141,7 @@ pub(crate) struct Args {
     /// How long a call to the device (configure, start, link, counters, stop) may take before the
     /// run ends with one line naming the device and the call (exit 3), e.g. a virtio NIC behind
     /// vfio-pci that never answers
-    #[arg(long, default_value = "20", value_parser = parse::device_timeout, value_name = "SECONDS")]
+    #[arg(long, default_value = "20s", value_parser = parse::device_timeout, value_name = "DURATION")]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     #[schemars(with = "f64")]
     pub(crate) device_timeout: Duration,

@@ -4,9 +4,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use blastdrop::receiver::{Receiver, Snapshot};
 use control::{Backend, BackendError, PeerInfo, Prepared, WindowFigures};
 
@@ -29,30 +27,7 @@ pub(crate) struct DropBackend {
     pub(crate) history: Arc<Mutex<History>>,
 }
 
-/// What drop served, bounded: a client that loops windows forever cannot
-/// grow drop's memory or its JSON without limit.
-#[derive(Default, Serialize, schemars::JsonSchema)]
-pub(crate) struct History {
-    /// The last MAX_WINDOWS windows served, of every session.
-    pub(crate) windows: std::collections::VecDeque<WindowFigures>,
-    /// Windows served in all, and those no longer kept above.
-    pub(crate) windows_served: u64,
-    pub(crate) windows_not_kept: u64,
-    /// The last MAX_SESSIONS sessions, and those no longer kept.
-    pub(crate) sessions: std::collections::VecDeque<SessionRecord>,
-    pub(crate) sessions_not_kept: u64,
-}
-
-#[derive(Serialize, schemars::JsonSchema)]
-pub(crate) struct SessionRecord {
-    pub(crate) client: String,
-    /// Seconds since the Unix epoch.
-    pub(crate) started: u64,
-    pub(crate) ended: Option<u64>,
-    pub(crate) why_ended: Option<String>,
-    pub(crate) windows: u64,
-    pub(crate) incomplete_windows: u64,
-}
+pub(crate) use records::drop::{History, SessionRecord};
 
 pub(crate) const MAX_WINDOWS: usize = 1000;
 pub(crate) const MAX_SESSIONS: usize = 100;
@@ -61,19 +36,19 @@ pub(crate) fn unix_now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-impl History {
-    fn push(&mut self, f: WindowFigures) {
-        blastdrop::events::emit("window", &f);
-        if let Some(s) = self.sessions.back_mut() {
-            s.windows += 1;
-            s.incomplete_windows += u64::from(f.incomplete.is_some());
-        }
-        self.windows_served += 1;
-        self.windows.push_back(f);
-        if self.windows.len() > MAX_WINDOWS {
-            self.windows.pop_front();
-            self.windows_not_kept += 1;
-        }
+/// Keeps a window served, and counts it in its session; the oldest is let
+/// go past MAX_WINDOWS.
+fn remember(h: &mut History, f: WindowFigures) {
+    blastdrop::events::emit("window", &f);
+    if let Some(s) = h.sessions.back_mut() {
+        s.windows += 1;
+        s.incomplete_windows += u64::from(f.incomplete.is_some());
+    }
+    h.windows_served += 1;
+    h.windows.push_back(f);
+    if h.windows.len() > MAX_WINDOWS {
+        h.windows.pop_front();
+        h.windows_not_kept += 1;
     }
 }
 
@@ -164,7 +139,7 @@ impl Backend for DropBackend {
         if let Some(a) = &f.arrivals {
             blastdrop::say!("drop: arrivals in window {window}: {}", blastdrop::figures::arrivals_text(a));
         }
-        self.history.lock().unwrap_or_else(|e| e.into_inner()).push(f.clone());
+        remember(&mut self.history.lock().unwrap_or_else(|e| e.into_inner()), f.clone());
         Ok(f)
     }
 
@@ -179,7 +154,7 @@ impl Backend for DropBackend {
         f.window = window;
         f.incomplete = Some(format!("{why}{}", f.incomplete.as_ref().map_or(String::new(), |e| format!("; {e}"))));
         blastdrop::say!("drop: window {window} incomplete ({why}): {} frames until then; not a measurement", f.packets);
-        self.history.lock().unwrap_or_else(|e| e.into_inner()).push(f);
+        remember(&mut self.history.lock().unwrap_or_else(|e| e.into_inner()), f);
     }
 
     fn window_group(&mut self, window: u64, group: &control::GroupFigures) {
@@ -222,14 +197,15 @@ impl Backend for DropBackend {
         match lock(&self.rx).hold_for_departure() {
             Ok(true) => tracing::info!("control: client leaving; memif lanes parked until a peer connects again"),
             Ok(false) => {}
-            Err(f) => tracing::error!("control: parking the lanes failed: {}", f.message),
+            Err(e) => tracing::error!("control: parking the lanes failed: {}", crate::fail::explain(e).message),
         }
     }
 }
 
 /// A failure of drop's receiver, as the control channel reports it.
-fn failed(f: Failure) -> BackendError {
-    if f.code == blastdrop::fail::USAGE {
+fn failed(f: impl Into<Failure>) -> BackendError {
+    let f = f.into();
+    if f.code == crate::fail::USAGE {
         BackendError::Refused(f.message)
     } else {
         BackendError::Failed(f.message)

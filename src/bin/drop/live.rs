@@ -35,7 +35,7 @@ pub(crate) fn live_loop(
         match lock(rx).supervise() {
             Ok(Some(what)) => blastdrop::say!("drop: {what}"),
             Ok(None) => {}
-            Err(f) => tracing::error!("{}", f.message),
+            Err(e) => tracing::error!("{}", crate::fail::explain(e).message),
         }
         let now = Instant::now();
         if signals::stopping() || stop.duration.is_some_and(|d| now.duration_since(began) >= d) {

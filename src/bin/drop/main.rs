@@ -5,6 +5,10 @@
 
 mod args;
 mod backend;
+// Each binary uses its part of what both share.
+#[allow(dead_code)]
+#[path = "../common/mod.rs"]
+mod common;
 mod live;
 mod mode;
 mod print;
@@ -17,17 +21,15 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use serde::Serialize;
-
-use blastdrop::environment_record::Environment;
-use blastdrop::fail::{self, Failure};
 use blastdrop::figures::Rates;
 use blastdrop::receiver::Receiver;
 use blastdrop::record_file;
 use blastdrop::session;
 use blastdrop::signals;
+use common::{cli, fail};
 use control::{Backend, PeerInfo, ServerConfig};
 use dpdk::PortStats;
+use fail::Failure;
 
 use args::Args;
 use backend::{lock, DropBackend, History};
@@ -37,29 +39,15 @@ use print::print_summary;
 use settings::{AsGiven, Settings};
 use summary::{arrival_window, busiest_pct, receiver_counters, summarize, PortSummary, Summary};
 
-/// drop --json record: receiver-side figures, the verdict, and with --listen
-/// every window served (docs/json.md).
-#[derive(Serialize, schemars::JsonSchema)]
-#[schemars(rename = "DropRecord")]
-struct Received<'a> {
-    environment: Environment,
-    summary: Summary,
-    /// The run's figures per interval (--interval), as columns.
-    series: &'a series::Series,
-    /// Where the received rate moved and held, allowance counters' onsets,
-    /// and a credit bucket when the rate fell to a baseline and held it.
-    series_analysis: &'a series::Analysis,
-    /// With --listen: the measured windows served (the last 1000), as sent
-    /// to blast, and the sessions (the last 100); counts of what was not kept.
-    #[serde(flatten)]
-    history: &'a History,
-}
+/// The flag that sets the largest frame, named when a port cannot take a
+/// frame that large (common::fail).
+const SIZE_FLAG: &str = "--max-size";
 
 /// The record: the header every record begins with, then what drop received.
-type Record<'a> = records::Record<records::NoMode, records::Config<&'a AsGiven<'a>>, Received<'a>>;
+type Record<'a> = records::drop::DropRecord<&'a AsGiven<'a>>;
 
 fn main() -> ExitCode {
-    let args = match session::parse_args::<Args>() {
+    let args = match cli::parse_args::<Args>() {
         Ok(a) => a,
         Err(f) => return fail::report("drop", &f),
     };
@@ -68,14 +56,14 @@ fn main() -> ExitCode {
     let (json, config) = (args.json.clone(), serde_json::to_value(&args).unwrap_or_default());
     let result = run(args);
     if let Err(f) = &result {
-        blastdrop::unfinished::write_if_device_call("drop", json.as_deref(), config, f);
+        fail::write_if_device_call("drop", json.as_deref(), config, f);
     }
     blastdrop::events::end(result.is_ok(), result.as_ref().err().map(|f| f.message.as_str()));
-    blastdrop::exit::exit("drop", result)
+    fail::exit("drop", result)
 }
 
 fn run(args: Args) -> Result<(), Failure> {
-    if session::generated_docs::<Args>(args.generate_completions, args.generate_man)? {
+    if cli::generated_docs::<Args>(args.generate_completions, args.generate_man)? {
         return Ok(());
     }
     if args.generate_schema {
@@ -146,7 +134,7 @@ fn receive(settings: &Settings, mode: Mode) -> Result<(), Failure> {
     if let Some(path) = &settings.outputs.json {
         let environment = blastdrop::environment::of_receiver(&started, &receiver, &totals)?;
         let history = history.lock().unwrap_or_else(|e| e.into_inner());
-        let body = Received { environment, summary, series: &series, series_analysis: &series_analysis, history: &history };
+        let body = records::drop::DropBody { environment, summary, series, series_analysis, history: history.clone() };
         record_file::write_json(path, &Record::drop(&settings.config, body))?;
     }
     Ok(())
@@ -201,7 +189,7 @@ fn finish(
     let xs = receiver.watch_between(xs_start, &receiver.watch_samples());
     let verdict = limits::receiver_verdict(&receiver_counters(
         totals.tally.packets,
-        &summary.port,
+        &port_stats,
         &xs,
         totals.probe.lost,
         !count_only,
@@ -221,7 +209,7 @@ fn finish(
                     name: side.info.name.clone(),
                     received: Rates::over(share.tally.packets, share.tally.bytes, arrival_window(share.first_tsc, share.last_tsc, hz)),
                     probe: share.probe,
-                    device: final_ports[p].since(&baseline_ports[p]),
+                    device: blastdrop::figures::port_stats(&final_ports[p].since(&baseline_ports[p])),
                 }
             })
             .collect();

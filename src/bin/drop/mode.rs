@@ -4,8 +4,7 @@
 
 use std::net::TcpListener;
 
-use blastdrop::fail::Failure;
-use blastdrop::session;
+use crate::fail::Failure;
 
 use crate::args::{self, Args};
 
@@ -65,13 +64,13 @@ pub fn check(args: &Args) -> Result<(), Failure> {
     }
     args.timeline.check()?;
     let [series, svg] = args.timeline.outputs();
-    session::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref()), series, svg])
+    crate::cli::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref()), series, svg])
 }
 
 /// The shared secret, from --token-file, BLASTDROP_TOKEN or --token.
 fn secret(args: &Args) -> Result<Option<(control::Secret, control::SecretSource)>, Failure> {
     let secret = control::Secret::load(args.token_file.as_deref(), std::env::var(control::SECRET_ENV).ok(), args.token.as_deref())
-        .map_err(blastdrop::session::secret_failure)?;
+        .map_err(crate::fail::secret)?;
     if let Some((_, control::SecretSource::CommandLine)) = &secret {
         tracing::warn!("--token shows in ps and /proc/PID/cmdline: prefer --token-file FILE or BLASTDROP_TOKEN");
     }
@@ -82,7 +81,7 @@ fn secret(args: &Args) -> Result<Option<(control::Secret, control::SecretSource)
 /// a secret unless only this host can reach it.
 fn listener(args: &Args, has_secret: bool) -> Result<Option<TcpListener>, Failure> {
     let Some(addr) = &args.listen else { return Ok(None) };
-    let addrs = control::listen_addrs(addr).map_err(blastdrop::session::listen_failure)?;
+    let addrs = control::listen_addrs(addr).map_err(crate::fail::listen)?;
     if !has_secret && !control::all_loopback(&addrs) {
         return Err(Failure::usage(format!(
             "--listen {addr} is reachable from other hosts: give a shared secret (--token-file FILE or BLASTDROP_TOKEN), or listen on 127.0.0.1"

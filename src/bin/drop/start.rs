@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use crate::fail::Failure;
 use blastdrop::environment;
-use blastdrop::fail::Failure;
 use blastdrop::receiver::Receiver;
 use control::PeerInfo;
 

@@ -58,7 +58,7 @@ pub struct Args {
     #[arg(long, default_value = "1", value_parser = parse::queue_list)]
     pub queues: List<u16>,
     /// Frame size in bytes, including the 4-byte FCS, 64 up to the port's largest frame: a number or a list (64,128,1500)
-    #[arg(long, default_value = "64", value_parser = parse::size_list, value_name = "BYTES")]
+    #[arg(long, default_value = "64B", value_parser = parse::size_list, value_name = "BYTES")]
     pub size: List<u32>,
     /// Frames of several sizes in a fixed proportion, sent as a repeating cycle (exact over every
     /// whole cycle): imix (7 x 64, 4 x 594, 1 x 1518 B, FCS included) or SIZE:WEIGHT pairs like
@@ -123,10 +123,10 @@ pub struct Args {
     #[arg(long)]
     pub find_knee: bool,
     /// Loss allowed at the NDR, in percent
-    #[arg(long, default_value_t = 0.0, value_name = "PCT", value_parser = parse::percent)]
+    #[arg(long, default_value = "0%", value_name = "PCT", value_parser = parse::percent)]
     pub loss: f64,
     /// Loss allowed at the PDR, in percent
-    #[arg(long, default_value_t = 0.5, value_name = "PCT", value_parser = parse::percent)]
+    #[arg(long, default_value = "0.5%", value_name = "PCT", value_parser = parse::percent)]
     pub pdr_loss: f64,
     /// A latency limit the knee must also keep, e.g. P99.9<=50us (needs --reflect)
     #[arg(long, value_parser = parse_sla)]
@@ -134,12 +134,12 @@ pub struct Args {
     #[schemars(with = "Option<String>")]
     pub sla: Option<latency::Sla>,
     /// Length of each search trial (confirmations use --duration)
-    #[arg(long, default_value = "1", value_parser = parse::duration)]
+    #[arg(long, default_value = "1s", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     #[schemars(with = "f64")]
     pub search_duration: Duration,
     /// Stop narrowing when the interval is within this many percent of its top
-    #[arg(long, default_value_t = 2.0, value_name = "PCT", value_parser = parse::percent)]
+    #[arg(long, default_value = "2%", value_name = "PCT", value_parser = parse::percent)]
     pub knee_precision: f64,
     /// Print the result as one committable sentence with every qualifier
     #[arg(long)]
@@ -171,20 +171,20 @@ pub struct Args {
     /// IPv6 destination address a replay's IPv6 frames get (with --pcap-src-ip6)
     #[arg(long, value_name = "ADDR", requires_all = ["pcap", "pcap_src_ip6"], conflicts_with = "pcap_keep_addresses")]
     pub pcap_dst_ip6: Option<Ipv6Addr>,
-    /// The most memory the capture may take (bytes: 512M, 4G)
-    #[arg(long, default_value = "1G", value_name = "BYTES", value_parser = parse::count, requires = "pcap")]
+    /// The most memory the capture may take (bytes: 512MB, 4GB)
+    #[arg(long, default_value = "1GB", value_name = "BYTES", value_parser = parse::bytes, requires = "pcap")]
     pub pcap_memory: u64,
     /// TX ring size per queue, in descriptors
     #[arg(long, default_value = "1024", value_parser = parse::ring)]
     pub tx_ring: u16,
-    /// Seconds to wait for the link to come up before sending, and for progress while sending
-    #[arg(long, default_value = "10", value_parser = parse::duration)]
+    /// How long to wait for the link to come up before sending, and for progress while sending
+    #[arg(long, default_value = "10s", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     #[schemars(with = "f64")]
     pub link_timeout: Duration,
     /// How long the port keeps running after the last frame, so frames still in the TX ring (or a
     /// memif ring the peer has not read yet) leave before the port stops
-    #[arg(long, default_value = "0.5", value_parser = parse::duration)]
+    #[arg(long, default_value = "0.5s", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     #[schemars(with = "f64")]
     pub drain: Duration,
@@ -208,7 +208,7 @@ pub struct Args {
     #[arg(long, value_name = "N", requires = "group", value_parser = clap::value_parser!(u16).range(2..=64))]
     pub senders: Option<u16>,
     /// How long to wait for each answer from drop
-    #[arg(long, default_value = "15", value_parser = parse::duration)]
+    #[arg(long, default_value = "15s", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     #[schemars(with = "f64")]
     pub control_timeout: Duration,
@@ -216,7 +216,7 @@ pub struct Args {
     #[arg(long, value_parser = parse::queues)]
     pub rx_queues: Option<u16>,
     /// In a ladder, how long each step sends before its measured window opens
-    #[arg(long, default_value = "2", value_parser = parse::duration)]
+    #[arg(long, default_value = "2s", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     #[schemars(with = "f64")]
     pub warmup: Duration,
@@ -227,7 +227,7 @@ pub struct Args {
     #[arg(long, default_value = "size-major")]
     pub order: ladder::Order,
     /// Adding queues "stops helping" when the next step adds less than this many percent of Mpps
-    #[arg(long, default_value_t = 5.0, value_name = "PCT", value_parser = parse::percent)]
+    #[arg(long, default_value = "5%", value_name = "PCT", value_parser = parse::percent)]
     pub ceiling_threshold: f64,
     /// The interface's published bandwidth in Gb/s: report the smallest frame size that reaches it (within 3%)
     #[arg(long, value_name = "GBPS", value_parser = parse::gbps)]
@@ -237,7 +237,7 @@ pub struct Args {
     #[arg(long = "watch-xstat", value_name = "NAME")]
     pub watch_xstat: Vec<String>,
     /// How often the watched counters are read for the live view (on ENA each read is an admin command)
-    #[arg(long, default_value = "1", value_parser = parse::duration)]
+    #[arg(long, default_value = "1s", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     #[schemars(with = "f64")]
     pub xstats_interval: Duration,
@@ -277,7 +277,7 @@ pub struct Args {
     /// How long a call to the device (configure, start, link, counters, stop) may take before the
     /// run ends with one line naming the device and the call (exit 3), e.g. a virtio NIC behind
     /// vfio-pci that never answers
-    #[arg(long, default_value = "20", value_parser = parse::device_timeout, value_name = "SECONDS")]
+    #[arg(long, default_value = "20s", value_parser = parse::device_timeout, value_name = "DURATION")]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     #[schemars(with = "f64")]
     pub device_timeout: Duration,

@@ -10,7 +10,7 @@ mod search;
 
 use std::time::Instant;
 
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use blastdrop::sender::Sender;
 use blastdrop::session::Started;
 use knee::{Goal, Qualifiers};
@@ -19,7 +19,7 @@ use crate::mode::Knee;
 use crate::peer;
 use crate::settings::Settings;
 pub use record::schema;
-use record::{KneeBody, KneeRecord, KneeResult};
+use record::{knee_result, KneeBody, KneeRecord};
 use search::Trials;
 
 pub fn run(settings: &Settings, m: &Knee, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
@@ -38,7 +38,7 @@ pub fn run(settings: &Settings, m: &Knee, started: &Started, sender: &mut Sender
     let qualifiers = Qualifiers { queues: m.queues, size: m.size, flows: m.flows, mtu: trials.sender.mtu(), shape: m.shape.to_string() };
     print::announce(settings, m, max_rate, &qualifiers, info);
     let mut searched = trials.search(max_rate)?;
-    let result = KneeResult::new(settings, &searched.search, &searched.trials, &qualifiers);
+    let result = knee_result(settings, &searched.search, &searched.trials, &qualifiers);
     // Latency under load, below the knee.
     let mut under_load = Vec::new();
     if settings.traffic.reflect && !searched.interrupted && searched.failure.is_none() {

@@ -2,132 +2,39 @@
 //! them, and latency under load; and the texts it carries (a goal's
 //! result, the sentence), which print.rs prints from it.
 
-use serde::Serialize;
-
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use blastdrop::record_file;
-use knee::{mpps_floor, Bound, Goal, Qualifiers, Search, TrialKind, COMMIT_SHARE, DELIVERY_TOLERANCE};
+use knee::{mpps_floor, Bound, Goal, Qualifiers, Search, COMMIT_SHARE, DELIVERY_TOLERANCE};
 use ladder::StepRecord;
 
-use crate::peer;
 use crate::settings::{AsGiven, Settings};
 
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct Trial {
-    pub kind: TrialKind,
-    /// For a confirmation, the goal it confirms.
-    pub goal: Option<Goal>,
-    /// Whether the trial kept the NDR and PDR limits (loss, and the SLA when
-    /// given), at the rate it counted at (`counted_at_mpps`).
-    pub ndr_pass: bool,
-    pub pdr_pass: bool,
-    /// The sender delivered less than the offered rate beyond the tolerance
-    /// (`result.delivery_tolerance_pct`): no pass at the offered rate.
-    pub sender_short: bool,
-    /// What the sender delivered, percent of the offered rate.
-    pub delivered_pct: f64,
-    /// The sender fell short of a rate it had delivered in an earlier
-    /// trial: held back by the path, the receiver or the host (the trial's
-    /// verdict says which), so the trial is a fail at the offered rate
-    /// rather than the sender's cap.
-    pub held_back: bool,
-    /// The rate the trial's result counted at: the offered one, or what the
-    /// sender delivered when it fell short; null when it delivered less than
-    /// the search's floor (then it only capped the search).
-    pub counted_at_mpps: Option<f64>,
-    /// For a confirmation: whether it confirmed its goal.
-    pub confirmed: Option<bool>,
-    #[serde(flatten)]
-    pub step: StepRecord,
-}
+pub use records::knee::{KneeBody, KneeResult, LoadPoint, Trial};
 
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct LoadPoint {
-    /// Share of the knee, percent.
-    pub share_pct: u32,
-    pub step: StepRecord,
-}
-
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct KneeResult {
-    /// Confirmed results: each the rate its confirming trial delivered.
-    pub ndr_mpps: Option<f64>,
-    pub pdr_mpps: Option<f64>,
-    /// The knee: the PDR, which with --sla also kept the latency limit.
-    knee_mpps: Option<f64>,
-    committable_mpps: Option<f64>,
-    /// What bounds each result: "path" (a trial above it failed: the knee),
-    /// "held-back" (a trial above it fell short of a rate the sender had
-    /// delivered before: the path, the receiver or the host held it back),
-    /// "sender" (the sender delivered no more) or "top" (the top of the
-    /// search passed); the last two make the result "at least".
-    ndr_bounded_by: Option<Bound>,
-    pdr_bounded_by: Option<Bound>,
-    ndr_sender_limited: bool,
-    pdr_sender_limited: bool,
-    /// The knee (PDR) is a lower bound: the sender delivered no more, or its
-    /// maximum passed. The path's knee is at least knee_mpps.
-    pub sender_limited: bool,
-    /// Each result as printed: "6.550 Mpps", "at least 6.550 Mpps: the
-    /// sender delivered no more", "none found", "none confirmed: ...".
-    pub ndr: String,
-    pub pdr: String,
-    /// The trial (1-based, in `trials`) that confirmed each result.
-    ndr_confirmed_by: Option<usize>,
-    pdr_confirmed_by: Option<usize>,
-    /// The lowest offered rate the sender fell short of, if any.
-    sender_cap_mpps: Option<f64>,
-    /// How far short of the offered rate a trial may fall and still count at it, percent.
-    delivery_tolerance_pct: f64,
-    /// The verdict of the first trial above the knee that failed: what stops the path there.
-    pub limit_above: Option<String>,
-    pub sentence: Option<String>,
-}
-
-/// blast --json record of a knee search (mode = knee): every trial, the NDR
-/// and PDR with their qualifiers, and latency under load (docs/json.md).
-#[derive(Serialize, schemars::JsonSchema)]
-#[schemars(rename = "BlastKneeRecord")]
-pub struct KneeBody {
-    pub environment: peer::Environments,
-    pub qualifiers: Qualifiers,
-    pub max_rate_mpps: f64,
-    pub result: KneeResult,
-    pub trials: Vec<Trial>,
-    pub latency_under_load: Vec<LoadPoint>,
-    pub interrupted: bool,
-    /// Every trial's sent figures per interval (--interval), one series for
-    /// the search, and what was found in it (rates step with the trials).
-    pub series: Option<series::Series>,
-    pub series_analysis: Option<series::Analysis>,
-}
-
-impl KneeResult {
-    /// The results of `search`, whose trials are `trials`.
-    pub fn new(settings: &Settings, search: &Search, trials: &[Trial], qualifiers: &Qualifiers) -> KneeResult {
-        let (ndr, pdr) = (search.result(Goal::Ndr), search.result(Goal::Pdr));
-        let knee = pdr;
-        let pdr_by = confirmed_by(search, trials, Goal::Pdr);
-        let sender_limited = search.sender_limited(Goal::Pdr);
-        KneeResult {
-            ndr_mpps: ndr.map(|r| r / 1e6),
-            pdr_mpps: pdr.map(|r| r / 1e6),
-            knee_mpps: knee.map(|r| r / 1e6),
-            committable_mpps: knee.map(|r| r * COMMIT_SHARE / 1e6),
-            ndr_bounded_by: search.bounded_by(Goal::Ndr),
-            pdr_bounded_by: search.bounded_by(Goal::Pdr),
-            ndr_sender_limited: search.sender_limited(Goal::Ndr),
-            pdr_sender_limited: search.sender_limited(Goal::Pdr),
-            sender_limited,
-            ndr: result_text(search, Goal::Ndr),
-            pdr: result_text(search, Goal::Pdr),
-            ndr_confirmed_by: confirmed_by(search, trials, Goal::Ndr),
-            pdr_confirmed_by: pdr_by,
-            sender_cap_mpps: search.sender_cap().map(|r| r / 1e6),
-            delivery_tolerance_pct: DELIVERY_TOLERANCE * 100.0,
-            limit_above: limit_above(search, trials),
-            sentence: knee.map(|k| sentence(settings, qualifiers, k, sender_limited, pdr_by.map(|i| &trials[i - 1]))),
-        }
+/// The results of `search`, whose trials are `trials`.
+pub fn knee_result(settings: &Settings, search: &Search, trials: &[Trial], qualifiers: &Qualifiers) -> KneeResult {
+    let (ndr, pdr) = (search.result(Goal::Ndr), search.result(Goal::Pdr));
+    let knee = pdr;
+    let pdr_by = confirmed_by(search, trials, Goal::Pdr);
+    let sender_limited = search.sender_limited(Goal::Pdr);
+    KneeResult {
+        ndr_mpps: ndr.map(|r| r / 1e6),
+        pdr_mpps: pdr.map(|r| r / 1e6),
+        knee_mpps: knee.map(|r| r / 1e6),
+        committable_mpps: knee.map(|r| r * COMMIT_SHARE / 1e6),
+        ndr_bounded_by: search.bounded_by(Goal::Ndr),
+        pdr_bounded_by: search.bounded_by(Goal::Pdr),
+        ndr_sender_limited: search.sender_limited(Goal::Ndr),
+        pdr_sender_limited: search.sender_limited(Goal::Pdr),
+        sender_limited,
+        ndr: result_text(search, Goal::Ndr),
+        pdr: result_text(search, Goal::Pdr),
+        ndr_confirmed_by: confirmed_by(search, trials, Goal::Ndr),
+        pdr_confirmed_by: pdr_by,
+        sender_cap_mpps: search.sender_cap().map(|r| r / 1e6),
+        delivery_tolerance_pct: DELIVERY_TOLERANCE * 100.0,
+        limit_above: limit_above(search, trials),
+        sentence: knee.map(|k| sentence(settings, qualifiers, k, sender_limited, pdr_by.map(|i| &trials[i - 1]))),
     }
 }
 
@@ -202,11 +109,11 @@ fn failed_at(t: &Trial) -> Option<f64> {
 }
 
 /// The record: the header every record begins with, then the search's own.
-pub type KneeRecord<'a> = records::Record<records::Mode, records::Config<&'a AsGiven<'a>>, KneeBody>;
+pub type KneeRecord<'a> = records::knee::KneeRecord<&'a AsGiven<'a>>;
 
 /// Writes the record to `path`.
 pub fn write(record: &KneeRecord<'_>, path: &std::path::Path) -> Result<(), Failure> {
-    record_file::write_json(path, record)
+    Ok(record_file::write_json(path, record)?)
 }
 
 /// --plot (loss against offered rate, NDR and PDR marked, latency under
@@ -219,21 +126,12 @@ pub fn write_plot_and_csv(
     title: &str,
 ) -> Result<(), Failure> {
     if let Some(path) = &settings.outputs.plot {
-        let points: Vec<ladder::KneePoint> = trials
-            .iter()
-            .filter(|t| t.step.error.is_none())
-            .map(|t| ladder::KneePoint {
-                offered_mpps: t.counted_at_mpps.or(t.step.offered_mpps).unwrap_or(t.step.sent.mpps),
-                loss_pct: t.step.loss_pct.unwrap_or(0.0),
-                class: t.step.class(),
-                confirmation: t.kind == TrialKind::Confirm,
-            })
-            .collect();
+        let points: Vec<ladder::KneePoint> = trials.iter().filter_map(ladder::KneePoint::of).collect();
         let steps: Vec<StepRecord> = under_load.iter().map(|l| l.step.clone()).collect();
         let latency = ladder::LatencyPoint::from_records(&steps);
-        let svg = ladder::render_knee_svg(&points, result.ndr_mpps, result.pdr_mpps, &latency, title)
+        let plot = ladder::render_knee_svg(&points, result.ndr_mpps, result.pdr_mpps, &latency, title)
             .map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;
-        std::fs::write(path, svg).map_err(|e| Failure::runtime(format!("cannot write --plot {}: {e}", path.display())))?;
+        std::fs::write(path, plot.into_svg(title)).map_err(|e| Failure::runtime(format!("cannot write --plot {}: {e}", path.display())))?;
     }
     if let Some(path) = &settings.outputs.csv {
         let steps: Vec<StepRecord> = trials.iter().map(|t| t.step.clone()).collect();

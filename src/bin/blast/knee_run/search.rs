@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use blastdrop::sender::{Sender, StepParams};
 use blastdrop::signals;
 use knee::{Search, SearchConfig};

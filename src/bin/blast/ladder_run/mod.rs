@@ -7,7 +7,7 @@ mod print;
 mod record;
 mod steps;
 
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use blastdrop::sender::Sender;
 use blastdrop::session::Started;
 use control::{PeerInfo, Request};

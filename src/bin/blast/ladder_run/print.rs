@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use blastdrop::environment::{cpu_model, hostname};
-use blastdrop::environment_record::Machine;
+use blastdrop::environment_record::machine;
 use blastdrop::sender::Sender;
 use control::PeerInfo;
 use ladder::{Aggregate, StepRecord, StepSpec};
@@ -71,7 +71,7 @@ pub fn print_steps(
     blastdrop::say!(
         "sender: {} on {}, {}, {}{}{}",
         hostname(),
-        Machine::read().describe(),
+        machine().describe(),
         cpu_model(),
         dpdk::runtime_version(),
         ena.concat(),

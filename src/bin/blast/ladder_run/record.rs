@@ -1,66 +1,18 @@
 //! The ladder's analysis (ceilings per frame size, the bandwidth
 //! crossover) and its files: the JSON record, the CSV and the SVG plot.
 
-use serde::Serialize;
-
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use blastdrop::record_file;
 use blastdrop::sender::Sender;
 use blastdrop::session::Started;
 use blastdrop::signals;
 use control::PeerInfo;
-use ladder::{crossover, find_ceiling, Aggregate, Ceiling, Crossover, Ladder, StepRecord};
+use ladder::{crossover, find_ceiling, Aggregate, StepRecord};
+pub use records::ladder::{Analysis, LadderBody, SizeCeiling, StepSeries};
 
 use crate::mode::LadderRun;
 use crate::peer;
 use crate::settings::{AsGiven, Settings};
-
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct SizeCeiling {
-    pub size: u32,
-    /// The traffic of the steps the ceiling is over (several rates or
-    /// shapes: one ceiling per size at each).
-    pub offered_mpps: Option<f64>,
-    pub shape: String,
-    pub ceiling: Ceiling,
-    pub limit: String,
-}
-
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct Analysis {
-    /// Whether the figures analysed are the receiver's.
-    pub receiver_side: bool,
-    pub ceiling_threshold_pct: f64,
-    pub ceilings: Vec<SizeCeiling>,
-    pub crossover: Option<Crossover>,
-}
-
-/// blast --json record of a ladder (mode = ladder): configuration, both ends'
-/// environments, the plan, every step with the sender's and (with --peer) the
-/// receiver's figures over the same window, and the analysis (docs/json.md).
-#[derive(Serialize, schemars::JsonSchema)]
-#[schemars(rename = "BlastLadderRecord")]
-struct LadderBody<'a> {
-    src_mac: String,
-    environment: peer::Environments,
-    ladder: &'a Ladder,
-    interrupted: bool,
-    steps: &'a [StepRecord],
-    /// Each step's sent figures per interval (--interval), warm-up and trial, as columns.
-    step_series: &'a [StepSeries],
-    aggregates: Vec<Aggregate>,
-    analysis: Analysis,
-}
-
-/// One step's figures over time and what was found in them.
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct StepSeries {
-    /// The step's index in the ladder (from 0), and its run (from 1, with --repeat).
-    pub step: usize,
-    pub run: u32,
-    pub series: series::Series,
-    pub analysis: series::Analysis,
-}
 
 pub fn analyse(settings: &Settings, records: &[StepRecord], aggs: &[Aggregate], receiver_side: bool) -> Analysis {
     let mut ceilings = Vec::new();
@@ -136,8 +88,9 @@ pub fn write_files(settings: &Settings, m: &LadderRun, started: &Started, sender
         );
         let opts = ladder::LadderPlot { receiver: receiver_side, title: &title, published_gbps: settings.judging.published_gbps };
         let latency = ladder::LatencyPoint::from_records(out.records);
-        let svg = ladder::render_svg(&sizes_seen, &opts, &latency).map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;
-        std::fs::write(path, svg).map_err(|e| Failure::runtime(format!("cannot write --plot {}: {e}", path.display())))?;
+        let plot = ladder::render_svg(&sizes_seen, &opts, &latency).map_err(|e| Failure::runtime(format!("cannot draw --plot: {e}")))?;
+        std::fs::write(path, plot.into_svg(&title))
+            .map_err(|e| Failure::runtime(format!("cannot write --plot {}: {e}", path.display())))?;
     }
     if let Some(path) = &settings.outputs.csv {
         std::fs::write(path, ladder::render_csv(out.records))
@@ -150,10 +103,10 @@ pub fn write_files(settings: &Settings, m: &LadderRun, started: &Started, sender
                 sender: blastdrop::environment::of_sender(started, sender, m.ladder.max_queues()),
                 receiver: out.peer_info,
             },
-            ladder: &m.ladder,
+            ladder: m.ladder.clone(),
             interrupted: signals::interrupted(),
-            steps: out.records,
-            step_series: out.series,
+            steps: out.records.to_vec(),
+            step_series: out.series.to_vec(),
             aggregates: out.aggregates,
             analysis: out.analysis,
         };
@@ -162,8 +115,8 @@ pub fn write_files(settings: &Settings, m: &LadderRun, started: &Started, sender
     Ok(())
 }
 
-/// The record: the header every record begins with, then the ladder's own.
-type LadderRecord<'a> = records::Record<records::Mode, records::Config<&'a AsGiven<'a>>, LadderBody<'a>>;
+/// The record as blast writes it: its flags as given.
+type LadderRecord<'a> = records::ladder::LadderRecord<&'a AsGiven<'a>>;
 
 /// The JSON schema of the ladder's record.
 pub fn schema() -> schemars::Schema {

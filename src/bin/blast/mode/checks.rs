@@ -1,8 +1,7 @@
 //! The checks clap cannot make alone: the flags against each other, for
 //! built frames and for a capture, and the output files, before anything starts.
 
-use blastdrop::fail::Failure;
-use blastdrop::session;
+use crate::fail::Failure;
 use layout::StepLayout;
 
 use crate::args::Args;
@@ -55,11 +54,11 @@ pub fn check(args: &Args) -> Result<(), Failure> {
     }
     // Every step's flow plan must be possible before anything starts.
     for &q in args.queues.iter() {
-        StepLayout::new(q, args.port.len() as u16, args.flows.unwrap_or(u32::from(q)), args.src_port).map_err(session::layout_failure)?;
+        StepLayout::new(q, args.port.len() as u16, args.flows.unwrap_or(u32::from(q)), args.src_port).map_err(crate::fail::layout)?;
     }
     args.timeline.check()?;
     // Output files are checked now, not after the whole run.
-    session::check_outputs(&[
+    crate::cli::check_outputs(&[
         ("--json", args.json.as_deref()),
         ("--events", args.events.as_deref()),
         ("--csv", args.csv.as_deref()),
@@ -148,5 +147,5 @@ pub fn check_replay(args: &Args) -> Result<(), Failure> {
         }
     }
     // Output files are checked now, whatever the timing, not after the replay.
-    session::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref())])
+    crate::cli::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref())])
 }

@@ -8,8 +8,7 @@ mod pcap;
 
 use std::time::Duration;
 
-use blastdrop::fail::Failure;
-use blastdrop::session;
+use crate::fail::Failure;
 use ladder::Ladder;
 use layout::StepLayout;
 
@@ -118,7 +117,7 @@ fn single(args: &Args) -> Result<Single, Failure> {
         queues,
         size: args.sizes()[0],
         flows,
-        layout: StepLayout::new(queues, args.port.len() as u16, flows, args.src_port).map_err(session::layout_failure)?,
+        layout: StepLayout::new(queues, args.port.len() as u16, flows, args.src_port).map_err(crate::fail::layout)?,
         duration: args.duration.or(if args.count.is_none() { Some(DEFAULT_DURATION) } else { None }),
         count: args.count,
         shape: args.arrival_shape(),

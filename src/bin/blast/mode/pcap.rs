@@ -1,7 +1,7 @@
 //! The capture --pcap names, read into memory and scheduled over the
 //! queues, or the failure that says what is wrong with it and what to do.
 
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 
 use super::ReplayRun;
 use crate::args::Args;

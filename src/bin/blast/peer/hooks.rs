@@ -2,7 +2,7 @@
 //! control connection (a group member ends it with its own figures).
 
 use blastdrop::attribution;
-use blastdrop::figures::PerPacket;
+use blastdrop::figures::per_packet;
 use blastdrop::sender::{SenderWindow, StepFailure, WindowHooks};
 use control::{Request, Response, WindowFigures};
 
@@ -51,7 +51,7 @@ impl WindowHooks for PeerHooks<'_> {
                 window,
                 sent_packets: w.total.packets,
                 sent_bytes: w.total.bytes,
-                cycles_per_packet: PerPacket::of(w.total.busy_cycles, w.total.packets).cycles_per_packet,
+                cycles_per_packet: per_packet(w.total.busy_cycles, w.total.packets).cycles_per_packet,
                 sender_limit: Some(attribution::verdict(w, None, self.rate).label()),
                 streams: w.streams_at_end.clone(),
             },

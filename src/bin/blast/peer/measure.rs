@@ -1,9 +1,9 @@
 //! One measured step: blast's window and drop's window over the same
 //! trial, merged into a step record with its verdict.
 
+use crate::fail::Failure;
 use blastdrop::attribution;
-use blastdrop::fail::Failure;
-use blastdrop::figures::{PerPacket, Rates};
+use blastdrop::figures::{per_packet, Rates};
 use blastdrop::sender::{Sender, SenderWindow, StepFailure, StepParams};
 use control::WindowFigures;
 use ladder::{AchievedShape, StepRecord};
@@ -81,7 +81,7 @@ fn step_record(sender: &Sender, params: &StepParams, step: usize, run: u32) -> S
 fn sender_figures(rec: &mut StepRecord, w: &SenderWindow, sender: &Sender, shape: pace::Shape) {
     rec.sent = w.sent();
     rec.tx_undrained = w.tx_undrained.clone();
-    let busy = PerPacket::of(w.total.busy_cycles, w.total.packets);
+    let busy = per_packet(w.total.busy_cycles, w.total.packets);
     (rec.sender_cycles_per_packet, rec.sender_ns_per_packet) = (busy.cycles_per_packet, busy.ns_per_packet);
     rec.ring_full_retries = w.total.ring_full_retries;
     rec.sender_opackets = w.port.opackets;

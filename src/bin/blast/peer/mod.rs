@@ -8,7 +8,7 @@ mod measure;
 
 use std::time::Duration;
 
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use blastdrop::sender::{Sender, StepFailure};
 use control::{Client, PeerInfo, Request, Response};
 
@@ -16,12 +16,7 @@ use crate::settings::PeerSettings;
 pub use hooks::PeerHooks;
 pub use measure::{achieved_shape, measure, Measured};
 
-/// Both ends' environments, for a record of runs against drop.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-pub struct Environments {
-    pub sender: blastdrop::environment_record::Environment,
-    pub receiver: Option<PeerInfo>,
-}
+pub use records::environment::Environments;
 
 /// The control connection to drop.
 pub struct Peer {
@@ -56,7 +51,7 @@ impl Peer {
 pub fn connect(settings: &PeerSettings) -> Result<(Option<Peer>, Option<PeerInfo>), Failure> {
     let Some(addr) = &settings.addr else { return Ok((None, None)) };
     let secret = control::Secret::load(settings.token_file.as_deref(), std::env::var(control::SECRET_ENV).ok(), settings.token.as_deref())
-        .map_err(blastdrop::session::secret_failure)?;
+        .map_err(crate::fail::secret)?;
     if let Some((_, control::SecretSource::CommandLine)) = &secret {
         tracing::warn!("--token shows in ps and /proc/PID/cmdline: prefer --token-file FILE or BLASTDROP_TOKEN");
     }

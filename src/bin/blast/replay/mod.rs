@@ -8,7 +8,7 @@ mod summary;
 
 use std::sync::Arc;
 
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use blastdrop::record_file;
 use blastdrop::sender::{Sender, StepParams};
 use blastdrop::session::Started;

@@ -1,157 +1,16 @@
 //! A replay's JSON record: the capture as read and rewritten, how closely
 //! its timing was kept, each queue's figures, and drop's window with --peer.
 
-use std::collections::BTreeMap;
-
-use serde::Serialize;
-
-use blastdrop::environment_record::Environment;
-use blastdrop::figures::{PerPacket, Rates};
 use capture::{Capture, ProbeStats, RewriteStats};
 
 use crate::settings::AsGiven;
 
-/// The capture as read, and what was done to it.
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct CaptureRecord {
-    pub file: String,
-    pub format: &'static str,
-    pub frames: u64,
-    /// Frames' bytes, FCS included.
-    pub frame_bytes: u64,
-    pub largest: u64,
-    /// Both directions of a conversation count once.
-    pub flows: u64,
-    /// From the first frame's time to the last's.
-    pub span_seconds: f64,
-    /// Frames whose time is before the one ahead of them (sent at the earlier one's time).
-    pub out_of_order: u64,
-    pub memory_bytes: u64,
-    pub kinds: BTreeMap<&'static str, u64>,
-    /// None with --pcap-keep-addresses.
-    pub rewrite: Option<RewriteRecord>,
-    /// The frames readied for a probe; None with --pcap-keep-payload (none stamped).
-    pub probes: Option<ProbeRecord>,
-}
-
-/// The frames a probe is stamped into, readied once before the replay.
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct ProbeRecord {
-    /// Frames that carry a probe when sent (UDP over IPv4, no VLAN tag, no
-    /// IP options, 18 B of payload or more): their IPv4 identification is the run id.
-    pub frames: u64,
-    /// UDP checksums set to 0 ("none", legal over IPv4) in those frames,
-    /// because the probe changes the payload on every send; the rest were
-    /// captured with none.
-    pub udp_checksums_zeroed: u64,
-}
-
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct RewriteRecord {
-    pub macs: u64,
-    /// IPv4 frames (behind VLAN tags too) whose addresses were rewritten.
-    pub ipv4: u64,
-    /// Of those, behind 802.1Q or QinQ tags.
-    pub ipv4_tagged: u64,
-    /// IPv6 frames whose addresses were rewritten (--pcap-src-ip6, --pcap-dst-ip6).
-    pub ipv6: u64,
-    pub l4_checksums_computed: u64,
-    /// L4 checksums updated for the new addresses only (RFC 1624): first
-    /// fragments of fragmented datagrams, datagrams captured truncated.
-    pub l4_checksums_updated: u64,
-    /// L4 checksums left as captured (their field not in the bytes captured): wrong for the new addresses.
-    pub l4_checksums_left: u64,
-    /// ICMP errors whose quoted IPv4 header got the addresses (receiver to
-    /// this port), its checksums and the ICMP checksum following.
-    pub icmp_quoted_headers: u64,
-    /// Frames whose L3 (or part of it) was left as captured, by kind: ipv6
-    /// (no --pcap-src-ip6/--pcap-dst-ip6), ipv6 extension headers, ipv6
-    /// malformed, ipv6 icmp error quote, arp, other ethertype, ipv4
-    /// malformed, ipv4 icmp error quote (the quoted header not whole).
-    pub not_rewritten: BTreeMap<&'static str, u64>,
-}
-
-/// How closely the replay kept the schedule.
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct TimingRecord {
-    pub timing: String,
-    pub passes: u64,
-    /// Frames whose time had come when the replay ended, and what was sent of them.
-    pub due: u64,
-    /// |gap as sent - gap asked for| between a queue's consecutive frames.
-    pub gap_error: latency::LatencySummary,
-    /// How late frames left after their time.
-    pub lateness: latency::LatencySummary,
-    /// Frames that left more than `LATE_US` after their time.
-    pub late_frames: u64,
-    /// At most `HELD_PCT` percent of the frames were late: the replay kept
-    /// the capture's timing (else the verdict names the sender).
-    pub held: bool,
-}
-
-/// A frame is late when it leaves more than this after its time.
-pub const LATE_US: u64 = 50;
-/// The timing was held when at most this share of frames was late.
-pub const HELD_PCT: f64 = 1.0;
-
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct QueueRow {
-    pub queue: u16,
-    pub lcore: u32,
-    pub sent: Rates,
-    pub stamped: u64,
-    pub unstamped: u64,
-    #[serde(flatten)]
-    pub busy: PerPacket,
-    pub ring_full_retries: u64,
-}
-
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct Summary {
-    pub side: &'static str,
-    pub interrupted: bool,
-    pub sent: Rates,
-    /// Frames that carried a probe (drop counts them per stream) and that did not.
-    pub stamped: u64,
-    pub unstamped: u64,
-    pub timing: TimingRecord,
-    pub ring_full_retries: u64,
-    pub alloc_failures: u64,
-    pub unsent: u64,
-    /// With --peer: what drop counted in the window (over the sender's
-    /// trial, as a ladder step), the loss, and drop's whole figures.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub received: Option<Rates>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub loss_pct: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub receiver: Option<control::WindowFigures>,
-    /// Both ends' counters with --peer, the sender's alone without.
-    pub limit: String,
-    pub verdict: limits::Verdict,
-    pub queues: Vec<QueueRow>,
-}
-
-/// blast --json record of a capture replay (mode = replay): the capture, how
-/// closely its timing was kept, and with --peer drop's window (docs/json.md).
-#[derive(Serialize, schemars::JsonSchema)]
-#[schemars(rename = "BlastReplayRecord")]
-pub struct ReplayBody {
-    pub environment: Environment,
-    /// drop's, with --peer.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub receiver_environment: Option<control::PeerInfo>,
-    pub capture: CaptureRecord,
-    pub summary: Summary,
-    /// The replay's sent figures per interval (--interval), and what was found in them.
-    pub series: Option<series::Series>,
-    pub series_analysis: Option<series::Analysis>,
-}
+pub use records::replay::{CaptureRecord, ProbeRecord, QueueRow, ReplayBody, RewriteRecord, Summary, TimingRecord, HELD_PCT, LATE_US};
 
 pub fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<RewriteStats>, probes: Option<ProbeStats>) -> CaptureRecord {
     CaptureRecord {
         file: file.display().to_string(),
-        format: c.format.as_str(),
+        format: c.format.as_str().to_owned(),
         frames: c.len() as u64,
         frame_bytes: c.frame_bytes(),
         largest: c.largest() as u64,
@@ -159,7 +18,7 @@ pub fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<Rewri
         span_seconds: c.span_ns() as f64 / 1e9,
         out_of_order: c.out_of_order() as u64,
         memory_bytes: c.memory(),
-        kinds: c.kinds().into_iter().map(|(k, n)| (k.as_str(), n)).collect(),
+        kinds: c.kinds().into_iter().map(|(k, n)| (k.as_str().to_owned(), n)).collect(),
         rewrite: rewrite.map(|r| RewriteRecord {
             macs: r.l2,
             ipv4: r.l3,
@@ -169,14 +28,14 @@ pub fn capture_record(file: &std::path::Path, c: &Capture, rewrite: Option<Rewri
             l4_checksums_updated: r.l4_incremental,
             l4_checksums_left: r.l4_left,
             icmp_quoted_headers: r.icmp_quoted,
-            not_rewritten: r.kept,
+            not_rewritten: r.kept.into_iter().map(|(k, n)| (k.to_owned(), n)).collect(),
         }),
         probes: probes.map(|p| ProbeRecord { frames: p.frames, udp_checksums_zeroed: p.udp_checksums_zeroed }),
     }
 }
 
 /// The record: the header every record begins with, then the replay's own.
-pub type Record<'a> = records::Record<records::Mode, records::Config<&'a AsGiven<'a>>, ReplayBody>;
+pub type Record<'a> = records::replay::ReplayRecord<&'a AsGiven<'a>>;
 
 /// The JSON schema of a replay's record.
 pub fn schema() -> schemars::Schema {

@@ -2,7 +2,7 @@
 //! figures, how closely the timing was kept, drop's window and the verdict.
 
 use blastdrop::attribution;
-use blastdrop::figures::{PerPacket, Rates};
+use blastdrop::figures::{per_packet, Rates};
 use blastdrop::sender::{Reading, Sender, SenderWindow, StepOutcome};
 use blastdrop::tx::replay::Replay;
 use blastdrop::tx::ReplayTiming;
@@ -27,7 +27,7 @@ pub fn summarize(r: &Replay, sender: &Sender, outcome: &StepOutcome, before: &Re
         verdict.add_sender_limit(timing_record.late_frames, fell_behind(&timing, timing_record.late_frames));
     }
     Summary {
-        side: "sender",
+        side: "sender".to_owned(),
         interrupted: outcome.interrupted,
         sent: Rates::over(total.packets, total.bytes, outcome.seconds),
         stamped: timing.stamped,
@@ -62,7 +62,7 @@ fn queue_rows(sender: &Sender, outcome: &StepOutcome) -> (Vec<QueueRow>, ReplayT
             sent: Rates::over(o.tally.packets, o.tally.bytes, secs),
             stamped: t.stamped,
             unstamped: t.unstamped,
-            busy: PerPacket::of(o.tally.busy_cycles, o.tally.packets),
+            busy: per_packet(o.tally.busy_cycles, o.tally.packets),
             ring_full_retries: o.tally.ring_full_retries,
         });
         timing.merge(&t);

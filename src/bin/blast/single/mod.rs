@@ -8,7 +8,7 @@ mod summary;
 
 use std::time::Duration;
 
-use blastdrop::fail::Failure;
+use crate::fail::Failure;
 use blastdrop::record_file;
 use blastdrop::sender::{NoPeer, Sender, StepParams};
 use blastdrop::session::Started;

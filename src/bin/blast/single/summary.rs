@@ -2,7 +2,7 @@
 //! sender's counters: each queue and stream, the shape achieved, the verdict.
 
 use blastdrop::attribution;
-use blastdrop::figures::{PerPacket, Rates};
+use blastdrop::figures::{per_packet, Rates};
 use blastdrop::sender::{Reading, Sender, SenderWindow, StepOutcome};
 
 use super::record::{PortCounters, QueueSummary, StreamSummary, Summary};
@@ -38,11 +38,11 @@ pub fn summarize(
     }
     let achieved_shape = crate::peer::achieved_shape(&outcome.shape(), sender.tsc_hz(), outcome.seconds);
     Summary {
-        side: "sender",
+        side: "sender".to_owned(),
         interrupted: outcome.interrupted,
         sent: Rates::over(total.packets, total.bytes, outcome.seconds),
         offered_mpps: paced_rate.map(|r| r / 1e6),
-        busy: PerPacket::of(total.busy_cycles, total.packets),
+        busy: per_packet(total.busy_cycles, total.packets),
         ring_full_retries: total.ring_full_retries,
         alloc_failures: total.alloc_failures,
         unsent,
@@ -81,7 +81,7 @@ fn lanes(m: &Single, sender: &Sender, outcome: &StepOutcome) -> (Vec<QueueSummar
             port: m.layout.port_of(l.queue).0,
             lcore: l.lcore,
             sent: Rates::over(o.tally.packets, o.tally.bytes, secs),
-            busy: PerPacket::of(o.tally.busy_cycles, o.tally.packets),
+            busy: per_packet(o.tally.busy_cycles, o.tally.packets),
             ring_full_retries: o.tally.ring_full_retries,
             alloc_failures: o.tally.alloc_failures,
             unsent: o.unsent,

@@ -1,4 +1,8 @@
-use serde::Serialize;
+//! A ladder's plan: every step (queue count x frame size x offered
+//! traffic) in the order it runs, as blast plans it from its lists and as
+//! the ladder's record keeps it; the lists' parsing.
+
+use serde::{Deserialize, Serialize};
 
 /// Why a ladder list or order was refused. `what` names the quantity
 /// ("queue count", "frame size").
@@ -19,7 +23,7 @@ pub enum PlanError {
 }
 
 /// The order steps run in when both lists have several entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Order {
     /// For each frame size, every queue count: one queue curve per size.
@@ -40,7 +44,7 @@ impl std::str::FromStr for Order {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepSpec {
     pub queues: u16,
     pub size: u32,
@@ -50,7 +54,7 @@ pub struct StepSpec {
 }
 
 /// Every step of a run, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ladder {
     pub queues: Vec<u16>,
     pub sizes: Vec<u32>,
@@ -65,7 +69,7 @@ pub struct Ladder {
 }
 
 /// Queue counts left out of a ladder: beyond what a port can take.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DroppedQueues {
     /// The queue counts not run.
     pub queues: Vec<u16>,

@@ -1,0 +1,143 @@
+//! Why the library could not do what it was asked, as data: the ports,
+//! queues, paths and sources involved. The binaries turn each into the one
+//! line a user reads, naming the flag to change, and into an exit code
+//! (src/bin/common/fail.rs); nothing here knows either.
+//!
+//! One enum for the library, not one per module: the sender and the
+//! receiver fail through the plane, the session, the frame templates and
+//! the extended stats, and each binary maps every failure it can meet in
+//! one match.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A failure of the library.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A DPDK call failed (a device that stopped answering, or a signal
+    /// while waiting on it, among them).
+    #[error(transparent)]
+    Dpdk(#[from] dpdk::Error),
+    /// A device limit (`dpdk::Error::Limit`) a setting goes past.
+    /// `from_capture`: the largest frame is a capture's, not a setting's.
+    #[error("{source}")]
+    Limit { source: dpdk::Error, from_capture: bool },
+    /// No port by that name or id.
+    #[error("{source}")]
+    NoSuchPort { source: dpdk::Error },
+    /// A port asked for twice.
+    #[error("{spec}: {source}")]
+    PortTwice { spec: String, source: dpdk::Error },
+    /// A port that would not start (not a device wait: that is `Dpdk`).
+    #[error(
+        "cannot start port {port} ({name}, {driver}): {source}; check the device's arguments, and that its peer is there (a memif client needs its server running first)"
+    )]
+    PortStart { port: u16, name: String, driver: String, source: dpdk::Error },
+    /// The EAL would not start; `hint` is what usually causes it.
+    #[error("the DPDK EAL failed to start ({reason}): {hint}")]
+    EalInit { reason: String, hint: String },
+    /// More workers than this DPDK build has lcores for.
+    #[error("{workers} workers need {} lcores, but this DPDK build has at most {max_lcores}", u32::from(*workers) + 1)]
+    LcoresBeyondBuild { workers: u16, max_lcores: u32 },
+    /// Fewer worker lcores than queues.
+    #[error("{queues} queues need {queues} worker lcores but the EAL has {workers}")]
+    TooFewLcores { queues: u16, workers: usize },
+    /// A net_memif socket that cannot be used.
+    #[error(transparent)]
+    Memif(#[from] MemifError),
+    /// Fewer send queues than ports.
+    #[error("{ports} ports but at most {queues} queue(s) to send on")]
+    SendQueuesBelowPorts { ports: u16, queues: u16 },
+    /// Fewer receive queues than ports.
+    #[error("{ports} ports but at most {queues} queue(s) to receive on")]
+    ReceiveQueuesBelowPorts { ports: u16, queues: u16 },
+    /// More RX queues asked than the receiver reserved lcores and pools for.
+    #[error("{asked} RX queues asked, but {reserved} reserved")]
+    QueuesBeyondReserved { asked: u16, reserved: u16 },
+    /// A per-frame cost in core cycles where the core clock is unknown.
+    #[error("a receive cost of {cycles} core cycles, but this machine's core clock is {clock}")]
+    RxCostUnknownClock { cycles: u64, clock: String },
+    /// No arrival clock fits the choice and the ports.
+    #[error(transparent)]
+    ArrivalClock(#[from] latency::arrival::NoNicTimestamps),
+    /// A port's link still down after `waited`.
+    #[error("link of port {port} ({name}) still down after {waited:.0?}")]
+    LinkDown { port: u16, name: String, waited: Duration },
+    /// A signal came while waiting for a link.
+    #[error("interrupted while waiting for the link")]
+    LinkWaitInterrupted,
+    /// A lane kept its queue handles (it failed).
+    #[error("the queue handles of {want} queue(s) are not all back from their lanes ({tx} TX, {rx} RX): a lane failed; run again")]
+    HandlesNotBack { want: usize, tx: usize, rx: usize },
+    /// An extended stat asked for that the port does not have.
+    #[error("port {port} ({driver}) has no extended stat {name:?}: check the name (dpdk-testpmd's `show port xstats` lists them)")]
+    NoSuchXstat { port: u16, driver: String, name: String },
+    /// A frame that cannot be built as set.
+    #[error(transparent)]
+    Frame(#[from] wire::FrameError),
+    /// A step that cannot be laid out on the queues and flows.
+    #[error(transparent)]
+    Layout(#[from] layout::LayoutError),
+    /// A record that cannot be encoded as JSON.
+    #[error("cannot encode the JSON record: {0}")]
+    RecordEncode(serde_json::Error),
+    /// The record could not be written; `path` None: to stdout.
+    #[error("cannot write the record to {}: {source}", path.as_ref().map_or("stdout".to_string(), |p| p.display().to_string()))]
+    RecordWrite { path: Option<PathBuf>, source: std::io::Error },
+    /// The events file could not be created.
+    #[error("cannot write the events to {}: {source}", path.display())]
+    EventsWrite { path: PathBuf, source: std::io::Error },
+    /// The metrics endpoint's address refused (`spec` as given).
+    #[error("{spec}: {reason}")]
+    MetricsAddress { spec: String, reason: String },
+    /// The series file could not be created.
+    #[error("{}: cannot write it ({source})", path.display())]
+    SeriesCreate { path: PathBuf, source: std::io::Error },
+    /// The series file's header could not be written.
+    #[error("{}: {source}", path.display())]
+    SeriesWrite { path: PathBuf, source: std::io::Error },
+    /// The series plot could not be written.
+    #[error("{}: cannot write it ({source})", path.display())]
+    SeriesPlotWrite { path: PathBuf, source: std::io::Error },
+}
+
+/// A net_memif vdev's socket that cannot be used, found before the EAL
+/// starts (the PMD's own failures surface only as "no ports"). `vdev`: the
+/// vdev's name; each sentence says how to fix its arguments.
+#[derive(Debug, thiserror::Error)]
+pub enum MemifError {
+    #[error(
+        "memif socket {shown} is in use by another process (a drop still running?): stop it or give the vdev {vdev} another socket=PATH"
+    )]
+    InUse { shown: String, vdev: String },
+    #[error(
+        "memif socket {path} is {} bytes long, above the 107 a Unix socket path may have: give the vdev {vdev} a shorter socket=PATH",
+        path.len()
+    )]
+    PathTooLong { path: String, vdev: String },
+    #[error("memif socket {path} has no folder: give the vdev {vdev} a full path, e.g. socket=/tmp/{path}")]
+    NoFolder { path: String, vdev: String },
+    #[error("memif socket {path}: folder {folder} does not exist: create it or give the vdev {vdev} another socket=PATH")]
+    FolderMissing { path: String, folder: String, vdev: String },
+    #[error("memif socket {path} exists and is not a socket: remove it or give the vdev {vdev} another socket=PATH")]
+    NotASocket { path: String, vdev: String },
+    #[error(
+        "memif socket {path} is stale (nobody listens on it) but cannot be removed ({source}): remove it or give the vdev {vdev} another socket=PATH"
+    )]
+    StaleNotRemoved { path: String, vdev: String, source: std::io::Error },
+    #[error(
+        "memif socket {path} exists and cannot be checked ({source}): remove it if no process serves it, or give the vdev {vdev} another socket=PATH"
+    )]
+    Unchecked { path: String, vdev: String, source: std::io::Error },
+}
+
+impl Error {
+    /// `e` as a device limit when it is one (`from_capture` as for
+    /// [`Error::Limit`]), else as it is.
+    pub fn limit(e: dpdk::Error, from_capture: bool) -> Error {
+        match e {
+            dpdk::Error::Limit { .. } => Error::Limit { source: e, from_capture },
+            other => Error::Dpdk(other),
+        }
+    }
+}
