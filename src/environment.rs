@@ -23,6 +23,10 @@ pub fn build(
 ) -> Environment {
     let eal = &started.eal;
     let lcores = lcore_records(eal, lcores);
+    let mut ports = ports;
+    for port in ports.iter_mut().filter(|p| dpdk::af_xdp::is_af_xdp(&p.driver)) {
+        port.xdp = Some(crate::xdp::state(&port.name, &started.eal_args));
+    }
     Environment {
         hostname: hostname(),
         cpu_model: cpu_model(),

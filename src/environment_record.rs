@@ -26,6 +26,7 @@ pub fn port_record(port: &dpdk::Port, mac: wire::MacAddr, promiscuous: bool, lin
         link_up: link.up,
         link_speed_mbps: link.speed_mbps,
         ena,
+        xdp: None,
     }
 }
 

@@ -28,6 +28,7 @@ pub mod trial;
 pub mod tx;
 pub mod unfinished;
 pub mod units;
+pub mod xdp;
 pub mod xstats;
 
 pub use error::Error;

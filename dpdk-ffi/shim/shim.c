@@ -1,5 +1,6 @@
 /* Exported wrappers over DPDK's static inline functions; see shim.h for why. */
 #define _GNU_SOURCE /* fopencookie */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -152,6 +153,50 @@ int bd_mempool_ops_registered(const char *name)
 const char *bd_mbuf_best_mempool_ops(void)
 {
 	return rte_mbuf_best_mempool_ops();
+}
+
+struct rte_mempool *bd_pktmbuf_pool_create_chunked(const char *name, unsigned int n, unsigned int cache_size,
+						   unsigned int chunk, int socket_id, uint16_t *data_room)
+{
+	const unsigned int flags = RTE_MEMPOOL_F_NO_SPREAD;
+	struct rte_mempool_objsz sz;
+	rte_mempool_calc_obj_size(sizeof(struct rte_mbuf), flags, &sz);
+	unsigned int around = sz.header_size + sz.trailer_size + sizeof(struct rte_mbuf);
+	if (chunk <= around + RTE_PKTMBUF_HEADROOM || chunk - around > UINT16_MAX) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	uint16_t room = (uint16_t)(chunk - around);
+	unsigned int elt = sizeof(struct rte_mbuf) + room;
+	if (rte_mempool_calc_obj_size(elt, flags, NULL) != chunk) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	struct rte_pktmbuf_pool_private priv = { .mbuf_data_room_size = room, .mbuf_priv_size = 0 };
+	struct rte_mempool *mp = rte_mempool_create_empty(name, n, elt, cache_size, sizeof(priv), socket_id, flags);
+	if (mp == NULL)
+		return NULL;
+	int ret = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL);
+	if (ret != 0) {
+		rte_mempool_free(mp);
+		rte_errno = -ret;
+		return NULL;
+	}
+	rte_pktmbuf_pool_init(mp, &priv);
+	ret = rte_mempool_populate_default(mp);
+	if (ret < 0) {
+		rte_mempool_free(mp);
+		rte_errno = -ret;
+		return NULL;
+	}
+	if (mp->nb_mem_chunks != 1) {
+		rte_mempool_free(mp);
+		rte_errno = EFBIG;
+		return NULL;
+	}
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	*data_room = room;
+	return mp;
 }
 
 int bd_rx_timestamp_register(int *field_offset, uint64_t *rx_flag)

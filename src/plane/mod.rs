@@ -8,5 +8,5 @@ pub mod pools;
 pub mod ports;
 
 pub use lanes::{Joined, Lanes, QueueHome, Running};
-pub use pools::queue_pools;
+pub use pools::{pool_records, queue_pools};
 pub use ports::{configure, open_ports, watch_text, PlanePort};

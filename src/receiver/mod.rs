@@ -18,7 +18,7 @@ pub use self::lanes::PeerChange;
 pub use self::totals::{QueueTotals, Totals};
 pub use self::window::{Snapshot, TrialFigures};
 use crate::counters::LaneCounters;
-use crate::environment_record::{mempool_record, MempoolRecord};
+use crate::environment_record::MempoolRecord;
 use crate::error::Error;
 use crate::plane::{self, Lanes, PlanePort, QueueHome};
 use crate::rx::RxOutcome;
@@ -138,10 +138,16 @@ impl Receiver {
             Totals { arrival: if cfg.one_way { Some(arrival_clock(&sides, cfg.arrival_clock)?) } else { None }, ..Default::default() };
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
         let sizing = pool_sizing(&cfg);
-        let mempools = vec![mempool_record(u32::from(cfg.max_queues), &sizing)];
         let trial_streams = if cfg.count_only { 0 } else { cfg.stream_capacity };
         let trial = Arc::new(crate::trial::TrialBoard::new(trial_streams, usize::from(cfg.max_queues)));
-        let pools = plane::queue_pools("rx", spread, &sizing, |p| &sides[usize::from(p)].port)?;
+        let made = plane::queue_pools(
+            "rx",
+            spread,
+            |port| dpdk::af_xdp::rx_pool(sizing, &port.info().driver, None),
+            |p| &sides[usize::from(p)].port,
+        )?;
+        let mempools = plane::pool_records(made.iter().map(|(pool, sizing)| (pool, sizing)));
+        let pools = made.into_iter().map(|(pool, _)| pool).collect();
         Ok(Receiver {
             sides,
             cfg,
@@ -329,7 +335,7 @@ fn pool_sizing(cfg: &ReceiverConfig) -> PoolSizing {
     let data_room = (u32::from(mbuf.headroom) + cfg.max_size).max(dpdk::consts::MBUF_DEFAULT_BUF_SIZE);
     match cfg.mbufs {
         // A pool smaller than what can be in flight starves the PMD (rx_nombuf): on purpose.
-        Some(n) => PoolSizing { ring: n, burst: 0, cache: (n / 4).min(256), data_room },
-        None => PoolSizing { ring: u32::from(cfg.rx_ring), burst: cfg.burst as u32, cache: 256, data_room },
+        Some(n) => PoolSizing { ring: n, burst: 0, cache: (n / 4).min(256), data_room, held: 0, chunk: None },
+        None => PoolSizing { ring: u32::from(cfg.rx_ring), burst: cfg.burst as u32, cache: 256, data_room, held: 0, chunk: None },
     }
 }

@@ -23,7 +23,7 @@ use wire::MacAddr;
 pub use self::failure::StepFailure;
 pub use self::outcome::{tx_wall_pct, LaneResult, SenderWindow, StepOutcome};
 pub use self::window::{NoPeer, Reading, WindowHooks};
-use crate::environment_record::{mempool_record, MempoolRecord};
+use crate::environment_record::MempoolRecord;
 use crate::error::Error;
 use crate::plane::{self, PlanePort, QueueHome};
 use crate::session;
@@ -131,7 +131,10 @@ pub struct Sender {
     pools: Vec<Arc<Mempool>>,
     /// One per port: blast never reads its RX queues, but paired devices
     /// (memif) need them, and reflect mode reads them.
-    rx_pools: Vec<Mempool>,
+    /// Each port's RX pools: one for all its queues, or one per queue
+    /// where the driver registers the pool as the queue's own memory
+    /// (net_af_xdp's UMEM).
+    rx_pools: Vec<Vec<Mempool>>,
     /// Queue handles of the current configuration while no lane holds them.
     home: QueueHome,
     configured_queues: Option<u16>,
@@ -170,6 +173,8 @@ impl Sender {
             burst: cfg.burst as u32,
             cache: 256,
             data_room: (u32::from(mbuf.headroom) + cfg.max_size - wire::FCS_LEN as u32).next_multiple_of(dpdk::consts::CACHE_LINE_SIZE),
+            held: 0,
+            chunk: None,
         };
         // Every port's RX pool is sized for the port with the most queues.
         let rx_sizing = PoolSizing {
@@ -177,6 +182,8 @@ impl Sender {
             burst: cfg.burst as u32,
             cache: 0,
             data_room: dpdk::consts::MBUF_DEFAULT_BUF_SIZE,
+            held: 0,
+            chunk: None,
         };
         let mut sides = Vec::new();
         // The device's limits first, then the lcores: each names the flag to
@@ -191,12 +198,16 @@ impl Sender {
             sides.push(TxSide { plane, own_mac, src_mac, addressing, link: Link::default() });
         }
         let lcores = session::worker_lcores(eal, cfg.max_queues)?;
-        let rx_pools = sides
+        let rx_made = sides
             .iter()
-            .map(|s| Mempool::create(&format!("bd_txrx_{}", s.port.id()), &rx_sizing, s.port.socket()))
+            .enumerate()
+            .map(|(p, s)| rx_pools_of(s, spread.queues_on(p as u16), rx_sizing, &cfg))
             .collect::<Result<Vec<_>, _>>()?;
-        let mempools = vec![mempool_record(u32::from(cfg.max_queues), &tx_sizing), mempool_record(u32::from(nports), &rx_sizing)];
-        let pools = plane::queue_pools("tx", spread, &tx_sizing, |p| &sides[usize::from(p)].port)?.into_iter().map(Arc::new).collect();
+        let tx_made = plane::queue_pools("tx", spread, |_| tx_sizing, |p| &sides[usize::from(p)].port)?;
+        let mut mempools = plane::pool_records(tx_made.iter().map(|(pool, sizing)| (pool, sizing)));
+        mempools.extend(plane::pool_records(rx_made.iter().flatten().map(|(pool, sizing)| (pool, sizing))));
+        let rx_pools = rx_made.into_iter().map(|v| v.into_iter().map(|(pool, _)| pool).collect()).collect();
+        let pools = tx_made.into_iter().map(|(pool, _)| Arc::new(pool)).collect();
         Ok(Sender {
             sides,
             cfg,
@@ -290,7 +301,10 @@ impl Sender {
             &mut self.sides,
             queues,
             |n| Self::port_config(&self.cfg, n),
-            |p, _| &rx_pools[usize::from(p)],
+            |p, local| {
+                let port = &rx_pools[usize::from(p)];
+                &port[usize::from(local).min(port.len() - 1)]
+            },
             self.cfg.size_from_capture,
             first,
         )?;
@@ -372,3 +386,17 @@ impl Drop for Sender {
 
 /// How long blast waits at exit for a memif peer to stop polling.
 const MEMIF_PEER_GRACE: Duration = Duration::from_secs(1);
+
+/// A port's RX pools for blast (which receives only replies and stray
+/// frames): one for all its `queues`, sized `plain`; on net_af_xdp one per
+/// queue, each holding that queue's UMEM, its fill ring and the copies of
+/// the frames it sends (dpdk::af_xdp).
+fn rx_pools_of(side: &TxSide, queues: u16, plain: PoolSizing, cfg: &SenderConfig) -> Result<Vec<(Mempool, PoolSizing)>, Error> {
+    let port = &side.port;
+    if !dpdk::af_xdp::is_af_xdp(&port.info().driver) {
+        return Ok(vec![(Mempool::create(&format!("bd_txrx_{}", port.id()), &plain, port.socket())?, plain)]);
+    }
+    let one_queue = PoolSizing { ring: u32::from(cfg.tx_ring), ..plain };
+    let sizing = dpdk::af_xdp::rx_pool(one_queue, &port.info().driver, Some(u32::from(cfg.tx_ring)));
+    (0..queues.max(1)).map(|q| Ok((Mempool::create(&format!("bd_txrx_{}_{q}", port.id()), &sizing, port.socket())?, sizing))).collect()
+}

@@ -12,6 +12,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod af_xdp;
 mod burst;
 pub mod deadline;
 mod eal;

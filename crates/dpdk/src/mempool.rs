@@ -24,19 +24,29 @@ pub struct PoolSizing {
     pub ring: u32,
     pub burst: u32,
     pub cache: u32,
-    /// Bytes of packet room per mbuf, headroom included.
+    /// Bytes of packet room per mbuf, headroom included (with `chunk`: what
+    /// the chunk leaves, known once the pool is made).
     pub data_room: u32,
+    /// Mbufs the driver keeps to itself beyond the ring (net_af_xdp's fill
+    /// ring: crate::af_xdp).
+    pub held: u32,
+    /// Every object exactly this many bytes, unpadded, in one memory chunk
+    /// (net_af_xdp's UMEM chunks); None: DPDK's default packet pool.
+    pub chunk: Option<u32>,
 }
 
 impl PoolSizing {
     pub fn mbufs(&self) -> u32 {
-        let need = self.ring + 2 * self.burst + 2 * self.cache;
+        let need = self.ring + 2 * self.burst + 2 * self.cache + self.held;
         (need + 1).next_power_of_two() - 1
     }
 
     /// Bytes one mbuf takes in the pool: its mempool object header, struct
     /// rte_mbuf and data room, each rounded to a cache line.
     pub fn bytes_per_mbuf(&self, mbuf_struct: u32) -> u64 {
+        if let Some(chunk) = self.chunk {
+            return u64::from(chunk);
+        }
         let line = u64::from(ffi::RTE_CACHE_LINE_SIZE);
         let round = |n: u64| n.div_ceil(line) * line;
         // rte_mempool_objhdr is one cache line once aligned.
@@ -94,13 +104,24 @@ impl Mempool {
         }
         let cache = sizing.cache.min(ffi::RTE_MEMPOOL_CACHE_MAX_SIZE);
         let n = sizing.mbufs();
-        // SAFETY: plain call; returns NULL with rte_errno set on failure.
-        let ptr = unsafe { ffi::rte_pktmbuf_pool_create(cname.as_ptr(), n, cache, 0, sizing.data_room as u16, socket) };
+        let mut data_room = sizing.data_room as u16;
+        let ptr = match sizing.chunk {
+            // SAFETY: plain call; returns NULL with rte_errno set on failure.
+            None => unsafe { ffi::rte_pktmbuf_pool_create(cname.as_ptr(), n, cache, 0, data_room, socket) },
+            // SAFETY: as above; writes the data room through the pointer on success only.
+            Some(chunk) => unsafe { ffi::bd_pktmbuf_pool_create_chunked(cname.as_ptr(), n, cache, chunk, socket, &mut data_room) },
+        };
         match NonNull::new(ptr) {
-            Some(ptr) => Ok(Mempool { ptr, name: name.to_owned(), mbufs: n, data_room: sizing.data_room }),
+            Some(ptr) => Ok(Mempool { ptr, name: name.to_owned(), mbufs: n, data_room: u32::from(data_room) }),
             None => {
                 // SAFETY: reads this thread's rte_errno, which the failed call set.
                 let code = unsafe { ffi::bd_errno() };
+                if let (Some(chunk), libc::EFBIG) = (sizing.chunk, code) {
+                    return Err(Error::Other(format!(
+                        "cannot create mempool {name} ({n} objects of {chunk} B) in one piece of memory, as net_af_xdp's UMEM needs: \
+                         give the EAL more memory (-m, or more hugepages)"
+                    )));
+                }
                 if let Some(missing) = missing_mempool_driver() {
                     return Err(Error::Other(format!("cannot create mempool {name}: {missing}")));
                 }
@@ -168,17 +189,17 @@ mod tests {
 
     #[test]
     fn sizing_rounds_to_power_of_two_less_one() {
-        let s = PoolSizing { ring: 1024, burst: 32, cache: 256, data_room: 2176 };
+        let s = PoolSizing { ring: 1024, burst: 32, cache: 256, data_room: 2176, held: 0, chunk: None };
         assert_eq!(s.mbufs(), 2047);
-        let s = PoolSizing { ring: 512, burst: 32, cache: 0, data_room: 2176 };
+        let s = PoolSizing { ring: 512, burst: 32, cache: 0, data_room: 2176, held: 0, chunk: None };
         assert_eq!(s.mbufs(), 1023, "576 needed");
-        let s = PoolSizing { ring: 1023 - 64 - 512, burst: 32, cache: 256, data_room: 2176 };
+        let s = PoolSizing { ring: 1023 - 64 - 512, burst: 32, cache: 256, data_room: 2176, held: 0, chunk: None };
         assert_eq!(s.mbufs(), 1023, "exactly 1023 needed");
     }
 
     #[test]
     fn bytes_count_header_struct_and_room() {
-        let s = PoolSizing { ring: 1024, burst: 32, cache: 256, data_room: 2176 };
+        let s = PoolSizing { ring: 1024, burst: 32, cache: 256, data_room: 2176, held: 0, chunk: None };
         let line = u64::from(ffi::RTE_CACHE_LINE_SIZE);
         let per = s.bytes_per_mbuf(128);
         assert_eq!(per, line + 128u64.div_ceil(line) * line + 2176u64.div_ceil(line) * line);

@@ -48,7 +48,7 @@ fn safe_layer_over_net_null() {
     let too_big = PortConfig { max_frame: port.info().max_frame() + 1, ..good.clone() };
     assert!(matches!(port.check(&too_big), Err(Error::Limit { what: LimitKind::FrameSize, .. })));
 
-    let sizing = PoolSizing { ring: 512, burst: 32, cache: 64, data_room: 2176 };
+    let sizing = PoolSizing { ring: 512, burst: 32, cache: 64, data_room: 2176, held: 0, chunk: None };
     let pool = Mempool::create("bd_test_rx", &sizing, port.socket()).unwrap();
     assert_eq!(pool.mbufs(), sizing.mbufs());
     let mut visited = 0;

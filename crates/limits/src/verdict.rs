@@ -362,7 +362,11 @@ pub(crate) fn receiver_drop_limit(imissed: u64, rx_nombuf: u64, socket_drops: u6
     }
     let drops = moved.iter().map(|&(_, v)| v).sum();
     let parts: Vec<String> = moved.iter().map(|(n, v)| format!("{n} +{v}")).collect();
-    let kernel = if socket_drops > 0 { " (socket_drops: the kernel's af_packet RX ring was full)" } else { "" };
+    let kernel = if socket_drops > 0 {
+        " (socket_drops: a kernel socket's RX ring was full: net_af_packet's, or net_af_xdp's XDP socket)"
+    } else {
+        ""
+    };
     Some(Limit {
         kind: LimitKind::Receiver,
         side: Side::Receiver,

@@ -42,6 +42,36 @@ pub struct PortRecord {
     /// net_ena only: what its TX path runs with (LLQ, write-combining).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ena: Option<EnaTxState>,
+    /// net_af_xdp only: the XDP path as the kernel runs it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xdp: Option<XdpState>,
+}
+
+/// An AF_XDP port's path as the kernel runs it, read from the kernel once
+/// the port started (the PMD says neither).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct XdpState {
+    /// The kernel interface (the vdev's iface= argument), or None when the
+    /// EAL arguments do not name it.
+    pub interface: Option<String>,
+    /// How the XDP program is attached to it: "native", "generic" (the
+    /// kernel's skb path: every frame copied), "offload", "several" (more
+    /// than one program), "none", or "unknown (why)" (rtnetlink).
+    pub attach: String,
+    /// This process's AF_XDP sockets and how many run zero-copy
+    /// (getsockopt XDP_OPTIONS).
+    pub sockets: u32,
+    pub zero_copy_sockets: u32,
+    /// "zero-copy", "copy (forced: force_copy=1)", "copy (the kernel fell
+    /// back: the driver offers no AF_XDP zero-copy)", "mixed (n of m
+    /// zero-copy)", or "unknown (why)".
+    pub copy_mode: String,
+}
+
+impl XdpState {
+    pub fn describe(&self) -> String {
+        format!("XDP on {}: attached {}, {}", self.interface.as_deref().unwrap_or("(interface not named)"), self.attach, self.copy_mode)
+    }
 }
 
 /// ENA's TX path as it really runs: LLQ (from the PMD's log at probe) and

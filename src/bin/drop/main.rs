@@ -96,6 +96,9 @@ fn receive(settings: &Settings, mode: Mode) -> Result<(), Failure> {
     receiver.start(first)?;
     let info = start::peer_info(&receiver, settings);
     start::announce(&receiver, settings, first);
+    for side in receiver.sides().iter().filter(|s| dpdk::af_xdp::is_af_xdp(&s.info.driver)) {
+        blastdrop::say!("drop: {}: {}", side.info.name, blastdrop::xdp::state(&side.info.name, &started.eal_args).describe());
+    }
     drop(answering);
 
     let rx = Arc::new(Mutex::new(receiver));

@@ -68,11 +68,13 @@ impl DeviceInfo {
     }
 
     /// The largest frame, FCS included, this port takes: bounded by its
-    /// largest receive length, its largest MTU, and one mbuf segment.
+    /// largest receive length, its largest MTU, one mbuf segment, and on
+    /// net_af_xdp one UMEM chunk (crate::af_xdp::MAX_FRAME).
     pub fn max_frame(&self) -> u32 {
         let by_mtu = u32::from(self.max_mtu) + frame_overhead(self.max_rx_pktlen, self.max_mtu);
         let by_mbuf = u32::from(u16::MAX) - u32::from(crate::MbufLayout::get().headroom) + 4;
-        self.max_rx_pktlen.min(by_mtu).min(by_mbuf)
+        let by_driver = if crate::af_xdp::is_af_xdp(&self.driver) { crate::af_xdp::MAX_FRAME } else { u32::MAX };
+        self.max_rx_pktlen.min(by_mtu).min(by_mbuf).min(by_driver)
     }
 
     /// The MTU that carries frames of `frame` bytes (FCS included).

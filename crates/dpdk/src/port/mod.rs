@@ -37,6 +37,9 @@ pub struct Port {
     /// af_packet: the kernel's RX ring drops read so far (each read of a
     /// socket's PACKET_STATISTICS resets it, so they are summed here).
     socket_drops: std::sync::atomic::AtomicU64,
+    /// net_af_xdp: the XDP sockets' full-ring drops, on the first
+    /// net_af_xdp port only (crate::af_xdp::RingFullTally says why).
+    xdp_drops: Option<crate::af_xdp::RingFullTally>,
 }
 
 /// The device's own description of itself.
@@ -66,7 +69,10 @@ impl Port {
             return Err(Error::AlreadyOpen { port: id });
         }
         open.push(id);
-        Ok(Port { id, info, configured: None, started: false, socket_drops: Default::default() })
+        let first_af_xdp = crate::af_xdp::is_af_xdp(&info.driver)
+            && !available_ports_with_driver().iter().any(|(p, _, d)| *p < id && crate::af_xdp::is_af_xdp(d));
+        let xdp_drops = first_af_xdp.then(crate::af_xdp::RingFullTally::default);
+        Ok(Port { id, info, configured: None, started: false, socket_drops: Default::default(), xdp_drops })
     }
 
     /// The device info of the port `spec` names, without opening it (a
@@ -134,6 +140,18 @@ impl Port {
                 format!("{} ({}) has at most {}", i.name, i.driver, i.max_tx_queues),
             ));
         }
+        if crate::af_xdp::is_af_xdp(&i.driver) && cfg.max_frame > crate::af_xdp::MAX_FRAME {
+            return Err(self.limit(
+                LimitKind::FrameSize,
+                cfg.max_frame.into(),
+                format!(
+                    "{} ({}) takes frames up to {} bytes (one 4 KiB UMEM chunk per frame, no multi-buffer)",
+                    i.name,
+                    i.driver,
+                    crate::af_xdp::MAX_FRAME
+                ),
+            ));
+        }
         if cfg.max_frame > i.max_frame() {
             return Err(self.limit(
                 LimitKind::FrameSize,
@@ -177,6 +195,16 @@ impl Port {
                 // and not freed at all once a call is given up: see deadline).
                 unsafe { ffi::rte_eth_rx_queue_setup(id, q as u16, ring, socket, std::ptr::null(), pool_ptr.into_inner()) }
             })?;
+            if rc != 0 && crate::af_xdp::is_af_xdp(&self.info.driver) {
+                return Err(Error::Other(format!(
+                    "rte_eth_rx_queue_setup failed on {} (net_af_xdp), queue {q}: {}: the PMD could not make its XDP socket; \
+                     check that the interface has that queue (ethtool -l), that its MTU fits XDP without multi-buffer (3498 B on ENA), \
+                     and that this runs as root (locked memory); deploy/setup.sh --af-xdp sets these up, and EAL option \
+                     --log-level=pmd.net.af_xdp:debug shows the PMD's reason",
+                    self.info.name,
+                    crate::errno_message(rc)
+                )));
+            }
             if rc != 0 {
                 return Err(Error::call("rte_eth_rx_queue_setup", rc));
             }
@@ -328,6 +356,9 @@ impl Port {
     /// read adds nothing this time. Off the data path: it walks /proc.
     pub fn socket_drops(&self) -> u64 {
         use std::sync::atomic::Ordering;
+        if crate::af_xdp::is_af_xdp(&self.info.driver) {
+            return self.xdp_drops.as_ref().map_or(0, |t| t.read());
+        }
         if !pmd_reads_socket_drops(&crate::runtime_version()) {
             if let Some(n) = kernel::take_rx_drops(&self.kernel_sockets()) {
                 self.socket_drops.fetch_add(n, Ordering::Relaxed);

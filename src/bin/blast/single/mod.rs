@@ -22,6 +22,9 @@ use record::{Record, SingleBody};
 pub fn run(settings: &Settings, m: &Single, started: &Started, sender: &mut Sender) -> Result<(), Failure> {
     sender.set_queues(m.queues)?;
     print::announce(settings.traffic.paced_rate, m, sender);
+    for side in sender.sides().iter().filter(|s| dpdk::af_xdp::is_af_xdp(&s.info.driver)) {
+        blastdrop::say!("blast: {}: {}", side.info.name, blastdrop::xdp::state(&side.info.name, &started.eal_args).describe());
+    }
     let params = StepParams {
         queues: m.queues,
         size: m.size,

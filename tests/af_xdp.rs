@@ -1,0 +1,242 @@
+//! blast and drop over net_af_xdp (DPDK's AF_XDP PMD) on a veth pair in a
+//! network namespace the test creates: the XDP path that needs no
+//! unbinding (docs/af-xdp.md). On DPDK 22.11 the PMD checks queue_count
+//! against the interface's combined channels, which a veth does not
+//! report: one queue each way here.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+/// The EAL arguments for a net_af_xdp port on `iface`, lcores on `cpu`.
+fn xdp_eal(iface: &str, cpu: u32) -> Vec<String> {
+    let mut a = eal_base();
+    a.push(format!("--vdev=net_af_xdp0,iface={iface}"));
+    a.push(format!("--lcores=0@{cpu},1@{cpu}"));
+    a
+}
+
+fn af_packet_eal(iface: &str, cpu: u32) -> Vec<String> {
+    let mut a = eal_base();
+    a.push(format!("--vdev=net_af_packet0,iface={iface}"));
+    a.push(format!("--lcores=0@{cpu},1@{cpu}"));
+    a
+}
+
+/// The kernel's own count of frames bd-b dropped on receipt (a veth counts
+/// there what its XDP program could not hand to a socket).
+fn rx_dropped(ns: &Netns, iface: &str) -> u64 {
+    let out = run("ip", &ns.exec("cat", vec![format!("/sys/class/net/{iface}/statistics/rx_dropped")]), Duration::from_secs(10));
+    out.stdout.trim().parse().unwrap_or_else(|_| panic!("rx_dropped of {iface}: {:?} {:?}", out.stdout, out.stderr))
+}
+
+/// drop on bd-b over `drop_port` (with `drop_extra` flags) for `count`
+/// frames, blast's `count` frames at `rate` from bd-a over `blast_port`;
+/// drop's record and stdout once both ended.
+fn one_run(
+    ns: &Netns,
+    dir: &std::path::Path,
+    drop_extra: &[&str],
+    (drop_port, drop_eal): (&str, Vec<String>),
+    (blast_port, blast_eal): (&str, Vec<String>),
+    count: u64,
+    (rate, size): (&str, &str),
+) -> (serde_json::Value, String) {
+    let json = dir.join("drop.json");
+    let _ = std::fs::remove_file(&json);
+    let mut d = strings(&["--port", drop_port, "--count", &count.to_string(), "--duration", "30", "--idle-timeout", "3", "--json"]);
+    d.push(json.display().to_string());
+    d.extend(strings(drop_extra));
+    d.push("--".into());
+    d.extend(drop_eal);
+    let mut drop = spawn("ip", &ns.exec(DROP, d));
+    drop.wait_for_line("drop: port", Duration::from_secs(30));
+    let mut b = strings(&["--port", blast_port, "--count", &count.to_string(), "--rate", rate, "--flows", "2", "--size", size, "--"]);
+    b.extend(blast_eal);
+    let blast = run_af_packet("ip", &ns.exec(BLAST, b), Duration::from_secs(60));
+    assert!(blast.status.success(), "blast: {}\n{}", blast.stdout, blast.stderr);
+    let out = drop.finish(Duration::from_secs(40));
+    assert!(out.status.success(), "drop: {}\n{}", out.stdout, out.stderr);
+    (read_json(&json), out.stdout)
+}
+
+/// Every frame sent is received or named lost, and every lost frame is one
+/// the kernel counted at an XDP socket whose ring was full (a loaded
+/// machine may deschedule drop's lane: the record must then say so).
+fn assert_exact_on_xdp(v: &serde_json::Value, count: u64, stdout: &str) {
+    let s = &v["summary"];
+    let got = s["probe"]["received"].as_u64().unwrap();
+    let lost = s["probe"]["lost_estimate"].as_u64().unwrap();
+    let socket_drops = s["port"]["socket_drops"].as_u64().unwrap_or(0);
+    assert!(got <= count, "{got} received of {count}: {stdout}");
+    if got < count {
+        assert_eq!(s["limit"], "receiver", "frames went missing and drop must name its full XDP ring: {stdout}");
+        assert!(got + socket_drops >= count, "received {got} + XDP ring drops {socket_drops} < {count} sent: {stdout}");
+    }
+    assert!(lost <= socket_drops, "lost {lost} but the XDP sockets dropped only {socket_drops}: {stdout}");
+    assert_eq!(s["probe"]["duplicates"], 0, "{stdout}");
+}
+
+#[test]
+fn blast_to_drop_over_af_xdp_on_veth_counts_every_frame_and_names_the_xdp_mode() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("blast_to_drop_over_af_xdp_on_veth_counts_every_frame_and_names_the_xdp_mode", Netns::with_pair) else {
+        return;
+    };
+    let dir = scratch("afxdp");
+    let count = 20_000;
+    let (v, stdout) =
+        one_run(&ns, &dir, &[], ("net_af_xdp0", xdp_eal("bd-b", 1)), ("net_af_xdp0", xdp_eal("bd-a", 0)), count, ("50k", "256"));
+    assert_matches_schema(&v, "drop");
+    assert_exact_on_xdp(&v, count, &stdout);
+    let port = &v["environment"]["port"];
+    assert_eq!(port["driver"], "net_af_xdp");
+    // The kernel's word on the path: a veth runs XDP natively and has no
+    // AF_XDP zero-copy, so the kernel bound the socket in copy mode.
+    let xdp = &port["xdp"];
+    assert_eq!(xdp["interface"], "bd-b", "{xdp}");
+    assert_eq!(xdp["attach"], "native", "{xdp}");
+    assert_eq!(xdp["sockets"], 1, "{xdp}");
+    assert_eq!(xdp["zero_copy_sockets"], 0, "{xdp}");
+    assert!(xdp["copy_mode"].as_str().unwrap().starts_with("copy (the kernel fell back"), "{xdp}");
+    // Its pool is the socket's UMEM: 4 KiB objects, the fill ring's 2048 mbufs on top of the ring's.
+    let pools = &v["environment"]["mempools"][0];
+    assert_eq!(pools["bytes_per_mbuf"], 4096, "{pools}");
+    assert_eq!(pools["mbufs_per_pool"], 4095, "{pools}");
+    assert!(stdout.contains("XDP on bd-b: attached native, copy"), "drop says which XDP mode it got: {stdout}");
+}
+
+#[test]
+fn a_slow_drop_on_af_xdp_names_its_full_xdp_ring_as_the_kernel_counts_it() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("a_slow_drop_on_af_xdp_names_its_full_xdp_ring_as_the_kernel_counts_it", Netns::with_pair) else {
+        return;
+    };
+    let dir = scratch("afxdp-slow");
+    let count = 20_000;
+    let before = rx_dropped(&ns, "bd-b");
+    // 200k cycles a frame: a few thousand frames a second, against 50k sent.
+    let (v, stdout) = one_run(
+        &ns,
+        &dir,
+        &["--rx-cost", "200000"],
+        ("net_af_xdp0", xdp_eal("bd-b", 1)),
+        ("net_af_xdp0", xdp_eal("bd-a", 0)),
+        count,
+        ("50k", "256"),
+    );
+    let dropped_by_kernel = rx_dropped(&ns, "bd-b") - before;
+    let s = &v["summary"];
+    let socket_drops = s["port"]["socket_drops"].as_u64().unwrap();
+    assert!(socket_drops > count / 2, "most frames dropped at the full XDP ring: {stdout}");
+    // Exact: what drop read from its XDP sockets is what the interface counted.
+    assert_eq!(socket_drops, dropped_by_kernel, "the XDP sockets' rx_ring_full against bd-b's rx_dropped: {stdout}");
+    assert_eq!(s["limit"], "receiver", "{stdout}");
+    assert!(stdout.contains("socket_drops +") && stdout.contains("XDP socket"), "{stdout}");
+    let got = s["received"]["packets"].as_u64().unwrap();
+    let no_probe = s["no_probe"].as_u64().unwrap();
+    assert_eq!(got - no_probe + socket_drops, count, "every frame received or dropped at the ring, none unexplained: {stdout}");
+}
+
+#[test]
+fn af_packet_to_af_xdp_and_back_count_every_frame() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("af_packet_to_af_xdp_and_back_count_every_frame", Netns::with_pair) else { return };
+    let dir = scratch("afxdp-mixed");
+    let count = 10_000;
+    let (v, stdout) =
+        one_run(&ns, &dir, &[], ("net_af_xdp0", xdp_eal("bd-b", 1)), ("net_af_packet0", af_packet_eal("bd-a", 0)), count, ("30k", "256"));
+    assert_exact_on_xdp(&v, count, &stdout);
+    let (v, stdout) =
+        one_run(&ns, &dir, &[], ("net_af_packet0", af_packet_eal("bd-b", 1)), ("net_af_xdp0", xdp_eal("bd-a", 0)), count, ("30k", "256"));
+    let s = &v["summary"];
+    let (got, socket_drops) = (s["probe"]["received"].as_u64().unwrap(), s["port"]["socket_drops"].as_u64().unwrap_or(0));
+    assert!(got == count || (s["limit"] == "receiver" && got + socket_drops >= count), "AF_XDP's frames on af_packet: {stdout}");
+}
+
+#[test]
+fn drop_killed_on_af_xdp_leaves_a_path_the_next_drop_receives_on() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("drop_killed_on_af_xdp_leaves_a_path_the_next_drop_receives_on", Netns::with_pair) else { return };
+    let dir = scratch("afxdp-kill");
+    for round in 0..3 {
+        let mut d = strings(&["--port", "net_af_xdp0", "--duration", "60", "--"]);
+        d.extend(xdp_eal("bd-b", 1));
+        let mut drop = spawn("ip", &ns.exec(DROP, d));
+        drop.wait_for_line("drop: port", Duration::from_secs(30));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(drop.pid()), nix::sys::signal::Signal::SIGKILL).unwrap();
+        let _ = drop.finish(Duration::from_secs(10));
+        // The XDP program a killed drop leaves attached does not stop the next one.
+        let (v, stdout) =
+            one_run(&ns, &dir, &[], ("net_af_xdp0", xdp_eal("bd-b", 1)), ("net_af_xdp0", xdp_eal("bd-a", 0)), 5_000, ("20k", "256"));
+        assert_exact_on_xdp(&v, 5_000, &stdout);
+        assert!(v["summary"]["probe"]["received"].as_u64().unwrap() > 0, "round {round}: nothing arrived after a kill: {stdout}");
+    }
+}
+
+#[test]
+fn frames_beyond_an_xdp_chunk_are_refused_with_the_limit_named() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("frames_beyond_an_xdp_chunk_are_refused_with_the_limit_named", Netns::with_pair) else { return };
+    let mut d = strings(&["--port", "net_af_xdp0", "--max-size", "4000", "--duration", "5", "--"]);
+    d.extend(xdp_eal("bd-b", 1));
+    let out = run("ip", &ns.exec(DROP, d), Duration::from_secs(30));
+    assert!(!out.status.success(), "{}", out.stdout);
+    assert!(out.stderr.contains("takes frames up to 3520 bytes (one 4 KiB UMEM chunk per frame, no multi-buffer)"), "{}", out.stderr);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+}
+
+/// Sizes 64 and 1000 B: from 1200 B up, blast over net_af_xdp on a veth
+/// loses 3 frames a run before the peer sees them (the known defect below).
+#[test]
+fn a_ladder_over_af_xdp_counts_each_step_exactly() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("a_ladder_over_af_xdp_counts_each_step_exactly", Netns::with_pair) else { return };
+    let dir = scratch("afxdp-ladder");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut d = strings(&["--port", "net_af_xdp0", "--listen", &addr, "--duration", "120", "--"]);
+    d.extend(xdp_eal("bd-b", 1));
+    let mut drop = spawn("ip", &ns.exec(DROP, d));
+    drop.wait_for_line("control on", Duration::from_secs(30));
+    let json = dir.join("ladder.json");
+    let mut b = strings(&["--port", "net_af_xdp0", "--peer", &addr, "--queues", "1", "--size", "64,1000", "--rate", "20k"]);
+    b.extend(strings(&["--warmup", "0.3", "--duration", "1", "--json", &json.display().to_string(), "--"]));
+    b.extend(xdp_eal("bd-a", 0));
+    let out = run("ip", &ns.exec(BLAST, b), Duration::from_secs(120));
+    assert!(out.status.success(), "blast ladder over AF_XDP: {}\n{}", out.stdout, out.stderr);
+    let v = read_json(&json);
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{}", out.stdout);
+    for step in steps {
+        let trial = &step["receiver"]["trial"];
+        let (sent, received, lost) =
+            (trial["sent"].as_u64().unwrap(), trial["received"].as_u64().unwrap(), trial["lost"].as_u64().unwrap());
+        assert!(sent > 0 && received + lost == sent, "each step's frames counted exactly: {step}");
+        // A loaded machine may deschedule drop's lane: any loss must be the
+        // XDP ring's, named as the receiver's.
+        if lost > 0 {
+            assert!(step["limit"].as_str().unwrap().contains("receiver"), "{step}");
+            assert!(step["receiver"]["socket_drops"].as_u64().unwrap() >= lost, "{step}");
+        }
+    }
+    assert_eq!(v["environment"]["sender"]["port"]["xdp"]["attach"], "native", "blast's record names its XDP path too");
+    sigint(&drop);
+    let _ = drop.finish(Duration::from_secs(30));
+}
+
+/// Known defect, not yet explained (docs/af-xdp.md, "Open"): at 1200 B and
+/// up, blast over net_af_xdp on a veth (copy mode) loses 3 frames in every
+/// run before they reach the peer: blast's port counted them sent, the
+/// peer's XDP counters (ethtool -S: xdp_packets) never saw them, and no
+/// counter on either side moves, so the verdict says `network`, which on a
+/// veth is not where they went. Run with --ignored to see it.
+#[test]
+#[ignore = "known: 3 frames of 1200 B and up lost in blast's AF_XDP copy path on a veth (docs/af-xdp.md)"]
+fn large_frames_from_af_xdp_on_veth_all_arrive() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("large_frames_from_af_xdp_on_veth_all_arrive", Netns::with_pair) else { return };
+    let dir = scratch("afxdp-large");
+    let (v, stdout) =
+        one_run(&ns, &dir, &[], ("net_af_xdp0", xdp_eal("bd-b", 1)), ("net_af_xdp0", xdp_eal("bd-a", 0)), 20_000, ("20k", "1500"));
+    assert_exact_on_xdp(&v, 20_000, &stdout);
+}
