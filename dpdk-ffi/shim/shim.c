@@ -155,6 +155,13 @@ const char *bd_mbuf_best_mempool_ops(void)
 	return rte_mbuf_best_mempool_ops();
 }
 
+/* Frees a chunked pool's memzone when the pool goes. */
+static void bd_free_memzone(struct rte_mempool_memhdr *memhdr, void *opaque)
+{
+	(void)memhdr;
+	rte_memzone_free((const struct rte_memzone *)opaque);
+}
+
 struct rte_mempool *bd_pktmbuf_pool_create_chunked(const char *name, unsigned int n, unsigned int cache_size,
 						   unsigned int chunk, int socket_id, uint16_t *data_room)
 {
@@ -183,15 +190,27 @@ struct rte_mempool *bd_pktmbuf_pool_create_chunked(const char *name, unsigned in
 		return NULL;
 	}
 	rte_pktmbuf_pool_init(mp, &priv);
-	ret = rte_mempool_populate_default(mp);
-	if (ret < 0) {
+	/* One memzone aligned to the chunk: the first object starts at the
+	 * memory's first byte. DPDK's default populate may begin the objects a
+	 * partial page in (an object may not straddle a page), and net_af_xdp
+	 * on 22.11 registers count x chunk bytes from the page below the
+	 * memory's start: the last object's tail then lies outside the UMEM
+	 * and the kernel drops, without a count, every frame that reaches it. */
+	char mz_name[RTE_MEMZONE_NAMESIZE];
+	snprintf(mz_name, sizeof(mz_name), "mz_%s", name);
+	const struct rte_memzone *mz = rte_memzone_reserve_aligned(mz_name, (size_t)n * chunk, socket_id, 0, chunk);
+	if (mz == NULL) {
+		int err = rte_errno;
 		rte_mempool_free(mp);
-		rte_errno = -ret;
+		rte_errno = err == ENOMEM || err == ENOSPC ? EFBIG : err;
 		return NULL;
 	}
-	if (mp->nb_mem_chunks != 1) {
+	ret = rte_mempool_populate_virt(mp, mz->addr, mz->len, chunk, bd_free_memzone, (void *)(uintptr_t)mz);
+	if (ret < 0 || (unsigned int)ret != n) {
+		if (ret < 0)
+			rte_memzone_free(mz);
 		rte_mempool_free(mp);
-		rte_errno = EFBIG;
+		rte_errno = ret < 0 ? -ret : EFBIG;
 		return NULL;
 	}
 	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);

@@ -135,12 +135,14 @@ int bd_mempool_ops_registered(const char *name);
 /* The ops name rte_pktmbuf_pool_create uses. */
 const char *bd_mbuf_best_mempool_ops(void);
 /* A packet pool whose every object (header, mbuf, data room) is exactly
- * `chunk` bytes, without DPDK's channel-spreading pad, in one memory chunk:
- * what net_af_xdp can register as its UMEM without gaps (a chunk that
- * divides the page size never straddles a page, so the objects lie evenly
- * spaced). Writes the data room it gave each mbuf to *data_room. NULL with
- * rte_errno set on failure: EINVAL (chunk too small or not reachable),
- * EFBIG (the pool spans several memory chunks), or what DPDK's calls set. */
+ * `chunk` bytes, without DPDK's channel-spreading pad, in one memzone
+ * aligned to the chunk, the first object at its first byte: what
+ * net_af_xdp can register as its UMEM with no object outside it (a chunk
+ * that divides the page size never straddles a page, so the objects lie
+ * evenly spaced). Writes the data room it gave each mbuf to *data_room.
+ * NULL with rte_errno set on failure: EINVAL (chunk too small or not
+ * reachable), EFBIG (no memory for the pool in one piece), or what DPDK's
+ * calls set. */
 struct rte_mempool *bd_pktmbuf_pool_create_chunked(const char *name, unsigned int n, unsigned int cache_size,
 						   unsigned int chunk, int socket_id, uint16_t *data_room);
 /* The Rx timestamp's mbuf dynamic field and flag (registered once per
