@@ -101,36 +101,35 @@ mod tests {
 /// when /proc/self/fd cannot be read.
 pub fn sockets() -> Option<XdpSockets> {
     let mut found = XdpSockets::default();
-    for fd in xdp_fds()? {
-        if let Some(flags) = xdp_options(fd) {
-            found.sockets += 1;
-            found.zero_copy += u32::from(flags & libc::XDP_OPTIONS_ZEROCOPY != 0);
-        }
+    for socket in xdp_sockets()? {
+        found.sockets += 1;
+        found.zero_copy += u32::from(socket.flags & libc::XDP_OPTIONS_ZEROCOPY != 0);
     }
     Some(found)
 }
 
-/// This process's descriptors that answer as AF_XDP sockets, with each
-/// one's socket inode (what tells a socket from a later one on the same
-/// descriptor number).
-fn xdp_sockets() -> Option<Vec<(i32, u64)>> {
+/// One of this process's AF_XDP sockets: its descriptor, its socket
+/// inode (what tells a socket from a later one on the same descriptor
+/// number) and its option flags.
+struct XdpSocket {
+    fd: i32,
+    inode: u64,
+    flags: u32,
+}
+
+/// This process's descriptors that answer as AF_XDP sockets.
+fn xdp_sockets() -> Option<Vec<XdpSocket>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc/self/fd").ok()?.flatten() {
         let Some(fd) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
-        if xdp_options(fd).is_none() {
-            continue;
-        }
+        let Some(flags) = xdp_options(fd) else { continue };
         let link = std::fs::read_link(entry.path()).ok();
         let inode = link.as_ref().and_then(|l| l.to_str()?.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok());
         if let Some(inode) = inode {
-            out.push((fd, inode));
+            out.push(XdpSocket { fd, inode, flags });
         }
     }
     Some(out)
-}
-
-fn xdp_fds() -> Option<Vec<i32>> {
-    Some(xdp_sockets()?.into_iter().map(|(fd, _)| fd).collect())
 }
 
 /// Frames the kernel dropped because an XDP socket's RX ring was full (its
@@ -153,11 +152,11 @@ impl RingFullTally {
         use std::sync::atomic::Ordering;
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         let mut seen = std::collections::HashMap::new();
-        for (fd, inode) in xdp_sockets().unwrap_or_default() {
-            let Some(stats) = xdp_statistics(fd) else { continue };
-            let before = last.get(&inode).copied().unwrap_or(0);
+        for socket in xdp_sockets().unwrap_or_default() {
+            let Some(stats) = xdp_statistics(socket.fd) else { continue };
+            let before = last.get(&socket.inode).copied().unwrap_or(0);
             self.total.fetch_add(stats.rx_ring_full.saturating_sub(before), Ordering::Relaxed);
-            seen.insert(inode, stats.rx_ring_full);
+            seen.insert(socket.inode, stats.rx_ring_full);
         }
         *last = seen;
         self.total.load(Ordering::Relaxed)
