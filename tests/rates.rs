@@ -105,10 +105,13 @@ fn paced_shapes_hold_the_rate_and_differ_as_asked() {
     }
     assert_eq!(burst["frames_per_send"].as_f64().unwrap(), 16.0, "{burst}");
     assert_eq!(burst["max_frames_per_send"], 16);
-    assert!((burst["mean_gap_us"].as_f64().unwrap() - 80.0).abs() < 4.0, "16 frames every 80 us: {burst}");
     if burst_held_back {
+        // A lane that found the ring full or stood still sent its bursts
+        // late: the mean gap is then the host's (84.3 us for 80 seen on CI,
+        // the median still 76.5, the ring full behind it), as is the spread.
         eprintln!("burst gaps not checked: the host held the lanes back (stalls or a full ring, in the record): {burst_summary}");
     } else {
+        assert!((burst["mean_gap_us"].as_f64().unwrap() - 80.0).abs() < 4.0, "16 frames every 80 us: {burst}");
         assert!(burst["gap_spread"].as_f64().unwrap() < 0.5, "neither do bursts': {burst}");
     }
     assert!(poisson["gap_spread"].as_f64().unwrap() > 2.0, "Poisson gaps vary as exponential ones do (about 3.2): {poisson}");
