@@ -10,6 +10,7 @@
 #
 #   deploy/setup.sh [--dry-run] [--undo] [--iface NAME ...] [--hugepage-mib MIB] [--repo DIR]
 #                   [--no-build] [--dpdk-source VERSION] [--driver vfio-pci|uio_pci_generic] [--etc DIR]
+#                   [--af-xdp [--xdp-queues N]]
 #
 #   --dry-run     print every step, change nothing
 #   --undo        give the data interface(s) back to the kernel drivers they had
@@ -36,6 +37,15 @@
 #   --driver D    vfio-pci [default] (interrupts, write-combining with the amzn-drivers
 #                 patch) or uio_pci_generic (no interrupts: needs DPDK 24.03+, where ENA's
 #                 control_path_poll_interval devarg replaces them; no write-combining)
+#   --af-xdp      bind nothing: prepare the interface(s) for DPDK's AF_XDP PMD (net_af_xdp,
+#                 docs/af-xdp.md) instead, which leaves them with the kernel: the PMD's
+#                 package, bpffs mounted, the MTU within XDP's limit (3498 B on ENA), the
+#                 combined channels set (--xdp-queues), preferred busy polling's NAPI
+#                 settings; any interface with a kernel driver (veth too), not the one
+#                 holding the default route (the PMD's XDP program takes every frame on its
+#                 queues, the session's own). Undone by --undo
+#   --xdp-queues N  with --af-xdp: the combined channels to set, and the queues the EAL
+#                 arguments name (queue_count) [default: the channels as they are]
 #   --etc DIR     where the EAL arguments file goes [default: /etc/blastdrop]: eal-args holds
 #                 the -a options for the data interfaces, devargs included; bound lists
 #                 each bound device (PCI address, the kernel driver it had, its interface),
@@ -46,7 +56,7 @@
 # failed (said which).
 set -euo pipefail
 
-dry=0 undo=0 nobuild=0 mem_mib=4096 ifaces=() repo="" dpdk_src="" driver=vfio-pci etc=/etc/blastdrop
+dry=0 undo=0 nobuild=0 af_xdp=0 xdp_queues="" mem_mib=4096 ifaces=() repo="" dpdk_src="" driver=vfio-pci etc=/etc/blastdrop
 while [ $# -gt 0 ]; do
     case "$1" in
         --dry-run) dry=1 ;;
@@ -68,12 +78,17 @@ while [ $# -gt 0 ]; do
         --driver) [ $# -ge 2 ] || { echo "setup: error: --driver needs vfio-pci or uio_pci_generic" >&2; exit 2; }; driver="$2"; shift ;;
         --etc) [ $# -ge 2 ] || { echo "setup: error: --etc needs a directory" >&2; exit 2; }; etc="$2"; shift ;;
         --no-build) nobuild=1 ;;
-        -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --af-xdp) af_xdp=1 ;;
+        --xdp-queues) [ $# -ge 2 ] || { echo "setup: error: --xdp-queues needs a number of queues (e.g. 4)" >&2; exit 2; }
+            case "$2" in ''|*[!0-9]*|0|0*) echo "setup: error: --xdp-queues takes a whole number of queues above 0, not '$2'" >&2; exit 2 ;; esac
+            xdp_queues="$2"; shift ;;
+        -h|--help) sed -n '2,56p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "setup: error: unknown argument '$1' (see deploy/setup.sh --help)" >&2; exit 2 ;;
     esac
     shift
 done
 case "$mem_mib" in ''|*[!0-9]*|0) echo "setup: error: --hugepage-mib takes a whole number of MiB above 0, not '$mem_mib'" >&2; exit 2 ;; esac
+[ -z "$xdp_queues" ] || [ "$af_xdp" = 1 ] || { echo "setup: error: --xdp-queues sets an AF_XDP port's queues: give --af-xdp too" >&2; exit 2; }
 case "$driver" in vfio-pci|uio_pci_generic) ;; *) echo "setup: error: --driver is vfio-pci or uio_pci_generic, not '$driver'" >&2; exit 2 ;; esac
 case "$dpdk_src" in
     ''|distro|22.11|22.11.[0-9]*|23.11|23.11.[0-9]*|24.11|24.11.[0-9]*|25.11|25.11.[0-9]*) ;;
@@ -147,6 +162,10 @@ if [ "${#ifaces[@]}" -eq 0 ] && [ "$undo" = 0 ]; then
     fi
 fi
 for i in "${ifaces[@]}"; do
+    if [ -n "$mgmt_iface" ] && [ "$i" = "$mgmt_iface" ] && [ "$af_xdp" = 1 ]; then
+        echo "setup: error: $i holds the default route (the management interface): DPDK's AF_XDP PMD loads an XDP program that hands every frame on the queues it serves to its sockets, this session's too, so it would cut this session off; use a second interface (the PMD's xdp_prog devarg with a program that passes other traffic is not set up by this script)" >&2
+        exit 2
+    fi
     if [ -n "$mgmt_iface" ] && [ "$i" = "$mgmt_iface" ]; then
         echo "setup: error: $i holds the default route (the management interface); binding it to DPDK would cut this session off" >&2
         exit 2
@@ -248,6 +267,10 @@ undo_resources() {
             module) step "unload $what (this script loaded it)" unload_module "$what" ;;
             mount) step "unmount hugetlbfs from $what (this script mounted it)" unmount_hugetlbfs "$what" ;;
             hugepages) step "give back the hugepages this script reserved ($what back to $before)" sh -c "echo $before > $what" ;;
+            bpffs) step "unmount bpffs from $what (this script mounted it)" sh -c "umount $what || echo 'setup: warning: bpffs stays mounted on $what (still in use?)' >&2" ;;
+            mtu) step "give $what its MTU back ($before)" sh -c "ip link set dev $what mtu $before || echo 'setup: warning: $what keeps its MTU (is it still there?)' >&2" ;;
+            channels) step "give $what its combined channels back ($before)" sh -c "ethtool -L $what combined $before || echo 'setup: warning: $what keeps its channels (is it still there?)' >&2" ;;
+            sysfs) step "put $what back to $before" sh -c "echo $before > $what || echo 'setup: warning: $what stays as it is' >&2" ;;
         esac
     done < <(tac "$etc/reserved" 2>/dev/null)
     if hugepage_pool quiet; then
@@ -317,6 +340,13 @@ fi
 ena=() other=()
 for i in "${ifaces[@]}"; do
     pci=$(pci_of "$i")
+    if [ "$af_xdp" = 1 ] && [ -e "$SYS/class/net/$i" ]; then
+        # AF_XDP keeps the kernel's driver: a virtual interface serves too.
+        kdrv=$(basename "$(readlink -f "$SYS/class/net/$i/device/driver" 2>/dev/null)" 2>/dev/null || true)
+        [ -e "$SYS/class/net/$i/device/driver" ] || kdrv=$(ethtool -i "$i" 2>/dev/null | awk '/^driver:/ { print $2 }' || true)
+        if [ "$kdrv" = ena ]; then ena+=("$i"); else other+=("$i (${kdrv:-driver unknown})"); fi
+        continue
+    fi
     if [ -z "$pci" ] && [ -e "$SYS/class/net/$i" ]; then
         echo "setup: error: $i has no PCI device (a virtual interface: veth, bridge, tun, lo; or a NIC on another bus): DPDK binds PCI NICs only: name one (ls -l /sys/class/net/*/device shows which are)" >&2
         exit 2
@@ -334,7 +364,7 @@ for i in "${ifaces[@]}"; do
 done
 any_ena=0
 [ "${#ena[@]}" -gt 0 ] && any_ena=1
-if [ "$any_ena" = 0 ]; then
+if [ "$any_ena" = 0 ] && [ "$af_xdp" = 0 ]; then
     echo "setup: not ENA: ${other[*]}: the ENA-only steps (vfio-pci with write-combining for LLQ, ENA's admin-queue devarg, the LLQ check) are skipped"
 fi
 
@@ -364,6 +394,7 @@ virtio_bypassing_iommu() {
     return 0
 }
 for i in "${ifaces[@]}"; do
+    [ "$af_xdp" = 0 ] || break # nothing is bound: no IOMMU is in the way
     pci=$(pci_of "$i")
     gtype=$(iommu_group_type "$pci")
     [ "$gtype" != none ] || continue
@@ -421,6 +452,19 @@ elif [ -n "$dpdk_src" ]; then
 else
     pkgs=(dpdk dpdk-dev libdpdk-dev libclang-dev pkg-config build-essential git curl)
 fi
+if [ "$af_xdp" = 1 ]; then
+    # The PMD (its package is named for DPDK's ABI: librte-net-af-xdp23 is
+    # 22.11's), and ethtool for the channels. A DPDK built from source here
+    # gets net/af_xdp only with libxdp and libbpf's headers.
+    pkgs+=(ethtool)
+    if [ -n "$dpdk_src" ]; then
+        pkgs+=(libxdp-dev libbpf-dev)
+    elif ! dpkg-query -W -f '${Status}\n' 'librte-net-af-xdp*' 2>/dev/null | grep -q 'install ok installed'; then
+        xdp_pkg=$(apt-cache pkgnames librte-net-af-xdp 2>/dev/null | sort -V | tail -1)
+        [ -n "$xdp_pkg" ] || { echo "setup: error: no package of DPDK's AF_XDP PMD (librte-net-af-xdp*) in this distribution's lists: run apt-get update, or build DPDK with --dpdk-source" >&2; exit 4; }
+        pkgs+=("$xdp_pkg")
+    fi
+fi
 for pkg in "${pkgs[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
@@ -438,7 +482,7 @@ if [ -n "$dpdk_src" ]; then
         step "build DPDK $dpdk_src from source (meson -Dplatform=$platform) into /usr/local" sh -c \
             "mkdir -p $src && curl -fsSL https://fast.dpdk.org/rel/dpdk-$dpdk_src.tar.xz | tar -xJ -C $src --strip-components=1 && \
              cd $src && meson setup build -Dplatform=$platform -Dbuildtype=release -Dexamples= -Dtests=false \
-             -Denable_drivers=net/ena,net/memif,net/null,net/af_packet,net/ring,mempool/ring,bus/pci,bus/vdev && \
+             -Denable_drivers=net/ena,net/memif,net/null,net/af_packet,net/af_xdp,net/ring,mempool/ring,bus/pci,bus/vdev && \
              ninja -C build install && ldconfig"
     fi
 fi
@@ -475,6 +519,80 @@ if [ "$have" -lt "$pages" ]; then
 fi
 if ! grep -qs ' hugetlbfs ' "$MOUNTS"; then
     step "mount hugetlbfs on /dev/hugepages" mount_hugetlbfs
+fi
+
+# --- AF_XDP: nothing bound; the interfaces made ready for net_af_xdp ----------
+# docs/af-xdp.md. Each change is recorded in DIR/reserved before it is made
+# (KIND WHAT BEFORE: bpffs DIR, mtu IFACE N, channels IFACE N, sysfs FILE
+# VALUE) so that --undo puts back what was there.
+BPFFS=${BLASTDROP_BPFFS:-/sys/fs/bpf}
+# XDP without multi-buffer takes frames up to a page less its headroom and
+# tail: ENA refuses a program above MTU 3498.
+XDP_MTU_ENA=3498
+set_recorded() { # set_recorded KIND WHAT BEFORE COMMAND...: records, then runs
+    record_reserved "$1" "$2" "$3"
+    shift 3
+    "$@"
+}
+mount_bpffs() { mkdir -p "$BPFFS" && mount -t bpf bpf "$BPFFS"; }
+write_file() { echo "$2" >"$1"; }
+# The interface's combined channels, or nothing when ethtool cannot say.
+# (A veth reports "n/a" where it has none to set.)
+channels_of() { ethtool -l "$1" 2>/dev/null | awk '/^Current hardware settings/ { cur = 1 } cur && /^Combined:/ && $2 ~ /^[0-9]+$/ { print $2; exit }'; }
+channels_max() { ethtool -l "$1" 2>/dev/null | awk '/^Pre-set maximums/ { pre = 1 } pre && /^Combined:/ && $2 ~ /^[0-9]+$/ { print $2; exit }'; }
+if [ "$af_xdp" = 1 ]; then
+    if ! grep -qs " $BPFFS bpf " "$MOUNTS"; then
+        # libxdp keeps its dispatcher there; without it the PMD loads one program per interface.
+        step "mount bpffs on $BPFFS (libxdp's dispatcher keeps its state there)" set_recorded bpffs "$BPFFS" - mount_bpffs
+    fi
+    eal="" n=0
+    for i in "${ifaces[@]}"; do
+        net="$SYS/class/net/$i"
+        mtu=$(cat "$net/mtu" 2>/dev/null || true)
+        if printf '%s\n' "${ena[@]}" | grep -qx "$i" && [ -n "$mtu" ] && [ "$mtu" -gt "$XDP_MTU_ENA" ]; then
+            step "lower $i's MTU from $mtu to $XDP_MTU_ENA (ENA runs no XDP program above it)" set_recorded mtu "$i" "$mtu" ip link set dev "$i" mtu "$XDP_MTU_ENA"
+        fi
+        have=$(channels_of "$i")
+        queues=${xdp_queues:-${have:-1}}
+        if [ -n "$xdp_queues" ] && [ "$have" != "$xdp_queues" ]; then
+            most=$(channels_max "$i")
+            if [ -n "$most" ] && [ "$xdp_queues" -gt "$most" ]; then
+                echo "setup: error: $i has at most $most combined channels (ethtool -l $i): --xdp-queues $xdp_queues is more" >&2
+                exit 2
+            fi
+            if [ -z "$have" ]; then
+                echo "setup: error: $i's channels cannot be read or set (ethtool -l $i says none): leave out --xdp-queues, and the EAL arguments name one queue" >&2
+                exit 2
+            fi
+            step "set $i's combined channels from $have to $xdp_queues (one AF_XDP socket per queue)" set_recorded channels "$i" "$have" ethtool -L "$i" combined "$xdp_queues"
+        fi
+        [ -n "$have" ] || echo "setup: $i: ethtool reports no channels: one queue (queue_count=1)"
+        # Preferred busy polling (the PMD's busy_budget, on by default): the
+        # kernel defers the interface's interrupts while a socket polls.
+        for knob in "napi_defer_hard_irqs 2" "gro_flush_timeout 200000"; do
+            read -r file want <<<"$knob"
+            now=$(cat "$net/$file" 2>/dev/null || true)
+            if [ -n "$now" ] && [ "$now" != "$want" ]; then
+                step "set $i's $file to $want (preferred busy polling; was $now)" set_recorded sysfs "$net/$file" "$now" write_file "$net/$file" "$want"
+            fi
+        done
+        eal="$eal --vdev=net_af_xdp$n,iface=$i,start_queue=0,queue_count=$queues"
+        n=$((n + 1))
+    done
+    eal="${eal# }"
+    if [ "$(cat "$etc/eal-args" 2>/dev/null)" != "$eal" ]; then
+        step "write the EAL arguments ($eal) to $etc/eal-args" sh -c "mkdir -p '$etc' && echo '$eal' > '$etc/eal-args'"
+    fi
+    if [ "$dry" = 0 ]; then
+        ports=$(seq -f 'net_af_xdp%g' 0 $((n - 1)) | paste -sd, -)
+        echo "setup: AF_XDP: nothing bound; blast and drop take --port $ports with these EAL arguments, and each says at start which XDP mode it got (native or generic, zero-copy or copy) and puts it in its record"
+        if [ "$changes" = 0 ]; then
+            echo "setup: nothing to change: every step was done already. EAL arguments: $eal"
+        else
+            echo "setup: done ($changes change(s)). EAL arguments: $eal. Next: docs/af-xdp.md, 'Running it'."
+        fi
+    fi
+    exit 0
 fi
 
 # --- the data interfaces' driver ---------------------------------------------

@@ -73,7 +73,14 @@ fn shared_cpus(lcores: &[LcoreRecord]) -> Option<String> {
 /// The sender's environment, its first `queues` queues' lcores.
 pub fn of_sender(started: &Started, sender: &Sender, queues: u16) -> Environment {
     let nports = sender.sides().len() as u16;
-    let ports = sender.sides().iter().map(|side| port_record(&side.port, side.own_mac, false, side.link, side.ena.clone())).collect();
+    let ports = sender
+        .sides()
+        .iter()
+        .map(|side| PortRecord {
+            counters_from: side.watch.kernel_source(),
+            ..port_record(&side.port, side.own_mac, false, side.link, side.ena.clone())
+        })
+        .collect();
     let lcores = sender.lcores()[..usize::from(queues)]
         .iter()
         .enumerate()
@@ -88,7 +95,10 @@ pub fn of_receiver(started: &Started, receiver: &Receiver, totals: &Totals) -> R
         .iter()
         .map(|side| {
             let mac = wire::MacAddr(side.port.mac()?);
-            Ok(port_record(&side.port, mac, side.promiscuous, side.port.link(), side.ena.clone()))
+            Ok(PortRecord {
+                counters_from: side.watch.kernel_source(),
+                ..port_record(&side.port, mac, side.promiscuous, side.port.link(), side.ena.clone())
+            })
         })
         .collect::<Result<Vec<PortRecord>, Error>>()?;
     let lcores = totals.queues.iter().map(|(&q, t)| (q, t.port, t.lcore));

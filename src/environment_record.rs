@@ -27,6 +27,7 @@ pub fn port_record(port: &dpdk::Port, mac: wire::MacAddr, promiscuous: bool, lin
         link_speed_mbps: link.speed_mbps,
         ena,
         xdp: None,
+        counters_from: None,
     }
 }
 

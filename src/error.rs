@@ -72,6 +72,12 @@ pub enum Error {
     /// An extended stat asked for that the port does not have.
     #[error("port {port} ({driver}) has no extended stat {name:?}: check the name (dpdk-testpmd's `show port xstats` lists them)")]
     NoSuchXstat { port: u16, driver: String, name: String },
+    /// The statistics of the kernel interface under a port could not be read.
+    #[error(transparent)]
+    KernelStats(#[from] nicstats::Error),
+    /// A statistic asked for that the kernel driver under a port does not list.
+    #[error("{interface} (kernel driver {driver}, under port {port}) lists no statistic {name:?}: on a port over a kernel interface, --watch-xstat names the driver's own statistics (`ethtool -S {interface}` lists them)")]
+    NoSuchKernelStat { port: u16, interface: String, driver: String, name: String },
     /// A frame that cannot be built as set.
     #[error(transparent)]
     Frame(#[from] wire::FrameError),

@@ -7,6 +7,12 @@
 //! and a window's edges take one read each. A sample where a counter went
 //! backwards or jumped beyond any NIC's rate is not believed, and a window
 //! that saw one says so instead of reporting a verdict.
+//!
+//! A port on net_af_xdp or net_af_packet sits on a kernel interface, and
+//! its PMD passes none of the interface's driver counters on: there the
+//! counters are the kernel driver's own statistics (what `ethtool -S`
+//! prints, read by the ethtool ioctl: crate nicstats), on ENA the same
+//! allowance counters under the same names.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,9 +23,46 @@ use limits::{CounterKind, CounterSpec, ReadPath, SampleCheck, XstatsByKind};
 
 use crate::error::Error;
 
+/// Where a port's counters are read.
+#[derive(Debug, Default)]
+enum Source {
+    /// The DPDK port's extended stats.
+    #[default]
+    Port,
+    /// The kernel driver's statistics of the interface under the port;
+    /// `listed`: how many the driver listed when the names were resolved
+    /// (a read that finds another count is not believed).
+    Kernel { interface: nicstats::Interface, driver: String, listed: usize },
+}
+
+impl Source {
+    /// The kernel interface under `port` when its PMD is one that sits on
+    /// one (and the PMD says which: dev_info's if_index), else the port's
+    /// own stats. An interface whose driver cannot be asked is said in the
+    /// log, and the port's own stats are read as before.
+    fn of(port: &Port) -> Source {
+        let info = port.info();
+        if !(dpdk::af_xdp::is_af_xdp(&info.driver) || info.driver == "net_af_packet") || info.if_index == 0 {
+            return Source::Port;
+        }
+        let kernel = nicstats::Interface::by_index(info.if_index).and_then(|interface| {
+            let driver = interface.driver()?;
+            Ok(Source::Kernel { interface, driver, listed: 0 })
+        });
+        kernel.unwrap_or_else(|e| {
+            tracing::warn!(
+                "{}: the kernel interface's driver statistics cannot be read ({e}); only the port's own counters are watched",
+                info.name
+            );
+            Source::Port
+        })
+    }
+}
+
 #[derive(Default)]
 struct Inner {
     port: u16,
+    source: Source,
     /// By id, or the whole list where the PMD's by-id read is wrong (ENA Express).
     path: ReadPath,
     wanted: Vec<CounterSpec>,
@@ -36,18 +79,28 @@ impl Inner {
     /// Reads once, checks against the last good sample, keeps it if good.
     fn read(&mut self) -> Sample {
         let at = Instant::now();
-        let read = match self.path {
-            ReadPath::Full => dpdk::xstats_all(self.port).and_then(|all| {
+        let read = match (&self.source, self.path) {
+            // Nothing watched: no read (the driver's list may not even be resolved).
+            (Source::Kernel { .. }, _) if self.ids.is_empty() => Ok(Vec::new()),
+            (Source::Kernel { interface, listed, .. }, _) => interface.read(*listed).map_err(|e| e.to_string()).and_then(|all| {
                 self.ids
                     .iter()
-                    .map(|&id| {
-                        all.get(id as usize)
-                            .copied()
-                            .ok_or_else(|| dpdk::Error::Other(format!("xstat id {id} is past the port's {} stats", all.len())))
-                    })
+                    .map(|&id| all.get(id as usize).copied().ok_or_else(|| format!("statistic {id} is past the driver's {}", all.len())))
                     .collect()
             }),
-            ReadPath::ById => dpdk::xstats_by_id(self.port, &self.ids),
+            (Source::Port, ReadPath::Full) => dpdk::xstats_all(self.port)
+                .and_then(|all| {
+                    self.ids
+                        .iter()
+                        .map(|&id| {
+                            all.get(id as usize)
+                                .copied()
+                                .ok_or_else(|| dpdk::Error::Other(format!("xstat id {id} is past the port's {} stats", all.len())))
+                        })
+                        .collect()
+                })
+                .map_err(|e| e.to_string()),
+            (Source::Port, ReadPath::ById) => dpdk::xstats_by_id(self.port, &self.ids).map_err(|e| e.to_string()),
         };
         let values = match read {
             Ok(v) => v,
@@ -137,9 +190,13 @@ impl Watch {
     /// counter the device lacks is an error; a missing allowance (the device
     /// does not report the capability) is a warning in the log.
     pub fn new(port: &Port, extra: &[String]) -> Result<Watch, Error> {
-        let wanted = limits::counter_set(&port.info().driver, extra);
+        let source = Source::of(port);
+        let wanted = match &source {
+            Source::Kernel { driver, .. } => limits::kernel_counter_set(driver, extra),
+            Source::Port => limits::counter_set(&port.info().driver, extra),
+        };
         let w = Watch {
-            inner: Arc::new(Mutex::new(Inner { port: port.id(), wanted, ..Default::default() })),
+            inner: Arc::new(Mutex::new(Inner { port: port.id(), source, wanted, ..Default::default() })),
             stop: Arc::default(),
             poller: Arc::default(),
         };
@@ -157,14 +214,42 @@ impl Watch {
         if inner.wanted.is_empty() {
             return Ok(());
         }
-        let names = port.xstat_names()?;
+        let names = match &mut inner.source {
+            Source::Port => port.xstat_names()?,
+            Source::Kernel { interface, listed, .. } => {
+                let names = interface.names()?;
+                *listed = names.len();
+                names
+            }
+        };
         let r = limits::resolve(&names, &inner.wanted);
         for name in &r.missing {
             let spec = inner.wanted.iter().find(|s| &s.name == name).expect("missing names come from wanted");
-            if spec.required {
-                return Err(Error::NoSuchXstat { port: port.id(), driver: port.info().driver.clone(), name: name.clone() });
+            match (&inner.source, spec.required) {
+                (Source::Port, true) => {
+                    return Err(Error::NoSuchXstat { port: port.id(), driver: port.info().driver.clone(), name: name.clone() })
+                }
+                (Source::Kernel { interface, driver, .. }, true) => {
+                    return Err(Error::NoSuchKernelStat {
+                        port: port.id(),
+                        interface: interface.name().into(),
+                        driver: driver.clone(),
+                        name: name.clone(),
+                    })
+                }
+                (Source::Port, false) => {
+                    tracing::warn!(
+                        "{} reports no {name}: the device does not offer it (older DPDK, or the capability is off)",
+                        port.info().driver
+                    )
+                }
+                (Source::Kernel { interface, driver, .. }, false) => {
+                    tracing::warn!(
+                        "{} (kernel driver {driver}) lists no {name}: an older driver, or the capability is off",
+                        interface.name()
+                    )
+                }
             }
-            tracing::warn!("{} reports no {name}: the device does not offer it (older DPDK, or the capability is off)", port.info().driver);
         }
         for name in &r.duplicated {
             tracing::warn!("{name} appears more than once in the port's extended stats; the first is read");
@@ -176,12 +261,24 @@ impl Watch {
         // The first read of their values runs under the device deadline (a
         // device that answers it answers the poller's reads too); its values
         // are not kept: the poller's first read is the baseline as before.
-        port.xstats(&dpdk::XstatIds { names: Vec::new(), ids: inner.ids.clone() })?;
+        match &inner.source {
+            Source::Port => drop(port.xstats(&dpdk::XstatIds { names: Vec::new(), ids: inner.ids.clone() })?),
+            Source::Kernel { interface, listed, .. } => drop(interface.read(*listed)?),
+        }
         Ok(())
     }
 
     pub fn is_empty(&self) -> bool {
         self.lock().ids.is_empty()
+    }
+
+    /// Where the counters are read, in words, when not from the port
+    /// itself ("the kernel driver veth's statistics of bd-b").
+    pub fn kernel_source(&self) -> Option<String> {
+        match &self.lock().source {
+            Source::Port => None,
+            Source::Kernel { interface, driver, .. } => Some(format!("the kernel driver {driver}'s statistics of {}", interface.name())),
+        }
     }
 
     /// The names watched, in order.

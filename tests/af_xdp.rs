@@ -235,3 +235,44 @@ fn large_frames_from_af_xdp_on_veth_all_arrive() {
         one_run(&ns, &dir, &[], ("net_af_xdp0", xdp_eal("bd-b", 1)), ("net_af_xdp0", xdp_eal("bd-a", 0)), 20_000, ("20k", "1500"));
     assert_exact_on_xdp(&v, 20_000, &stdout);
 }
+
+#[test]
+fn the_kernel_drivers_own_counters_join_the_verdict_on_af_xdp() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("the_kernel_drivers_own_counters_join_the_verdict_on_af_xdp", Netns::with_pair) else { return };
+    let dir = scratch("afxdp-ethtool");
+    let count = 10_000;
+    // veth counts each frame its XDP program handed to a socket in
+    // rx_queue_0_xdp_redirect (what `ethtool -S bd-b` prints): watched,
+    // its delta over drop's run is every frame drop took off its ring.
+    let (v, stdout) = one_run(
+        &ns,
+        &dir,
+        &["--watch-xstat", "rx_queue_0_xdp_redirect"],
+        ("net_af_xdp0", xdp_eal("bd-b", 1)),
+        ("net_af_xdp0", xdp_eal("bd-a", 0)),
+        count,
+        ("30k", "256"),
+    );
+    assert_matches_schema(&v, "drop");
+    let port = &v["environment"]["port"];
+    assert_eq!(port["counters_from"], "the kernel driver veth's statistics of bd-b", "{port}");
+    assert!(stdout.contains("net_af_xdp0: NIC counters from the kernel driver veth's statistics of bd-b"), "{stdout}");
+    let s = &v["summary"];
+    let other = s["verdict"]["limits"].as_array().unwrap().iter().find(|l| l["kind"] == "other").expect("the watched counter moved");
+    assert_eq!(other["counters"][0], "rx_queue_0_xdp_redirect");
+    assert_eq!(other["side"], "receiver");
+    assert_eq!(other["delta"], s["received"]["packets"], "the kernel's redirects against drop's frames: {stdout}");
+    // Exact either way: a loaded machine may leave drop's ring full (the
+    // socket's own count says how many), never a frame unexplained.
+    let (got, no_probe) = (s["received"]["packets"].as_u64().unwrap(), s["no_probe"].as_u64().unwrap());
+    assert_eq!(got - no_probe + s["port"]["socket_drops"].as_u64().unwrap_or(0), count, "{stdout}");
+
+    // A name the kernel driver does not list: one line that says where to look.
+    let mut d = strings(&["--port", "net_af_xdp0", "--count", "10", "--duration", "3", "--watch-xstat", "no_such_counter", "--"]);
+    d.extend(xdp_eal("bd-b", 1));
+    let out = run("ip", &ns.exec(DROP, d), Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(2), "{}\n{}", out.stdout, out.stderr);
+    let last = out.stderr.lines().last().unwrap_or_default();
+    assert!(last.contains("lists no statistic \"no_such_counter\"") && last.contains("ethtool -S bd-b"), "{last}");
+}

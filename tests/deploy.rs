@@ -527,3 +527,90 @@ fn undo_gives_back_what_the_script_reserved_and_names_what_it_leaves() {
     assert!(!out.contains("give back the hugepages"), "{out}");
     assert!(out.contains("setup: left as they are") && out.contains("16 hugepages of 2 MiB"), "{out}");
 }
+
+/// A stub command `name` in `dir` that appends its arguments to `log` and
+/// then runs `body` (sh).
+fn stub(dir: &Path, name: &str, log: &Path, body: &str) {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\necho \"{name} $*\" >> '{}'\n{body}\n", log.display())).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn af_xdp_binds_nothing_readies_the_interface_and_undo_puts_it_back() {
+    let sys = fake_sysfs("afxdp", &[("bd-data1", "ena", "0000:00:06.0")]);
+    let net = sys.join("class/net/bd-data1");
+    for (file, value) in [("mtu", "9001"), ("napi_defer_hard_irqs", "0"), ("gro_flush_timeout", "0")] {
+        std::fs::write(net.join(file), format!("{value}\n")).unwrap();
+    }
+    let (stubs, etc, bpffs) = (sys.join("stub"), sys.join("etc"), sys.join("bpf"));
+    std::fs::create_dir_all(&stubs).unwrap();
+    let log = sys.join("commands.log");
+    // The machine's commands, stubbed: every change lands in the log or the fake sysfs.
+    stub(&stubs, "dpkg", &log, "exit 0");
+    stub(&stubs, "dpkg-query", &log, "echo 'install ok installed'");
+    stub(&stubs, "ip", &log, "exit 0");
+    stub(&stubs, "mount", &log, "exit 0");
+    stub(&stubs, "umount", &log, "exit 0");
+    stub(
+        &stubs,
+        "ethtool",
+        &log,
+        "[ \"$1\" = -l ] && printf 'Pre-set maximums:\\nCombined:\\t8\\nCurrent hardware settings:\\nCombined:\\t2\\n'; exit 0",
+    );
+    let mounts = sys.join("mounts");
+    std::fs::write(&mounts, "nodev /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0\n").unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_blast")).parent().unwrap().display().to_string();
+    let path = format!("{}:{bin}:/usr/bin:/bin:/usr/sbin:/sbin", stubs.display());
+    let env = [("BLASTDROP_MOUNTS", mounts.to_str().unwrap()), ("BLASTDROP_BPFFS", bpffs.to_str().unwrap()), ("PATH", path.as_str())];
+    let etc_s = etc.display().to_string();
+    let args = ["--no-build", "--af-xdp", "--xdp-queues", "4", "--iface", "bd-data1", "--hugepage-mib", "64", "--etc", &etc_s];
+
+    let (rc, out, err) = setup_env(&sys, &args, &env);
+    assert_eq!(rc, 0, "{out}{err}");
+    for want in [
+        "lower bd-data1's MTU from 9001 to 3498",
+        "set bd-data1's combined channels from 2 to 4",
+        "set bd-data1's napi_defer_hard_irqs to 2",
+        "set bd-data1's gro_flush_timeout to 200000",
+        "mount bpffs on",
+        "nothing bound; blast and drop take --port net_af_xdp0",
+    ] {
+        assert!(out.contains(want), "{want:?} missing from:\n{out}");
+    }
+    assert!(!out.contains("bind ") && !out.contains("vfio"), "AF_XDP binds nothing: {out}");
+    let eal = std::fs::read_to_string(etc.join("eal-args")).unwrap();
+    assert_eq!(eal.trim(), "--vdev=net_af_xdp0,iface=bd-data1,start_queue=0,queue_count=4");
+    let commands = std::fs::read_to_string(&log).unwrap();
+    for want in ["ip link set dev bd-data1 mtu 3498", "ethtool -L bd-data1 combined 4", &format!("mount -t bpf bpf {}", bpffs.display())] {
+        assert!(commands.contains(want), "{want:?} not run: {commands}");
+    }
+    assert_eq!(std::fs::read_to_string(net.join("napi_defer_hard_irqs")).unwrap().trim(), "2");
+    assert_eq!(std::fs::read_to_string(net.join("gro_flush_timeout")).unwrap().trim(), "200000");
+    let reserved = std::fs::read_to_string(etc.join("reserved")).unwrap();
+    for want in ["bpffs ", "mtu bd-data1 9001", "channels bd-data1 2", "napi_defer_hard_irqs 0", "gro_flush_timeout 0"] {
+        assert!(reserved.contains(want), "{want:?} not recorded for --undo: {reserved}");
+    }
+
+    // --undo puts back what it changed.
+    std::fs::write(&log, "").unwrap();
+    let (rc, out, err) = setup_env(&sys, &["--undo", "--etc", &etc_s], &env);
+    assert_eq!(rc, 0, "{out}{err}");
+    let commands = std::fs::read_to_string(&log).unwrap();
+    for want in ["ip link set dev bd-data1 mtu 9001", "ethtool -L bd-data1 combined 2", &format!("umount {}", bpffs.display())] {
+        assert!(commands.contains(want), "{want:?} not run by --undo: {commands}\n{out}");
+    }
+    assert_eq!(std::fs::read_to_string(net.join("napi_defer_hard_irqs")).unwrap().trim(), "0");
+    assert_eq!(std::fs::read_to_string(net.join("gro_flush_timeout")).unwrap().trim(), "0");
+    assert!(!etc.join("eal-args").exists() && !etc.join("reserved").exists());
+
+    // More queues than the interface has, and --xdp-queues alone: one line, exit code 2.
+    let mut many = args;
+    many[3] = "16";
+    let (rc, _, err) = setup_env(&sys, &many, &env);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.trim().ends_with("bd-data1 has at most 8 combined channels (ethtool -l bd-data1): --xdp-queues 16 is more"), "{err}");
+    let (rc, _, err) = setup_env(&sys, &["--dry-run", "--xdp-queues", "2"], &env);
+    assert_eq!(rc, 2);
+    assert!(err.contains("--xdp-queues sets an AF_XDP port's queues: give --af-xdp too"), "{err}");
+}

@@ -148,6 +148,17 @@ pub fn counter_set(driver: &str, watch: &[String]) -> Vec<CounterSpec> {
     set
 }
 
+/// The counter set read from a kernel driver's own statistics (the
+/// interface under a port on net_af_xdp or net_af_packet, whose PMD passes
+/// none of them on). The kernel's `ena` driver lists the allowance, level
+/// and ENA Express counters under the names the ENA PMD uses, so they are
+/// watched as on net_ena; other drivers' drop counters go by other names in
+/// the kernel than in their PMDs and are not mapped: only `watch`, the
+/// user's names, which must then be the kernel driver's.
+pub fn kernel_counter_set(kernel_driver: &str, watch: &[String]) -> Vec<CounterSpec> {
+    counter_set(if kernel_driver == "ena" { "net_ena" } else { "" }, watch)
+}
+
 /// How a port's watched counters are read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ReadPath {
@@ -231,6 +242,10 @@ mod tests {
         assert_eq!(igb.iter().filter(|s| s.name == "rx_management_dropped").count(), 1);
         assert!(counter_set("net_memif", &[]).is_empty());
         assert!(counter_set("net_ena", &[]).iter().all(|s| s.kind != CounterKind::Watched));
+        // The kernel's ena driver: the same set; veth: only what is named.
+        assert_eq!(kernel_counter_set("ena", &[]), counter_set("net_ena", &[]));
+        let veth = kernel_counter_set("veth", &["rx_queue_0_xdp_redirect".into()]);
+        assert_eq!(veth, vec![CounterSpec { name: "rx_queue_0_xdp_redirect".into(), kind: CounterKind::Watched, required: true }]);
     }
 
     fn watched(driver: &str) -> Vec<String> {

@@ -16,8 +16,8 @@ mod verdict;
 
 pub use by_kind::{counter_kind, XstatsByKind};
 pub use counters::{
-    counter_set, read_path, resolve, CounterKind, CounterSpec, ReadPath, Resolved, ENA_ALLOWANCES, ENA_EXPRESS_COUNTERS,
-    ENA_EXPRESS_ENABLED, ENA_EXPRESS_LEVELS, ENA_EXPRESS_UDP_ENABLED, ENA_EXPRESS_UDP_ORDERING_BYPASS, ENA_LEVELS,
+    counter_set, kernel_counter_set, read_path, resolve, CounterKind, CounterSpec, ReadPath, Resolved, ENA_ALLOWANCES,
+    ENA_EXPRESS_COUNTERS, ENA_EXPRESS_ENABLED, ENA_EXPRESS_LEVELS, ENA_EXPRESS_UDP_ENABLED, ENA_EXPRESS_UDP_ORDERING_BYPASS, ENA_LEVELS,
 };
 pub use express::{express_evidence, express_mode, ExpressMode, SRD_RESOURCE_NEAR_PCT};
 pub use preflight::{preflight, Finding, PreflightInput, Severity};

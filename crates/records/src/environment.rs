@@ -45,6 +45,13 @@ pub struct PortRecord {
     /// net_af_xdp only: the XDP path as the kernel runs it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xdp: Option<XdpState>,
+    /// Where the NIC counters a verdict reads come from when not from the
+    /// port's own extended stats: on net_af_xdp and net_af_packet, the
+    /// kernel driver's statistics of the interface under the port ("the
+    /// kernel driver ena's statistics of ens5"), read as `ethtool -S` reads
+    /// them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters_from: Option<String>,
 }
 
 /// An AF_XDP port's path as the kernel runs it, read from the kernel once

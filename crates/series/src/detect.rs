@@ -214,6 +214,21 @@ impl SenderFall {
     }
 }
 
+/// A rate's one fall that came with a change in the frames' mean size (a
+/// ladder's next size, a mix whose phase changed): the traffic changed, so
+/// the fall is not read as a credit bucket (a bandwidth-bound path carries
+/// fewer, larger frames at the same bytes per second).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SizeChange {
+    /// The frames' mean size before and after the change, bytes.
+    pub before_bytes: f64,
+    pub after_bytes: f64,
+}
+
+/// Frames whose mean size moved by more than this fraction across a fall
+/// changed the traffic.
+const SIZE_CHANGE: f64 = 0.10;
+
 /// What the series shows, with its evidence and its sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Analysis {
@@ -227,6 +242,9 @@ pub struct Analysis {
     /// A sent rate's single fall without the push-back that would make it a
     /// bucket: why not.
     pub sender_fall: Option<SenderFall>,
+    /// A fall that came with a change of frame size: why it is no bucket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_change: Option<SizeChange>,
     pub onsets: Vec<Onset>,
     pub sentence: String,
 }
@@ -638,6 +656,7 @@ pub fn analyse(series: &Series, th: &Thresholds) -> Analysis {
             changes: Vec::new(),
             bucket: None,
             sender_fall: None,
+            size_change: None,
             onsets: Vec::new(),
             sentence: format!("no frames {rate} in the series ({} intervals): nothing to analyse", series.len()),
         };
@@ -661,7 +680,12 @@ pub fn analyse(series: &Series, th: &Thresholds) -> Analysis {
         .collect();
     let onsets = onsets(series, a, b);
     let span = (start, end);
+    let size_change = match changes.as_slice() {
+        [c] if c.after_pps < c.before_pps => size_change(series, &r, c, bytes_col),
+        _ => None,
+    };
     let (bucket, sender_fall) = match changes.as_slice() {
+        _ if size_change.is_some() => (None, None),
         [c] if c.after_pps < c.before_pps => match sender_fall(series, &r, c, received) {
             Some(fall) if !fall.is_push_back() => (None, Some(fall)),
             _ => (Some(bucket(series, &r, c, span, bytes_col, &onsets)), None),
@@ -676,6 +700,7 @@ pub fn analyse(series: &Series, th: &Thresholds) -> Analysis {
         changes,
         bucket,
         sender_fall,
+        size_change,
         onsets,
         sentence: String::new(),
     };
@@ -731,6 +756,23 @@ fn sender_fall(series: &Series, r: &Rates, c: &Change, received: bool) -> Option
         host_stalled: count(SENDER_HOST_STALL),
         labelled: lower.iter().filter(|l| l.is_some()).count() as u32,
     })
+}
+
+/// The frames' mean size on each side of `c` over the active span's rows,
+/// where bytes were counted and it moved by more than [`SIZE_CHANGE`].
+fn size_change(series: &Series, r: &Rates, c: &Change, bytes_col: Count) -> Option<SizeChange> {
+    if !series.has(bytes_col) {
+        return None;
+    }
+    let bytes: Vec<f64> = series.count(bytes_col).map(|b| b.unwrap_or(0) as f64).collect();
+    let mean_size = |rows: &mut dyn Iterator<Item = usize>| {
+        let (b, f) = rows.fold((0.0, 0.0), |(b, f), i| (b + bytes[i], f + r.frames[i]));
+        (f > 0.0).then(|| b / f)
+    };
+    // Whole rows on each side (the one the change falls in is neither's).
+    let before = mean_size(&mut (r.a..=r.b).filter(|&i| r.t[i] <= c.at_s + EPS))?;
+    let after = mean_size(&mut (r.a..=r.b).filter(|&i| r.start_of(i) >= c.at_s - EPS))?;
+    ((after / before - 1.0).abs() > SIZE_CHANGE).then_some(SizeChange { before_bytes: before, after_bytes: after })
 }
 
 /// Bytes above the lower level's mean bytes per second over `charged`
@@ -906,6 +948,15 @@ fn sentence(a: &Analysis, interval_s: f64) -> String {
         }
         (Some(b), _, _) => head_sentence(a, b, interval_s),
         (None, Some(f), Some(c)) => format!("{}: {}", moved(rate, c), fall_cause(f)),
+        (None, None, Some(c)) if a.size_change.is_some() => {
+            let z = a.size_change.as_ref().expect("matched");
+            format!(
+                "{}, as the frames' mean size went from {:.0} B to {:.0} B: the traffic changed there, so this is not read as a credit bucket",
+                moved(rate, c),
+                z.before_bytes,
+                z.after_bytes
+            )
+        }
         _ if !a.changes.is_empty() => {
             let mut parts: Vec<String> = a.changes.iter().take(LISTED).map(|c| moved(rate, c)).collect();
             if a.changes.len() > LISTED {
@@ -976,6 +1027,40 @@ mod tests {
                 assert!(a.sentence.contains("; pps_allowance_exceeded began at "), "{ctx}");
             }
         }
+    }
+
+    #[test]
+    fn a_fall_that_came_with_larger_frames_is_no_bucket() {
+        // 64 B frames, then 512 B frames at an eighth of the rate: the same
+        // bytes per second (a bandwidth-bound path), so "k frames (0 B)
+        // above baseline" was once reported as a bucket.
+        let mut shape = tbf(3, 0.4);
+        shape.levels = vec![(40_000.0, 2.3), (5_000.0, 7.7)];
+        let mut series = Series::new(shape.iv, crate::synth::counters(), Series::DEFAULT_MAX_ROWS);
+        let fall_at = shape.offset_s + 2.3;
+        for mut row in shape.rows() {
+            // Rows wholly after the fall carry 512 B frames; before, 64 B;
+            // the one it falls in, each level's share.
+            let (t0, t1) = (row.t_s - row.secs, row.t_s);
+            let big = shape.frames_between(t0.max(fall_at), t1.max(fall_at));
+            let frames = row.received_frames.unwrap() as f64;
+            let small = (frames - big).max(0.0);
+            row.received_bytes = Some((small * 64.0 + big.min(frames) * 512.0).round() as u64);
+            row.sent_bytes = row.received_bytes;
+            series.push(row);
+        }
+        let a = analyse(&series, &Thresholds::default());
+        assert_eq!(a.changes.len(), 1, "{a:?}");
+        assert!(a.bucket.is_none(), "a change of traffic read as a bucket: {a:?}");
+        let z = a.size_change.as_ref().expect("the size change named");
+        assert!(near(z.before_bytes, 64.0, 0.02) && near(z.after_bytes, 512.0, 0.02), "{z:?}");
+        assert!(
+            a.sentence.contains("as the frames' mean size went from 64 B to 51") && a.sentence.contains("not read as a credit bucket"),
+            "{}",
+            a.sentence
+        );
+        // The same fall at one frame size stays a bucket.
+        assert!(analyse(&tbf(3, 0.4).series(Series::DEFAULT_MAX_ROWS), &Thresholds::default()).bucket.is_some());
     }
 
     #[test]

@@ -20,7 +20,7 @@ mod synth;
 
 pub use crate::csv::CsvSink;
 pub use detect::{
-    analyse, Analysis, Bucket, Change, Onset, SenderFall, Thresholds, SENDER_HOST_STALL, SENDER_PUSHED_BACK, SENDER_UNHINDERED,
+    analyse, Analysis, Bucket, Change, Onset, SenderFall, SizeChange, Thresholds, SENDER_HOST_STALL, SENDER_PUSHED_BACK, SENDER_UNHINDERED,
 };
 pub use plot::{nothing_to_plot, shows, svg};
 pub use store::{Count, CounterKind, Row, Series};

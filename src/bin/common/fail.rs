@@ -99,11 +99,14 @@ pub fn explain(e: Error) -> Failure {
         Error::SeriesWrite { path, source } => Failure::runtime(format!("--series {}: {source}", path.display())),
         Error::SeriesPlotWrite { path, source } => Failure::runtime(format!("--series-svg {}: cannot write it ({source})", path.display())),
         // Their own sentences name no flag: each says what to change.
-        e @ (Error::Memif(_) | Error::ArrivalClock(_) | Error::NoSuchXstat { .. } | Error::Frame(_)) => Failure::usage(e),
+        e @ (Error::Memif(_) | Error::ArrivalClock(_) | Error::NoSuchXstat { .. } | Error::NoSuchKernelStat { .. } | Error::Frame(_)) => {
+            Failure::usage(e)
+        }
         e @ (Error::PortStart { .. }
         | Error::EalInit { .. }
         | Error::LinkWaitInterrupted
         | Error::HandlesNotBack { .. }
+        | Error::KernelStats(_)
         | Error::RecordEncode(_)) => Failure::runtime(e),
     }
 }
@@ -317,6 +320,7 @@ mod tests {
             (Error::LinkWaitInterrupted, RUNTIME),
             (Error::HandlesNotBack { want: 2, tx: 1, rx: 0 }, RUNTIME),
             (Error::NoSuchXstat { port: 0, driver: "net_null".into(), name: "rx_x".into() }, USAGE),
+            (Error::NoSuchKernelStat { port: 0, interface: "bd-b".into(), driver: "veth".into(), name: "rx_x".into() }, USAGE),
             (Error::Memif(blastdrop::error::MemifError::NotASocket { path: "/tmp/m".into(), vdev: "net_memif0".into() }), USAGE),
             (Error::Dpdk(stalled()), DEVICE_STALLED),
             (Error::limit(stalled(), false), DEVICE_STALLED),

@@ -99,6 +99,11 @@ fn receive(settings: &Settings, mode: Mode) -> Result<(), Failure> {
     for side in receiver.sides().iter().filter(|s| dpdk::af_xdp::is_af_xdp(&s.info.driver)) {
         blastdrop::say!("drop: {}: {}", side.info.name, blastdrop::xdp::state(&side.info.name, &started.eal_args).describe());
     }
+    for side in receiver.sides() {
+        if let Some(from) = side.watch.kernel_source() {
+            blastdrop::say!("drop: {}: NIC counters from {from}", side.info.name);
+        }
+    }
     drop(answering);
 
     let rx = Arc::new(Mutex::new(receiver));

@@ -25,6 +25,11 @@ pub fn run(settings: &Settings, m: &Single, started: &Started, sender: &mut Send
     for side in sender.sides().iter().filter(|s| dpdk::af_xdp::is_af_xdp(&s.info.driver)) {
         blastdrop::say!("blast: {}: {}", side.info.name, blastdrop::xdp::state(&side.info.name, &started.eal_args).describe());
     }
+    for side in sender.sides() {
+        if let Some(from) = side.watch.kernel_source() {
+            blastdrop::say!("blast: {}: NIC counters from {from}", side.info.name);
+        }
+    }
     let params = StepParams {
         queues: m.queues,
         size: m.size,
