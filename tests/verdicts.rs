@@ -109,12 +109,23 @@ fn network_verdict_for_frames_lost_between_the_ports() {
     // 512 B frames fit the middle hop: paced, delivered, "none" (or
     // "sender" when a loaded machine made the pacer fall behind its rate).
     let first = steps[0]["limit"].as_str().unwrap();
-    assert!(first == "none" || first == "sender", "{first}: {}", steps[0]["verdict"]);
-    if first == "sender" {
-        let ev = steps[0]["verdict"]["limits"][0]["evidence"].as_str().unwrap();
-        assert!(ev.contains("the pace asked for"), "{ev}");
+    // A descheduled drop can fill its af_packet socket's ring on CI's 2
+    // CPUs (1504 of about 20000 once): then every lost frame must be one of
+    // drop's socket drops, named `receiver`, never `network` or `none`.
+    let lost = steps[0]["lost"].as_u64().unwrap();
+    if lost > 0 {
+        let l = &steps[0]["verdict"]["limits"][0];
+        assert_eq!(first, "receiver", "{lost} lost at 512 B and not the receiver's: {}", steps[0]["verdict"]);
+        assert_eq!(l["counters"], serde_json::json!(["socket_drops"]), "{l}");
+        assert_eq!(l["frames"].as_u64().unwrap(), lost, "every lost frame a socket drop: {}", steps[0]);
+    } else {
+        assert!(first == "none" || first == "sender", "{first}: {}", steps[0]["verdict"]);
+        if first == "sender" {
+            let ev = steps[0]["verdict"]["limits"][0]["evidence"].as_str().unwrap();
+            assert!(ev.contains("the pace asked for"), "{ev}");
+        }
+        assert_eq!(steps[0]["loss_pct"], 0.0);
     }
-    assert_eq!(steps[0]["loss_pct"], 0.0);
     // 1200 B frames do not: the sender's port sent them, nothing arrived,
     // and neither end has a counter that says why.
     let s = &steps[1];
