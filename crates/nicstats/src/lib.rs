@@ -247,7 +247,14 @@ mod tests {
         // Every namespace has lo; its driver lists no statistics (and
         // refuses ETHTOOL_GSTATS): an empty list, read without asking.
         let lo = Interface::open("lo").unwrap();
-        assert_eq!(lo.names().unwrap(), Vec::<String>::new());
+        match lo.names() {
+            Ok(names) => assert_eq!(names, Vec::<String>::new()),
+            // qemu-user (CI's arm64 stage) passes no ethtool string-set
+            // request to the kernel and answers ENOTTY itself; a kernel
+            // answers lo's with an empty set.
+            Err(Error::Ioctl { errno: nix::Error::ENOTTY, .. }) => return,
+            Err(e) => panic!("{e}"),
+        }
         assert_eq!(lo.read(0).unwrap(), Vec::<u64>::new());
         assert!(matches!(lo.read(3), Err(Error::CountChanged { was: 3, now: 0, .. })));
     }
