@@ -25,6 +25,13 @@ const ETHTOOL_GSTATS: u32 = 0x1d;
 const ETHTOOL_GSSET_INFO: u32 = 0x37;
 /// The string set of the driver's statistics (enum ethtool_stringset).
 const ETH_SS_STATS: u32 = 1;
+/// Room for this many entries beyond the count just read. The kernel fills
+/// GSTRINGS and GSTATS with as many entries as the driver lists at that
+/// moment, not as many as asked for, so a driver whose queues grew between
+/// the count and the request would write past a buffer sized to the count
+/// (ethtool(8) has the same window); a grown count is then reported, not
+/// read.
+const SLACK: usize = 256;
 
 /// `struct ethtool_drvinfo` (linux/ethtool.h).
 #[repr(C)]
@@ -63,6 +70,8 @@ pub enum Error {
         "the ethtool ioctl ({what}) on {interface} failed: {errno} (no such interface in this network namespace, or a driver without it)"
     )]
     Ioctl { interface: String, what: &'static str, errno: nix::Error },
+    #[error("no interface has index {index} in this network namespace: {errno}")]
+    NoIndex { index: u32, errno: nix::Error },
     #[error("{interface}'s driver now lists {now} statistics, {was} before (its queues changed): read the names again")]
     CountChanged { interface: String, was: usize, now: usize },
 }
@@ -93,11 +102,7 @@ impl Interface {
 
     /// The interface whose index is `index` (a DPDK port's `if_index`).
     pub fn by_index(index: u32) -> Result<Interface, Error> {
-        let name = nix::net::if_::if_indextoname(index).map_err(|errno| Error::Ioctl {
-            interface: format!("interface index {index}"),
-            what: "if_indextoname",
-            errno,
-        })?;
+        let name = nix::net::if_::if_indextoname(index).map_err(|errno| Error::NoIndex { index, errno })?;
         Interface::open(&name.to_string_lossy())
     }
 
@@ -114,8 +119,10 @@ impl Interface {
         }
         request.ifr_ifru.ifru_data = buffer.cast();
         // SAFETY: `buffer` points to a live, writable ethtool structure sized
-        // for the command it names (the callers allocate it so), and the
-        // request names a NUL-terminated interface (checked in `open`).
+        // for the command it names, with SLACK entries more where the kernel
+        // fills as many as the driver lists at that moment (the callers
+        // allocate it so), and the request names a NUL-terminated interface
+        // (checked in `open`).
         unsafe { ioctl::siocethtool(self.socket.as_raw_fd(), &mut request) }.map(drop).map_err(|errno| Error::Ioctl {
             interface: self.name.clone(),
             what,
@@ -147,13 +154,17 @@ impl Interface {
         if n == 0 {
             return Ok(Vec::new());
         }
-        // struct ethtool_gstrings: cmd, string_set, len, then len names of 32 bytes.
-        let mut buf = vec![0u32; 3 + n * NAME_LEN / 4];
+        // struct ethtool_gstrings: cmd, string_set, len, then len names of
+        // 32 bytes (the kernel's len: room for SLACK more).
+        let mut buf = vec![0u32; 3 + (n + SLACK) * NAME_LEN / 4];
         buf[0] = ETHTOOL_GSTRINGS;
         buf[1] = ETH_SS_STATS;
         buf[2] = n as u32;
         self.ask("ETHTOOL_GSTRINGS", buf.as_mut_ptr().cast())?;
-        let got = (buf[2] as usize).min(n);
+        let got = buf[2] as usize;
+        if got != n {
+            return Err(Error::CountChanged { interface: self.name.clone(), was: n, now: got });
+        }
         let bytes: Vec<u8> = buf[3..].iter().flat_map(|w| w.to_ne_bytes()).collect();
         Ok(split_names(&bytes, got))
     }
@@ -171,14 +182,15 @@ impl Interface {
             return Ok(Vec::new());
         }
         // struct ethtool_stats: cmd and n_stats (one u64's room), then
-        // n_stats u64 values.
-        let mut buf = vec![0u64; 1 + expected];
+        // n_stats u64 values (the kernel's n_stats: room for SLACK more).
+        let mut buf = vec![0u64; 1 + expected + SLACK];
         buf[0] = stats_head(ETHTOOL_GSTATS, expected as u32);
         self.ask("ETHTOOL_GSTATS", buf.as_mut_ptr().cast())?;
         let given = buf[0].to_ne_bytes()[4..].try_into().map(u32::from_ne_bytes).unwrap_or(0) as usize;
         if given != expected {
             return Err(Error::CountChanged { interface: self.name.clone(), was: expected, now: given });
         }
+        buf.truncate(1 + expected);
         buf.remove(0);
         Ok(buf)
     }
