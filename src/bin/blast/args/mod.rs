@@ -233,7 +233,9 @@ pub struct Args {
     #[arg(long, value_name = "GBPS", value_parser = parse::gbps)]
     pub published_gbps: Option<f64>,
     /// Watch this extended stat too (repeatable): its movement joins the record and the verdict as
-    /// "other" (e.g. a mlx5 or ice drop counter). net_ena's allowance counters are always watched
+    /// "other" (e.g. a mlx5 or ice drop counter). net_ena's allowance counters are always watched.
+    /// On net_af_xdp and net_af_packet: a statistic of the kernel driver under the port, as
+    /// `ethtool -S IFACE` lists it (there the kernel ena driver's allowance counters are watched)
     #[arg(long = "watch-xstat", value_name = "NAME")]
     pub watch_xstat: Vec<String>,
     /// How often the watched counters are read for the live view (on ENA each read is an admin command)
