@@ -13,8 +13,8 @@ pub fn per_packet(ticks: u64, packets: u64) -> PerPacket {
 
 /// A port's basic counters as a record keeps them.
 pub fn port_stats(s: &dpdk::PortStats) -> records::figures::PortStats {
-    let dpdk::PortStats { ipackets, opackets, ibytes, obytes, imissed, ierrors, oerrors, rx_nombuf, socket_drops } = *s;
-    records::figures::PortStats { ipackets, opackets, ibytes, obytes, imissed, ierrors, oerrors, rx_nombuf, socket_drops }
+    let dpdk::PortStats { ipackets, opackets, ibytes, obytes, imissed, ierrors, oerrors, rx_nombuf, socket_drops, interface_drops } = *s;
+    records::figures::PortStats { ipackets, opackets, ibytes, obytes, imissed, ierrors, oerrors, rx_nombuf, socket_drops, interface_drops }
 }
 
 /// The receiver's arrival view in one line.

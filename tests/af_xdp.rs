@@ -131,7 +131,12 @@ fn a_slow_drop_on_af_xdp_names_its_full_xdp_ring_as_the_kernel_counts_it() {
     assert!(socket_drops > count / 2, "most frames dropped at the full XDP ring: {stdout}");
     // Exact: what drop read from its XDP sockets is what the interface counted.
     assert_eq!(socket_drops, dropped_by_kernel, "the XDP sockets' rx_ring_full against bd-b's rx_dropped: {stdout}");
+    // drop reads the interface's own count too, and counts those frames once.
+    assert_eq!(s["port"]["interface_drops"].as_u64().unwrap(), dropped_by_kernel, "{stdout}");
     assert_eq!(s["limit"], "receiver", "{stdout}");
+    let l = &s["verdict"]["limits"][0];
+    assert_eq!(l["counters"], serde_json::json!(["socket_drops", "interface_drops"]), "{l}");
+    assert_eq!(l["frames"].as_u64().unwrap(), socket_drops, "one frame counted by both is one frame: {l}");
     assert!(stdout.contains("socket_drops +") && stdout.contains("XDP socket"), "{stdout}");
     let got = s["received"]["packets"].as_u64().unwrap();
     let no_probe = s["no_probe"].as_u64().unwrap();

@@ -5,6 +5,9 @@
 //!   MTU, so large frames vanish between the ports with no counter on
 //!   either end (this kernel has no netem; an MTU mismatch is a real
 //!   network fault of the same kind);
+//! - `receiver` from drop's own interface: af_packet behind a bridge, drop's
+//!   veth end with a small MTU, so the kernel drops large frames there and
+//!   counts them (`interface_drops`, read from /proc/net/dev);
 //! - `receiver`: af_packet with drop spending 100k cycles per frame, so its
 //!   socket ring overflows (af_packet does not count those drops: the
 //!   verdict rests on the receiver having been busy the whole trial);
@@ -143,6 +146,44 @@ fn network_verdict_for_frames_lost_between_the_ports() {
     assert!(sent > 15_000, "about 20k frames sent in the trial: {sent}");
     assert_eq!(l["frames"].as_u64().unwrap(), sent - s["received"]["packets"].as_u64().unwrap());
     assert!(l["evidence"].as_str().unwrap().contains("no counter on either end"), "{l}");
+}
+
+#[test]
+fn the_receivers_own_interface_names_the_frames_it_refused() {
+    let _g = heavy();
+    // drop's own veth end (bd-d) takes no frame over 1000 B: the kernel
+    // drops the 1200 B frames there and counts them in its rx_dropped,
+    // which the af_packet PMD does not pass on; drop reads them from
+    // /proc/net/dev. Through a bridge, as behind a switch: straight from
+    // blast's veth the drop would be told back to blast's kernel, which
+    // sends the frame again (counted again; the unit tests cover that).
+    let Some(ns) = netns_or_skip("interface_verdict", |n| {
+        let ns = Netns::with_bridged_path(n, 1500)?;
+        ns.set_mtu("bd-d", 1000)?;
+        Ok(ns)
+    }) else {
+        return;
+    };
+    let dir = scratch("verdict-interface");
+    let json = dir.join("l.json");
+    let (drop, addr) = drop_in_ns(&ns, "bd-d", &[]);
+    let out = blast_in_ns(&ns, &addr, "1200", "20k", &json);
+    sigint(&drop);
+    let _ = drop.finish(Duration::from_secs(30));
+    assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
+
+    let s = &steps(&json)[0];
+    let limit = s["limit"].as_str().unwrap();
+    // A loaded machine's pacer can fall behind too: a second, sender-side limit.
+    assert!(limit == "receiver" || limit == "receiver + sender", "{limit}: {}", s["verdict"]);
+    let l = &s["verdict"]["limits"][0];
+    assert_eq!((&l["side"], &l["counters"]), (&serde_json::json!("receiver"), &serde_json::json!(["interface_drops"])), "{l}");
+    let sent = s["sender_opackets"].as_u64().unwrap();
+    assert!(sent > 15_000, "about 20k frames sent in the trial: {sent}");
+    assert_eq!(s["received"]["packets"].as_u64().unwrap(), 0, "no 1200 B frame passes a 1000 B MTU: {s}");
+    // Every frame sent is one the interface counted, to the frame.
+    assert_eq!(l["frames"].as_u64().unwrap(), sent, "{l}");
+    assert!(l["evidence"].as_str().unwrap().contains("MTU"), "{l}");
 }
 
 #[test]

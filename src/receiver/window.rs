@@ -156,6 +156,7 @@ impl Receiver {
             f.rx_nombuf = port.rx_nombuf;
             f.ierrors = port.ierrors;
             f.socket_drops = port.socket_drops;
+            f.interface_drops = port.interface_drops;
             port_xs.push(side.watch.window(&a.xs[i], &b.xs[i]));
             put_xstats(f, &port_xs[i]);
         }
@@ -229,6 +230,7 @@ fn summed(per: Vec<control::WindowFigures>, port_xs: &[WindowXstats], seconds: f
         t.rx_nombuf += f.rx_nombuf;
         t.ierrors += f.ierrors;
         t.socket_drops += f.socket_drops;
+        t.interface_drops += f.interface_drops;
         xs.merge(f.port_name.as_deref().unwrap_or("?"), fx);
     }
     put_xstats(&mut t, &xs);

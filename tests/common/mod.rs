@@ -248,6 +248,11 @@ impl Netns {
         self.link(&["add", a, "index", &ia, "type", "veth", "peer", "name", b, "index", &ib])
     }
 
+    /// Sets `dev`'s MTU.
+    pub fn set_mtu(&self, dev: &str, mtu: u32) -> Result<(), String> {
+        self.link(&["set", dev, "mtu", &mtu.to_string()])
+    }
+
     /// bd-a <-> bd-b.
     pub fn with_pair(name: &str) -> Result<Netns, String> {
         let ns = Self::create(name)?;

@@ -119,6 +119,11 @@ pub struct WindowCounters {
     /// (its sockets' PACKET_STATISTICS), not in `receiver_imissed`.
     #[serde(default)]
     pub receiver_socket_drops: u64,
+    /// af_packet and AF_XDP: frames the kernel interface under the
+    /// receiver's port received and dropped (its rx_dropped,
+    /// rx_missed_errors, rx_fifo_errors), which the PMDs do not pass on.
+    #[serde(default)]
+    pub receiver_interface_drops: u64,
     /// Each end's watched extended stats by kind: allowance deltas (ENA),
     /// --watch-xstat deltas, and levels (not read by the verdict).
     pub sender_xstats: XstatsByKind,
@@ -340,33 +345,98 @@ fn allowance_limits(w: &WindowCounters) -> Vec<Limit> {
 }
 
 /// Frames the receiver's port counted as missed or without a buffer, or
-/// its kernel sockets dropped.
+/// its kernel dropped (see [`ReceiverDrops::frames`]).
 fn rx_drops(w: &WindowCounters) -> u64 {
-    w.receiver_imissed + w.receiver_rx_nombuf + w.receiver_socket_drops
+    receiver_drops_of(w).frames()
 }
 
-/// The receiver could not take frames as fast as they came.
+fn receiver_drops_of(w: &WindowCounters) -> ReceiverDrops {
+    ReceiverDrops {
+        imissed: w.receiver_imissed,
+        rx_nombuf: w.receiver_rx_nombuf,
+        socket_drops: w.receiver_socket_drops,
+        interface_drops: w.receiver_interface_drops,
+    }
+}
+
+/// The receiver could not take frames as fast as they came. A kernel
+/// interface counts every copy it dropped, and a sender's kernel that was
+/// told of the drop sends the same frame again (af_packet straight into a
+/// veth over its MTU: 436162 drops of some 20000 frames once), so where
+/// the interface's drops moved the limit accounts for no more frames than
+/// were lost.
 fn receiver_drops(w: &WindowCounters) -> Option<Limit> {
-    receiver_drop_limit(w.receiver_imissed, w.receiver_rx_nombuf, w.receiver_socket_drops)
+    let mut limit = receiver_drop_limit(receiver_drops_of(w))?;
+    if let (true, Some(received)) = (w.receiver_interface_drops > 0, w.received) {
+        let lost = sent_by_port(w).saturating_sub(received);
+        if limit.frames > lost {
+            limit.evidence +=
+                &format!(" (more drops than the {lost} frames lost: the kernel counted copies of a frame that was sent again)");
+            limit.frames = lost;
+        }
+    }
+    Some(limit)
+}
+
+/// What the sender's port says it sent; memif-like devices that zero
+/// their counters are covered by what tx_burst accepted.
+fn sent_by_port(w: &WindowCounters) -> u64 {
+    if w.sender_opackets > 0 {
+        w.sender_opackets
+    } else {
+        w.accepted
+    }
+}
+
+/// The receiver's drop counters over one window.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ReceiverDrops {
+    pub imissed: u64,
+    pub rx_nombuf: u64,
+    /// A kernel socket's full RX ring (af_packet's, an XDP socket's).
+    pub socket_drops: u64,
+    /// The kernel interface under the port (af_packet, AF_XDP).
+    pub interface_drops: u64,
+}
+
+impl ReceiverDrops {
+    /// The frames these counters account for. A frame the kernel dropped
+    /// for a full XDP socket can be counted by the socket and by the
+    /// interface both (veth counts it in its rx_dropped), so the larger of
+    /// the two stands for both: a loss beyond it stays unexplained, never
+    /// hidden by a frame counted twice.
+    pub fn frames(&self) -> u64 {
+        self.imissed + self.rx_nombuf + self.socket_drops.max(self.interface_drops)
+    }
 }
 
 /// The receiver could not take frames as fast as they came: its port
-/// counted them missed (imissed), had no buffer for them (rx_nombuf), or
-/// the kernel dropped them on its af_packet sockets' full RX rings
-/// (socket_drops). None when none moved. Both verdicts name them so.
-pub(crate) fn receiver_drop_limit(imissed: u64, rx_nombuf: u64, socket_drops: u64) -> Option<Limit> {
+/// counted them missed (imissed), had no buffer for them (rx_nombuf), the
+/// kernel dropped them on its sockets' full RX rings (socket_drops), or
+/// the kernel interface under the port dropped them (interface_drops).
+/// None when none moved. Both verdicts name them so.
+pub(crate) fn receiver_drop_limit(d: ReceiverDrops) -> Option<Limit> {
     let moved: Vec<(&str, u64)> =
-        [("imissed", imissed), ("rx_nombuf", rx_nombuf), ("socket_drops", socket_drops)].into_iter().filter(|&(_, v)| v > 0).collect();
+        [("imissed", d.imissed), ("rx_nombuf", d.rx_nombuf), ("socket_drops", d.socket_drops), ("interface_drops", d.interface_drops)]
+            .into_iter()
+            .filter(|&(_, v)| v > 0)
+            .collect();
     if moved.is_empty() {
         return None;
     }
-    let drops = moved.iter().map(|&(_, v)| v).sum();
+    let drops = d.frames();
     let parts: Vec<String> = moved.iter().map(|(n, v)| format!("{n} +{v}")).collect();
-    let kernel = if socket_drops > 0 {
-        " (socket_drops: a kernel socket's RX ring was full: net_af_packet's, or net_af_xdp's XDP socket)"
-    } else {
-        ""
-    };
+    let mut kernel = String::new();
+    if d.socket_drops > 0 {
+        kernel += " (socket_drops: a kernel socket's RX ring was full: net_af_packet's, or net_af_xdp's XDP socket)";
+    }
+    if d.interface_drops > 0 {
+        kernel += " (interface_drops: the kernel interface under the port dropped frames it received: over its MTU, for a \
+                   full XDP socket, or without an RX buffer; `ip -s link` shows them)";
+    }
+    if d.socket_drops > 0 && d.interface_drops > 0 {
+        kernel += &format!(" (the kernel can count one frame in both: {drops} frames in all, not their sum)");
+    }
     Some(Limit {
         kind: LimitKind::Receiver,
         side: Side::Receiver,
@@ -431,9 +501,7 @@ fn sender_limit(w: &WindowCounters) -> Option<Limit> {
 /// counting it), else the network's.
 fn unexplained_loss(w: &WindowCounters) -> Option<Limit> {
     let received = w.received?;
-    // What the sender's port says it sent; memif-like devices that zero
-    // their counters are covered by what tx_burst accepted.
-    let sent = if w.sender_opackets > 0 { w.sender_opackets } else { w.accepted };
+    let sent = sent_by_port(w);
     let lost = sent.saturating_sub(received);
     let explained = rx_drops(w) + w.receiver_ierrors + w.sender_oerrors;
     if lost <= explained {
@@ -668,6 +736,43 @@ mod tests {
         let mut w = paced(10, 10, 10);
         w.receiver_xstats.allowances.insert("bw_in_allowance_exceeded".into(), 7);
         assert_eq!(verdict(&w).label(), "bw-in-allowance (receiver)");
+    }
+
+    #[test]
+    fn the_kernel_interfaces_own_drops_name_the_receiver() {
+        // veth under drop's af_packet port refused 1200 B frames over its MTU.
+        let mut w = paced(1000, 1000, 700);
+        w.receiver_interface_drops = 300;
+        let v = verdict(&w);
+        assert_eq!(kinds(&v), [LimitKind::Receiver], "{v:?}");
+        assert_eq!((v.limits[0].frames, v.limits[0].counters.clone()), (300, vec!["interface_drops".to_string()]));
+        assert!(v.limits[0].evidence.starts_with("interface_drops +300 on the receiver"), "{}", v.limits[0].evidence);
+        assert!(v.limits[0].evidence.contains("MTU"), "{}", v.limits[0].evidence);
+    }
+
+    #[test]
+    fn an_interface_that_counted_resent_copies_explains_no_more_than_the_loss() {
+        let mut w = paced(20_000, 20_000, 0);
+        w.receiver_interface_drops = 436_162;
+        let v = verdict(&w);
+        assert_eq!(kinds(&v), [LimitKind::Receiver], "{v:?}");
+        assert_eq!(v.limits[0].frames, 20_000);
+        assert!(v.limits[0].evidence.contains("interface_drops +436162"), "{}", v.limits[0].evidence);
+        assert!(v.limits[0].evidence.contains("more drops than the 20000 frames lost"), "{}", v.limits[0].evidence);
+    }
+
+    #[test]
+    fn a_frame_both_the_xdp_socket_and_the_interface_counted_is_one_frame() {
+        // AF_XDP on veth: 300 frames for a full XDP socket, counted by the
+        // socket and by the veth; 100 more lost with no counter.
+        let mut w = paced(1000, 1000, 600);
+        (w.receiver_socket_drops, w.receiver_interface_drops) = (300, 300);
+        let v = verdict(&w);
+        assert_eq!(kinds(&v), [LimitKind::Receiver, LimitKind::Network], "{v:?}");
+        assert_eq!(v.limits[0].frames, 300);
+        assert_eq!(v.limits[0].counters, ["socket_drops", "interface_drops"]);
+        assert!(v.limits[0].evidence.contains("300 frames in all, not their sum"), "{}", v.limits[0].evidence);
+        assert_eq!(v.limits[1].frames, 100, "the loss no counter explains stays unexplained");
     }
 
     #[test]

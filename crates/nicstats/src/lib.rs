@@ -17,6 +17,9 @@
 use std::ffi::CStr;
 use std::os::fd::{AsRawFd, OwnedFd};
 
+mod link;
+pub use link::{link_drops, link_drops_of_index, parse_link_drops, LinkDrops, LinkError};
+
 /// Bytes of one statistic's name in `ETHTOOL_GSTRINGS` (ETH_GSTRING_LEN).
 const NAME_LEN: usize = 32;
 const ETHTOOL_GDRVINFO: u32 = 0x03;

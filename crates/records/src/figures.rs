@@ -47,4 +47,12 @@ pub struct PortStats {
     /// `imissed` itself (DPDK before 25.03), else 0. Not in `imissed`.
     #[serde(default)]
     pub socket_drops: u64,
+    /// af_packet and AF_XDP: frames the kernel interface under the port
+    /// received and dropped (rx_dropped, rx_missed_errors, rx_fifo_errors:
+    /// on veth frames over its MTU and frames for a full XDP socket, on a
+    /// NIC frames without a buffer); 0 for other drivers and from an older
+    /// drop. On AF_XDP over veth a frame for a full XDP socket is counted
+    /// here and in `socket_drops` both.
+    #[serde(default)]
+    pub interface_drops: u64,
 }

@@ -206,7 +206,7 @@ impl Live {
         blastdrop::events::emit("tick", &blastdrop::events::TickEvent::new(tick, "received", &r, queues, Some(second.clone())));
         let per_q = tick.per_queue(lane_now, &mut self.prev_q);
         blastdrop::say!(
-            "{} received {} Mpps  {:7.3} Gb/s wire (+20 B/frame)  | {} | imissed {}{} rx_nombuf {} | lost {} reordered {} dup {} no-probe {}{} | limit: {second}",
+            "{} received {} Mpps  {:7.3} Gb/s wire (+20 B/frame)  | {} | imissed {}{}{} rx_nombuf {} | lost {} reordered {} dup {} no-probe {}{} | limit: {second}",
             tick.stamp(),
             figures::mpps(r.mpps),
             r.wire_gbps,
@@ -214,6 +214,8 @@ impl Live {
             ds.imissed,
             // af_packet's kernel ring drops, where the PMD leaves them out of imissed.
             if ds.socket_drops > 0 { format!(" socket_drops {}", ds.socket_drops) } else { String::new() },
+            // The kernel interface's own receive drops (af_packet, AF_XDP).
+            if ds.interface_drops > 0 { format!(" interface_drops {}", ds.interface_drops) } else { String::new() },
             ds.rx_nombuf,
             d.lost,
             d.reordered,

@@ -20,12 +20,14 @@ pub(crate) fn print_summary(s: &Summary) {
         if s.probe.restarts > 0 { format!("  ({} stream starts of a new sender run)", s.probe.restarts) } else { String::new() }
     );
     blastdrop::say!(
-        "port: ipackets {}{} imissed {}{} rx_nombuf {} ierrors {}  {}{}",
+        "port: ipackets {}{} imissed {}{}{} rx_nombuf {} ierrors {}  {}{}",
         s.port.ipackets,
         if s.port_counters_reset { " (device reset its counters before the end; last live read)" } else { "" },
         s.port.imissed,
         // Only an af_packet port on a DPDK that leaves them out of imissed has them.
         if s.port.socket_drops > 0 { format!(" socket_drops {}", s.port.socket_drops) } else { String::new() },
+        // Only a port on a kernel interface (af_packet, AF_XDP) has them.
+        if s.port.interface_drops > 0 { format!(" interface_drops {}", s.port.interface_drops) } else { String::new() },
         s.port.rx_nombuf,
         s.port.ierrors,
         s.busy,

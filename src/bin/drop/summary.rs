@@ -81,6 +81,7 @@ pub(crate) fn receiver_counters(
         rx_nombuf: port.rx_nombuf,
         ierrors: port.ierrors,
         socket_drops: port.socket_drops,
+        interface_drops: port.interface_drops,
         xstats: xs.counters.clone(),
         probe_lost: lost,
         probes_read,

@@ -40,6 +40,9 @@ pub struct Port {
     /// net_af_xdp: the XDP sockets' full-ring drops, on the first
     /// net_af_xdp port only (crate::af_xdp::RingFullTally says why).
     xdp_drops: Option<crate::af_xdp::RingFullTally>,
+    /// af_packet and AF_XDP: the kernel interface's receive drops at the
+    /// last good read (they are the interface's since it came up).
+    interface_drops: std::sync::atomic::AtomicU64,
 }
 
 /// The device's own description of itself.
@@ -72,7 +75,15 @@ impl Port {
         let first_af_xdp = crate::af_xdp::is_af_xdp(&info.driver)
             && !available_ports_with_driver().iter().any(|(p, _, d)| *p < id && crate::af_xdp::is_af_xdp(d));
         let xdp_drops = first_af_xdp.then(crate::af_xdp::RingFullTally::default);
-        Ok(Port { id, info, configured: None, started: false, socket_drops: Default::default(), xdp_drops })
+        Ok(Port {
+            id,
+            info,
+            configured: None,
+            started: false,
+            socket_drops: Default::default(),
+            xdp_drops,
+            interface_drops: Default::default(),
+        })
     }
 
     /// The device info of the port `spec` names, without opening it (a
@@ -365,6 +376,29 @@ impl Port {
             }
         }
         self.socket_drops.load(Ordering::Relaxed)
+    }
+
+    /// Frames the kernel interface under an af_packet or AF_XDP port
+    /// received and dropped since it came up (its `rx_dropped`,
+    /// `rx_missed_errors` and `rx_fifo_errors`: on veth frames over its MTU
+    /// and frames for a full XDP socket, on a NIC frames it had no buffer
+    /// for); 0 for other drivers, whose PMDs count their own. A failed
+    /// read gives the last good one (said in the log), so a window over it
+    /// counts fewer, never more. Off the data path: it reads /proc/net/dev.
+    pub fn interface_drops(&self) -> u64 {
+        use std::sync::atomic::Ordering;
+        let kernel_backed = crate::af_xdp::is_af_xdp(&self.info.driver) || self.info.driver == "net_af_packet";
+        if !kernel_backed || self.info.if_index == 0 {
+            return 0;
+        }
+        match nicstats::link_drops_of_index(self.info.if_index) {
+            Ok(d) => self.interface_drops.store(d.total(), Ordering::Relaxed),
+            Err(e) => tracing::warn!(
+                "{}: the kernel interface's receive drops cannot be read ({e}): its windows count the last good read",
+                self.info.name
+            ),
+        }
+        self.interface_drops.load(Ordering::Relaxed)
     }
 
     /// Runs a start or stop, under the device deadline, where the device

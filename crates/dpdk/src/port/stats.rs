@@ -25,6 +25,13 @@ pub struct PortStats {
     /// `imissed` itself (DPDK before 25.03), else 0. Not in `imissed`.
     #[serde(default)]
     pub socket_drops: u64,
+    /// Frames the kernel interface under an af_packet or AF_XDP port
+    /// received and dropped (its rx_dropped, rx_missed_errors and
+    /// rx_fifo_errors, which the PMDs do not pass on); 0 for other
+    /// drivers. On AF_XDP over veth a frame for a full XDP socket is
+    /// counted here and in `socket_drops` both.
+    #[serde(default)]
+    pub interface_drops: u64,
 }
 
 impl PortStats {
@@ -39,6 +46,7 @@ impl PortStats {
         self.oerrors += o.oerrors;
         self.rx_nombuf += o.rx_nombuf;
         self.socket_drops += o.socket_drops;
+        self.interface_drops += o.interface_drops;
     }
 
     /// Several ports' figures summed.
@@ -62,6 +70,7 @@ impl PortStats {
             oerrors: self.oerrors.wrapping_sub(earlier.oerrors),
             rx_nombuf: self.rx_nombuf.wrapping_sub(earlier.rx_nombuf),
             socket_drops: self.socket_drops.wrapping_sub(earlier.socket_drops),
+            interface_drops: self.interface_drops.wrapping_sub(earlier.interface_drops),
         }
     }
 }
@@ -133,6 +142,7 @@ impl Port {
             oerrors: s.oerrors,
             rx_nombuf: s.rx_nombuf,
             socket_drops: self.socket_drops(),
+            interface_drops: self.interface_drops(),
         })
     }
 

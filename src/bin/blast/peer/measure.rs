@@ -167,6 +167,7 @@ fn group_step(rec: &mut StepRecord, m: Membership, figures: Option<&WindowFigure
         rx_nombuf: f.rx_nombuf,
         ierrors: f.ierrors,
         socket_drops: f.socket_drops,
+        interface_drops: f.interface_drops,
         xstats: limits::XstatsByKind::from_wire(&f.xstats, &f.levels),
         probe_lost: f.trial.as_ref().map_or(f.probe.lost, |t| t.lost),
         probes_read: f.no_probe < f.packets,
