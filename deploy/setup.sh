@@ -10,7 +10,7 @@
 #
 #   deploy/setup.sh [--dry-run] [--undo] [--iface NAME ...] [--hugepage-mib MIB] [--repo DIR]
 #                   [--no-build] [--dpdk-source VERSION] [--driver vfio-pci|uio_pci_generic] [--etc DIR]
-#                   [--af-xdp [--xdp-queues N]]
+#                   [--af-xdp [--xdp-queues N] [--xdp-udp-ports LO[-HI]]]
 #
 #   --dry-run     print every step, change nothing
 #   --undo        give the data interface(s) back to the kernel drivers they had
@@ -43,9 +43,14 @@
 #                 combined channels set (--xdp-queues), preferred busy polling's NAPI
 #                 settings; any interface with a kernel driver (veth too), not the one
 #                 holding the default route (the PMD's XDP program takes every frame on its
-#                 queues, the session's own). Undone by --undo
+#                 queues, the session's own) unless --xdp-udp-ports. Undone by --undo
 #   --xdp-queues N  with --af-xdp: the combined channels to set, and the queues the EAL
 #                 arguments name (queue_count) [default: the channels as they are]
+#   --xdp-udp-ports LO[-HI]  with --af-xdp: build blastdrop's XDP filter (deploy/xdp/udp-ports.c,
+#                 with clang) into DIR/xdp-udp-ports.o and name it in the EAL arguments
+#                 (xdp_prog=): only IPv4 UDP to these destination ports goes to the
+#                 sockets, every other frame to the kernel, so an instance's one interface
+#                 (the default route's, named with --iface) keeps its SSH session
 #   --etc DIR     where the EAL arguments file goes [default: /etc/blastdrop]: eal-args holds
 #                 the -a options for the data interfaces, devargs included; bound lists
 #                 each bound device (PCI address, the kernel driver it had, its interface),
@@ -56,7 +61,7 @@
 # failed (said which).
 set -euo pipefail
 
-dry=0 undo=0 nobuild=0 af_xdp=0 xdp_queues="" mem_mib=4096 ifaces=() repo="" dpdk_src="" driver=vfio-pci etc=/etc/blastdrop
+dry=0 undo=0 nobuild=0 af_xdp=0 xdp_queues="" xdp_ports="" mem_mib=4096 ifaces=() repo="" dpdk_src="" driver=vfio-pci etc=/etc/blastdrop
 while [ $# -gt 0 ]; do
     case "$1" in
         --dry-run) dry=1 ;;
@@ -82,13 +87,27 @@ while [ $# -gt 0 ]; do
         --xdp-queues) [ $# -ge 2 ] || { echo "setup: error: --xdp-queues needs a number of queues (e.g. 4)" >&2; exit 2; }
             case "$2" in ''|*[!0-9]*|0|0*) echo "setup: error: --xdp-queues takes a whole number of queues above 0, not '$2'" >&2; exit 2 ;; esac
             xdp_queues="$2"; shift ;;
-        -h|--help) sed -n '2,56p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --xdp-udp-ports) [ $# -ge 2 ] || { echo "setup: error: --xdp-udp-ports needs a UDP port or range (e.g. 9, or 9000-9015)" >&2; exit 2; }
+            xdp_ports="$2"; shift ;;
+        -h|--help) sed -n '2,61p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "setup: error: unknown argument '$1' (see deploy/setup.sh --help)" >&2; exit 2 ;;
     esac
     shift
 done
 case "$mem_mib" in ''|*[!0-9]*|0) echo "setup: error: --hugepage-mib takes a whole number of MiB above 0, not '$mem_mib'" >&2; exit 2 ;; esac
 [ -z "$xdp_queues" ] || [ "$af_xdp" = 1 ] || { echo "setup: error: --xdp-queues sets an AF_XDP port's queues: give --af-xdp too" >&2; exit 2; }
+[ -z "$xdp_ports" ] || [ "$af_xdp" = 1 ] || { echo "setup: error: --xdp-udp-ports filters an AF_XDP port's frames: give --af-xdp too" >&2; exit 2; }
+port_lo="" port_hi=""
+if [ -n "$xdp_ports" ]; then
+    port_lo=${xdp_ports%%-*} port_hi=${xdp_ports#*-}
+    for p in "$port_lo" "$port_hi"; do
+        case "$p" in ''|*[!0-9]*|0*) echo "setup: error: --xdp-udp-ports takes a UDP port (1 to 65535) or a range LO-HI, not '$xdp_ports'" >&2; exit 2 ;; esac
+    done
+    if [ "$port_lo" -gt 65535 ] || [ "$port_hi" -gt 65535 ] || [ "$port_lo" -gt "$port_hi" ]; then
+        echo "setup: error: --xdp-udp-ports takes a UDP port (1 to 65535) or a range LO-HI with LO <= HI, not '$xdp_ports'" >&2
+        exit 2
+    fi
+fi
 case "$driver" in vfio-pci|uio_pci_generic) ;; *) echo "setup: error: --driver is vfio-pci or uio_pci_generic, not '$driver'" >&2; exit 2 ;; esac
 case "$dpdk_src" in
     ''|distro|22.11|22.11.[0-9]*|23.11|23.11.[0-9]*|24.11|24.11.[0-9]*|25.11|25.11.[0-9]*) ;;
@@ -162,9 +181,13 @@ if [ "${#ifaces[@]}" -eq 0 ] && [ "$undo" = 0 ]; then
     fi
 fi
 for i in "${ifaces[@]}"; do
-    if [ -n "$mgmt_iface" ] && [ "$i" = "$mgmt_iface" ] && [ "$af_xdp" = 1 ]; then
-        echo "setup: error: $i holds the default route (the management interface): DPDK's AF_XDP PMD loads an XDP program that hands every frame on the queues it serves to its sockets, this session's too, so it would cut this session off; use a second interface (the PMD's xdp_prog devarg with a program that passes other traffic is not set up by this script)" >&2
+    if [ -n "$mgmt_iface" ] && [ "$i" = "$mgmt_iface" ] && [ "$af_xdp" = 1 ] && [ -z "$xdp_ports" ]; then
+        echo "setup: error: $i holds the default route (the management interface): DPDK's AF_XDP PMD loads an XDP program that hands every frame on the queues it serves to its sockets, this session's too, so it would cut this session off; use a second interface, or add --xdp-udp-ports PORT (blastdrop's filter: only UDP to PORT goes to the sockets)" >&2
         exit 2
+    fi
+    if [ -n "$mgmt_iface" ] && [ "$i" = "$mgmt_iface" ] && [ "$af_xdp" = 1 ]; then
+        echo "setup: $i holds the default route: with --xdp-udp-ports only UDP to ports $xdp_ports goes to the sockets; everything else, this session included, stays with the kernel"
+        continue
     fi
     if [ -n "$mgmt_iface" ] && [ "$i" = "$mgmt_iface" ]; then
         echo "setup: error: $i holds the default route (the management interface); binding it to DPDK would cut this session off" >&2
@@ -327,7 +350,7 @@ if [ "$undo" = 1 ]; then
         step "give $pci ($name) back to the $kdrv driver" dpdk-devbind.py --bind="$kdrv" "$pci"
     done
     if [ -f "$etc/bound" ] || [ -f "$etc/eal-args" ]; then
-        step "forget the bound devices and their EAL arguments ($etc/bound, $etc/eal-args)" rm -f "$etc/bound" "$etc/eal-args"
+        step "forget the bound devices and their EAL arguments ($etc/bound, $etc/eal-args)" rm -f "$etc/bound" "$etc/eal-args" "$etc/xdp-udp-ports.o"
     fi
     undo_resources
     [ ! -f "$etc/reserved" ] || step "forget what was reserved ($etc/reserved)" rm -f "$etc/reserved"
@@ -457,6 +480,8 @@ if [ "$af_xdp" = 1 ]; then
     # 22.11's), and ethtool for the channels. A DPDK built from source here
     # gets net/af_xdp only with libxdp and libbpf's headers.
     pkgs+=(ethtool)
+    # clang's BPF target and libbpf's headers build the UDP port filter.
+    [ -z "$xdp_ports" ] || pkgs+=(clang libbpf-dev)
     if [ -n "$dpdk_src" ]; then
         pkgs+=(libxdp-dev libbpf-dev)
     elif ! dpkg-query -W -f '${Status}\n' 'librte-net-af-xdp*' 2>/dev/null | grep -q 'install ok installed'; then
@@ -545,6 +570,15 @@ if [ "$af_xdp" = 1 ]; then
         # libxdp keeps its dispatcher there; without it the PMD loads one program per interface.
         step "mount bpffs on $BPFFS (libxdp's dispatcher keeps its state there)" set_recorded bpffs "$BPFFS" - mount_bpffs
     fi
+    prog=""
+    if [ -n "$xdp_ports" ]; then
+        # The filter, built for these ports (they are fixed at build time).
+        src="$(cd "$(dirname "$0")" && pwd)/xdp/udp-ports.c"
+        [ -f "$src" ] || { echo "setup: error: $src is missing: --xdp-udp-ports builds blastdrop's XDP filter from the repository's deploy/xdp" >&2; exit 2; }
+        prog="$etc/xdp-udp-ports.o"
+        step "build the XDP UDP port filter for ports $port_lo-$port_hi into $prog (clang, BPF target)" sh -c \
+            "mkdir -p '$etc' && clang -O2 -g -target bpf -I/usr/include/\$(cc -dumpmachine) -DBD_PORT_LO=$port_lo -DBD_PORT_HI=$port_hi -c '$src' -o '$prog'"
+    fi
     eal="" n=0
     for i in "${ifaces[@]}"; do
         net="$SYS/class/net/$i"
@@ -576,7 +610,7 @@ if [ "$af_xdp" = 1 ]; then
                 step "set $i's $file to $want (preferred busy polling; was $now)" set_recorded sysfs "$net/$file" "$now" write_file "$net/$file" "$want"
             fi
         done
-        eal="$eal --vdev=net_af_xdp$n,iface=$i,start_queue=0,queue_count=$queues"
+        eal="$eal --vdev=net_af_xdp$n,iface=$i,start_queue=0,queue_count=$queues${prog:+,xdp_prog=$prog}"
         n=$((n + 1))
     done
     eal="${eal# }"

@@ -34,6 +34,9 @@ blastdrop_deps() {
         { command -v chromium || command -v chromium-browser; } >/dev/null 2>&1 || need+=(chromium fonts-dejavu-core)
         # tshark checks what a replay sends (tests/replay.rs); DEBIAN_FRONTEND=noninteractive below takes its setuid question's default (no).
         command -v tshark >/dev/null 2>&1 || need+=(tshark)
+        # clang's BPF target and libbpf's headers build the XDP UDP port filter (deploy/xdp, tests/af_xdp.rs).
+        command -v clang >/dev/null 2>&1 || need+=(clang)
+        [ -f /usr/include/bpf/bpf_helpers.h ] || need+=(libbpf-dev)
     fi
     if [ "${#need[@]}" -gt 0 ]; then
         echo "blastdrop: installing ${need[*]}" >&2

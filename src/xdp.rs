@@ -20,7 +20,16 @@ pub fn state(port_name: &str, eal_args: &[String]) -> XdpState {
         None => (0, 0, "unknown (/proc/self/fd cannot be read)".into()),
         Some(found) => (found.sockets, found.zero_copy, copy_mode(found, forced_copy)),
     };
-    XdpState { interface, attach, sockets, zero_copy_sockets, copy_mode }
+    let program = Some(program(devargs.as_deref().and_then(|a| devarg(a, "xdp_prog"))));
+    XdpState { interface, attach, sockets, zero_copy_sockets, copy_mode, program }
+}
+
+/// The XDP program in words, from the vdev's `xdp_prog=` (if any).
+fn program(xdp_prog: Option<String>) -> String {
+    match xdp_prog {
+        None => "DPDK's default (every frame on a served queue goes to its socket: no other traffic reaches the kernel there)".into(),
+        Some(path) => format!("{path} (xdp_prog=: frames it does not redirect go on to the kernel)"),
+    }
 }
 
 /// The sockets' mode in words, with why where the kernel chose copy.
@@ -108,6 +117,10 @@ mod tests {
         assert_eq!(devarg(&own, "iface").as_deref(), Some("bd-b"));
         assert_eq!(devarg(&own, "force_copy").as_deref(), Some("1"));
         assert_eq!(vdev_args("net_af_xdp2", &eal), None);
+        let filtered = args(&["--vdev=net_af_xdp0,iface=eth0,xdp_prog=/var/lib/blastdrop/xdp/udp-ports-9.o"]);
+        let own = vdev_args("net_af_xdp0", &filtered).unwrap();
+        assert!(program(devarg(&own, "xdp_prog")).starts_with("/var/lib/blastdrop/xdp/udp-ports-9.o (xdp_prog="));
+        assert!(program(None).starts_with("DPDK's default"));
     }
 
     #[test]

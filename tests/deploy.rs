@@ -614,3 +614,64 @@ fn af_xdp_binds_nothing_readies_the_interface_and_undo_puts_it_back() {
     assert_eq!(rc, 2);
     assert!(err.contains("--xdp-queues sets an AF_XDP port's queues: give --af-xdp too"), "{err}");
 }
+
+#[test]
+fn af_xdp_on_the_default_routes_interface_takes_only_the_udp_ports_filter() {
+    // An instance with one interface: it holds the default route (this
+    // session's). DPDK's own XDP program would take every frame on it;
+    // blastdrop's filter takes only UDP to the ports named.
+    let sys = fake_sysfs("afxdp-shared", &[("bd-only0", "ena", "0000:00:05.0")]);
+    std::fs::write(sys.join("class/net/bd-only0/mtu"), "3498\n").unwrap();
+    let (stubs, etc, bpffs) = (sys.join("stub"), sys.join("etc"), sys.join("bpf"));
+    std::fs::create_dir_all(&stubs).unwrap();
+    let log = sys.join("commands.log");
+    stub(&stubs, "dpkg", &log, "exit 0");
+    stub(&stubs, "dpkg-query", &log, "echo 'install ok installed'");
+    stub(&stubs, "ip", &log, "case \"$*\" in *route*) echo 'default via 10.0.0.1 dev bd-only0 proto dhcp' ;; esac; exit 0");
+    stub(&stubs, "mount", &log, "exit 0");
+    stub(&stubs, "ethtool", &log, "exit 0");
+    // clang writes the object its -o names (the last argument).
+    stub(&stubs, "clang", &log, "for a; do out=$a; done; : > \"$out\"");
+    let mounts = sys.join("mounts");
+    std::fs::write(&mounts, "").unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_blast")).parent().unwrap().display().to_string();
+    let path = format!("{}:{bin}:/usr/bin:/bin:/usr/sbin:/sbin", stubs.display());
+    let env = [("BLASTDROP_MOUNTS", mounts.to_str().unwrap()), ("BLASTDROP_BPFFS", bpffs.to_str().unwrap()), ("PATH", path.as_str())];
+    let etc_s = etc.display().to_string();
+
+    // Without the filter: refused, naming it.
+    let plain = ["--no-build", "--af-xdp", "--iface", "bd-only0", "--etc", &etc_s];
+    let (rc, _, err) = setup_env(&sys, &plain, &env);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("holds the default route") && err.contains("--xdp-udp-ports PORT"), "{err}");
+    assert!(!etc.join("eal-args").exists());
+
+    let filtered = ["--no-build", "--af-xdp", "--xdp-udp-ports", "9000-9015", "--iface", "bd-only0", "--etc", &etc_s];
+    let (rc, out, err) = setup_env(&sys, &filtered, &env);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("with --xdp-udp-ports only UDP to ports 9000-9015 goes to the sockets"), "{out}");
+    assert!(out.contains("build the XDP UDP port filter for ports 9000-9015"), "{out}");
+    let object = etc.join("xdp-udp-ports.o");
+    assert!(object.exists(), "the filter is built into {}", object.display());
+    let commands = std::fs::read_to_string(&log).unwrap();
+    assert!(commands.contains("clang -O2 -g -target bpf") && commands.contains("-DBD_PORT_LO=9000 -DBD_PORT_HI=9015"), "{commands}");
+    assert!(commands.contains("deploy/xdp/udp-ports.c"), "built from the repository's source: {commands}");
+    let eal = std::fs::read_to_string(etc.join("eal-args")).unwrap();
+    assert_eq!(eal.trim(), format!("--vdev=net_af_xdp0,iface=bd-only0,start_queue=0,queue_count=1,xdp_prog={}", object.display()));
+
+    // --undo forgets the filter with the EAL arguments.
+    let (rc, out, err) = setup_env(&sys, &["--undo", "--etc", &etc_s], &env);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(!object.exists() && !etc.join("eal-args").exists(), "{out}");
+
+    // Ports that are no ports, and the filter without --af-xdp: one line, exit code 2.
+    for bad in ["0", "70000", "9-1", "x", "9-", "-9"] {
+        let (rc, _, err) = setup_env(&sys, &["--dry-run", "--af-xdp", "--xdp-udp-ports", bad], &env);
+        assert_eq!(rc, 2, "{bad}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{bad}: {err}");
+        assert!(err.contains("--xdp-udp-ports takes a UDP port"), "{bad}: {err}");
+    }
+    let (rc, _, err) = setup_env(&sys, &["--dry-run", "--xdp-udp-ports", "9"], &env);
+    assert_eq!(rc, 2);
+    assert!(err.contains("--xdp-udp-ports filters an AF_XDP port's frames: give --af-xdp too"), "{err}");
+}

@@ -73,11 +73,23 @@ pub struct XdpState {
     /// back: the driver offers no AF_XDP zero-copy)", "mixed (n of m
     /// zero-copy)", or "unknown (why)".
     pub copy_mode: String,
+    /// Which XDP program hands frames to the sockets: DPDK's default (every
+    /// frame on a served queue, whatever it is) or the one the vdev's
+    /// `xdp_prog=` names (blastdrop's UDP port filter for a shared
+    /// interface: deploy/xdp/udp-ports.c); absent from older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
 }
 
 impl XdpState {
     pub fn describe(&self) -> String {
-        format!("XDP on {}: attached {}, {}", self.interface.as_deref().unwrap_or("(interface not named)"), self.attach, self.copy_mode)
+        let program = self.program.as_deref().map(|p| format!("; program: {p}")).unwrap_or_default();
+        format!(
+            "XDP on {}: attached {}, {}{program}",
+            self.interface.as_deref().unwrap_or("(interface not named)"),
+            self.attach,
+            self.copy_mode
+        )
     }
 }
 
