@@ -274,23 +274,54 @@ fn standalone(name: &str, drop_extra: &[&str], count: &str, rate: &str) -> (serd
     (read_json(&json)["summary"].clone(), d)
 }
 
+/// Whether drop's verdict says the host held its lanes back (a lane stood
+/// still at least 5% of the time frames arrived, no counter moved, no lane
+/// saturated): "unknown (the host held ...)", never "none".
+fn host_held(s: &serde_json::Value) -> bool {
+    s["limit"].as_str().unwrap_or_default().starts_with("unknown (the host held the receiver back")
+}
+
 #[test]
 fn a_standalone_drop_names_its_limit() {
     let _g = heavy();
     let (s, out) = standalone("verdict-none", &[], "100000", "100k");
-    assert_eq!(s["limit"], "none", "{}", out.stdout);
-    assert_eq!(s["verdict"]["limits"][0]["kind"], "none");
-    assert!(out.stdout.contains("limit: none"), "{}", out.stdout);
+    // On a loaded machine (CI's 2 CPUs) the host may hold drop's lane back:
+    // then the verdict says so, never "none".
+    if !host_held(&s) {
+        assert_eq!(s["limit"], "none", "{}", out.stdout);
+        assert_eq!(s["verdict"]["limits"][0]["kind"], "none");
+        assert!(out.stdout.contains("limit: none"), "{}", out.stdout);
+    }
     assert!(out.stdout.lines().any(|l| l.starts_with('[') && l.contains("| limit: ")), "every second carries its limit: {}", out.stdout);
 
     // A receiver that spends 20000 cycles a frame cannot take 200k frames/s:
-    // memif holds the rest back, and drop's lane is busy all the while.
+    // memif holds the rest back, and drop's lane is busy all the while
+    // (or stood still: CI saw it busy 75% and "none" before the host's
+    // share was read).
     let (s, out) = standalone("verdict-receiver", &["--rx-cost", "20000"], "40000", "200k");
-    assert_eq!(s["limit"], "receiver", "{}", out.stdout);
-    let l = &s["verdict"]["limits"][0];
-    assert_eq!(l["kind"], "receiver");
-    assert!(l["evidence"].as_str().unwrap().contains("busy"), "{l}");
+    if !host_held(&s) {
+        assert_eq!(s["limit"], "receiver", "{}", out.stdout);
+        let l = &s["verdict"]["limits"][0];
+        assert_eq!(l["kind"], "receiver");
+        assert!(l["evidence"].as_str().unwrap().contains("busy"), "{l}");
+    }
     assert_eq!(s["received"]["packets"], 40000);
+}
+
+#[test]
+fn a_standalone_drop_on_a_cpu_the_host_shares_says_so_never_none() {
+    let _g = heavy();
+    // Two CPU hogs at nice -10 on drop's CPU: its lane runs a third of the
+    // time or less. Nothing is lost (memif holds frames back), no counter
+    // moves, and the lane idles between its turns: "none" would be false.
+    for round in 0..2 {
+        let hogs = Hogs::pinned(2, 1);
+        let (s, out) = standalone(&format!("verdict-hogged-{round}"), &[], "100000", "100k");
+        drop(hogs);
+        assert!(host_held(&s), "round {round}: the host took drop's CPU and the verdict must say so: {}\n{}", s["verdict"], out.stdout);
+        assert_eq!(s["received"]["packets"], 100000, "round {round}: {}", out.stdout);
+        assert!(out.stdout.contains("limit: unknown (the host held"), "{}", out.stdout);
+    }
 }
 
 #[test]

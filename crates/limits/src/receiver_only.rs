@@ -35,7 +35,16 @@ pub struct ReceiverCounters {
     pub busy_pct: Option<f64>,
     /// Why a counter sample is not to be believed, if it is not.
     pub invalid: Option<String>,
+    /// The most stood-still lane's time stood still (descheduled by the
+    /// host: its loop's clock reads more than a millisecond apart) over
+    /// the time frames were arriving, percent (None: not measured).
+    #[serde(default)]
+    pub stalled_pct: Option<f64>,
 }
+
+/// A lane that stood still this share of the time frames arrived was held
+/// back by its host: what it could take is not what it took.
+pub const HOST_STALLED_PCT: f64 = 5.0;
 
 /// The receiver-side verdict: the limit with the most frames first.
 pub fn receiver_verdict(c: &ReceiverCounters) -> Verdict {
@@ -62,10 +71,30 @@ pub fn receiver_verdict(c: &ReceiverCounters) -> Verdict {
         });
     }
     if limits.is_empty() {
+        if let Some(why) = held_by_host(c) {
+            // Not "none": the sender may have been held back by the same host.
+            return Verdict { limits, invalid: Some(why) };
+        }
         limits.push(nothing_held_back(c));
     }
     limits.sort_by_key(|l| std::cmp::Reverse(l.frames));
     Verdict { limits, invalid: None }
+}
+
+/// Why no limit can be told, where no counter moved and no lane was
+/// saturated but a lane stood still (descheduled) a share of the time
+/// frames arrived: it waited for frames between its turns, and the
+/// sender, on the same host or one like it, may have sent less while it
+/// stood still. A lane's busy time can include time it stood still (a
+/// stall inside a run of busy polls), so the two shares are not added up
+/// to call it saturated.
+fn held_by_host(c: &ReceiverCounters) -> Option<String> {
+    let stalled = c.stalled_pct.filter(|&s| s >= HOST_STALLED_PCT)?;
+    let busy = c.busy_pct.map_or(String::new(), |b| format!(" (busy {b:.1}%, stand-stills inside busy runs included)"));
+    Some(format!(
+        "the host held the receiver back: a lane stood still (descheduled) {stalled:.1}% of the time frames arrived{busy}; \
+         the sender may have been held back too, so no limit can be told from the receiver alone"
+    ))
 }
 
 /// Every ENA allowance counter of the receiver's port that moved.
@@ -200,6 +229,24 @@ mod tests {
         let v = receiver_verdict(&ReceiverCounters { busy_pct: Some(100.0), ..clean() });
         assert_eq!(kinds(&v), [LimitKind::Receiver]);
         assert!(v.limits[0].evidence.contains("no frame lost"));
+    }
+
+    #[test]
+    fn a_lane_the_host_held_back_is_no_none() {
+        // Quiet: a lane that stood still 1% of the time is no reason to doubt.
+        let quiet = receiver_verdict(&ReceiverCounters { stalled_pct: Some(1.0), ..clean() });
+        assert_eq!(kinds(&quiet), [LimitKind::None]);
+        // Busy 38.7%, stood still 95.2% (two CPU hogs on its CPU): the shares overlap, and no limit can be told.
+        let held = receiver_verdict(&ReceiverCounters { busy_pct: Some(38.7), stalled_pct: Some(95.2), ..clean() });
+        assert!(held.limits.is_empty(), "{held:?}");
+        let label = held.label();
+        assert!(label.starts_with("unknown (the host held the receiver back: a lane stood still (descheduled) 95.2%"), "{label}");
+        // Saturated is saturated, whatever else the host did.
+        let busy = receiver_verdict(&ReceiverCounters { busy_pct: Some(99.0), stalled_pct: Some(10.0), ..clean() });
+        assert_eq!(kinds(&busy), [LimitKind::Receiver]);
+        // A counter that moved is evidence whatever the host did.
+        let counted = receiver_verdict(&ReceiverCounters { imissed: 5, probe_lost: 5, stalled_pct: Some(30.0), ..clean() });
+        assert_eq!(kinds(&counted), [LimitKind::Receiver]);
     }
 
     #[test]

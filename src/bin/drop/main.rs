@@ -37,7 +37,7 @@ use live::live_loop;
 use mode::{Mode, Served};
 use print::print_summary;
 use settings::{AsGiven, Settings};
-use summary::{arrival_window, busiest_pct, receiver_counters, summarize, PortSummary, Summary};
+use summary::{arrival_window, busiest_pct, most_stalled_pct, receiver_counters, summarize, PortSummary, Summary};
 
 /// The flag that sets the largest frame, named when a port cannot take a
 /// frame that large (common::fail).
@@ -195,14 +195,10 @@ fn finish(
     let port_stats = if port_counters_reset { last_sample } else { final_stats }.since(&baseline);
     let mut summary = summarize(&totals, hz, port_stats, port_counters_reset);
     let xs = receiver.watch_between(xs_start, &receiver.watch_samples());
-    let verdict = limits::receiver_verdict(&receiver_counters(
-        totals.tally.packets,
-        &port_stats,
-        &xs,
-        totals.probe.lost,
-        !count_only,
-        busiest_pct(&totals),
-    ));
+    let verdict = limits::receiver_verdict(&limits::ReceiverCounters {
+        stalled_pct: most_stalled_pct(&totals),
+        ..receiver_counters(totals.tally.packets, &port_stats, &xs, totals.probe.lost, !count_only, busiest_pct(&totals))
+    });
     summary.limit = verdict.label();
     summary.verdict = verdict;
     if receiver.sides().len() > 1 {

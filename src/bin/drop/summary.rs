@@ -66,6 +66,18 @@ pub(crate) fn busiest_pct(t: &Totals) -> Option<f64> {
         .reduce(f64::max)
 }
 
+/// The most stood-still lane's time stood still over its arrival window,
+/// percent (None where no lane saw frames over a span).
+pub(crate) fn most_stalled_pct(t: &Totals) -> Option<f64> {
+    t.queues
+        .values()
+        .filter_map(|q| {
+            let span = q.last_tsc?.saturating_sub(q.first_tsc?);
+            (span > 0).then(|| (q.tally.stalled_ticks as f64 / span as f64 * 100.0).min(100.0))
+        })
+        .reduce(f64::max)
+}
+
 /// Receiver-side counters for the verdict.
 pub(crate) fn receiver_counters(
     received: u64,
@@ -87,6 +99,8 @@ pub(crate) fn receiver_counters(
         probes_read,
         busy_pct,
         invalid: xs.invalid.clone(),
+        // The run's verdict sets it from the lanes' totals (most_stalled_pct).
+        stalled_pct: None,
     }
 }
 

@@ -173,6 +173,8 @@ fn group_step(rec: &mut StepRecord, m: Membership, figures: Option<&WindowFigure
         probes_read: f.no_probe < f.packets,
         busy_pct,
         invalid: f.xstats_invalid.clone(),
+        // A window carries its lanes' stand-stills summed, not per lane.
+        stalled_pct: None,
     });
     if accounting_error.is_some() {
         (verdict.limits, verdict.invalid) = (Vec::new(), accounting_error);
