@@ -565,7 +565,11 @@ fn broken_path(w: &WindowCounters) -> Option<Limit> {
     let held_back = w.offered.is_none_or(|o| w.accepted.saturating_mul(2) < o);
     let busy_polls = w.receiver_polls.saturating_sub(w.receiver_empty_polls);
     let idle = w.receiver_polls >= 1000 && busy_polls * 1000 <= w.receiver_polls;
-    if !pushed_back || !held_back || !idle {
+    // Frames the receiver's port or its kernel dropped reached it: the ends
+    // were joined (a kernel interface that refuses every frame, over its
+    // MTU, makes the sender's kernel send them again and fills its queue).
+    let reached = rx_drops(w) > 0;
+    if !pushed_back || !held_back || !idle || reached {
         return None;
     }
     let wanted = w.offered.unwrap_or(w.accepted).max(w.accepted);
@@ -577,7 +581,9 @@ fn broken_path(w: &WindowCounters) -> Option<Limit> {
         delta: w.ring_full_retries,
         frames,
         evidence: format!(
-            "the sender's queue stayed full ({} tx_burst calls came back short, {} frames taken) while the receiver's lanes              polled {} times and found frames {} times ({received} frames): the two ends were not joined through              (memif rings not shared after a reconnect or a queue change, or a link down), so neither end's limit was measured",
+            "the sender's queue stayed full ({} tx_burst calls came back short, {} frames taken) while the receiver's lanes \
+             polled {} times and found frames {} times ({received} frames): the two ends were not joined through \
+             (memif rings not shared after a reconnect or a queue change, or a link down), so neither end's limit was measured",
             w.ring_full_retries, w.accepted, w.receiver_polls, busy_polls
         ),
     })
@@ -759,6 +765,23 @@ mod tests {
         assert_eq!(v.limits[0].frames, 20_000);
         assert!(v.limits[0].evidence.contains("interface_drops +436162"), "{}", v.limits[0].evidence);
         assert!(v.limits[0].evidence.contains("more drops than the 20000 frames lost"), "{}", v.limits[0].evidence);
+    }
+
+    #[test]
+    fn a_path_whose_receiver_dropped_frames_was_joined() {
+        // af_packet straight into a veth over its MTU: the sender's ring
+        // stayed full (its kernel sent each refused frame again), drop's
+        // lanes found nothing, and the veth counted every refused copy.
+        let mut w = paced(20_000, 33, 0);
+        (w.ring_full_retries, w.receiver_polls, w.receiver_empty_polls) = (433_371, 68_485_120, 68_485_120);
+        let broken = verdict(&w);
+        assert_eq!(kinds(&broken)[0], LimitKind::Path, "{broken:?}");
+        assert!(!broken.limits[0].evidence.contains("  "), "one space between words: {}", broken.limits[0].evidence);
+        w.receiver_interface_drops = 436_162;
+        let v = verdict(&w);
+        // Both ends' own evidence instead: the sender's short pace (its
+        // queue full of frames its kernel kept sending) and the receiver's drops.
+        assert_eq!(kinds(&v), [LimitKind::Sender, LimitKind::Receiver], "{v:?}");
     }
 
     #[test]
