@@ -160,10 +160,18 @@ fn tbf_bucket(name: &str, (rate, rate_bps): (&str, f64), (burst, burst_bytes): (
         a["sentence"]
     );
     assert!((baseline - want_pps).abs() <= want_pps * 0.05, "{name}: baseline {baseline:.0} pps vs tbf's {want_pps:.0}: {a}");
-    let carried = above + lost_in_burst;
+    // A baseline above tbf's own rate means bucket frames reached drop after
+    // the burst's rows ended (drop or the host delayed them past a row's
+    // edge: CI once measured 12607 pps against 12550 and 4939 frames above
+    // against 5264): the analysis then moved them into the baseline, and
+    // they are counted back here, the spill over the baseline's span, so
+    // that every bucket frame is still accounted for. docs/testing.md.
+    let spill = (baseline - want_pps).max(0.0) * (a["active_s"].as_f64().unwrap() - b["burst_s"].as_f64().unwrap()).max(0.0);
+    let spill = if baseline > want_pps * 1.002 { spill } else { 0.0 };
+    let carried = above + lost_in_burst + spill;
     assert!(
         (carried - want_above).abs() <= want_above * 0.05 && above <= want_above * 1.05,
-        "{name}: {above:.0} frames above baseline (+{lost_in_burst:.0} lost at drop) vs tbf's {want_above:.0}: {a}"
+        "{name}: {above:.0} frames above baseline (+{lost_in_burst:.0} lost at drop, +{spill:.0} spilled past the burst) vs tbf's {want_above:.0}: {a}"
     );
     let sentence = a["sentence"].as_str().unwrap();
     assert!(sentence.contains("above baseline") && !sentence.starts_with("no change"), "{name}: {sentence}");

@@ -160,8 +160,9 @@ pub const SATURATED_BUSY_PCT: f64 = 95.0;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     pub limits: Vec<Limit>,
-    /// Set when a counter sample was invalid or the counts did not add up:
-    /// the verdict is then unknown, and this says why.
+    /// Set when a counter sample was invalid, the counts did not add up, or
+    /// (drop's own verdict) the host held the receiver back so that no
+    /// limit can be told: the verdict is then unknown, and this says why.
     pub invalid: Option<String>,
 }
 

@@ -41,8 +41,10 @@ pub struct Port {
     /// net_af_xdp port only (crate::af_xdp::RingFullTally says why).
     xdp_drops: Option<crate::af_xdp::RingFullTally>,
     /// af_packet and AF_XDP: the kernel interface's receive drops at the
-    /// last good read (they are the interface's since it came up).
+    /// last good read (they are the interface's since it came up), and
+    /// whether the last read failed (said once per run of failures).
     interface_drops: std::sync::atomic::AtomicU64,
+    interface_unread: std::sync::atomic::AtomicBool,
 }
 
 /// The device's own description of itself.
@@ -83,6 +85,7 @@ impl Port {
             socket_drops: Default::default(),
             xdp_drops,
             interface_drops: Default::default(),
+            interface_unread: Default::default(),
         })
     }
 
@@ -392,11 +395,16 @@ impl Port {
             return 0;
         }
         match nicstats::link_drops_of_index(self.info.if_index) {
-            Ok(d) => self.interface_drops.store(d.total(), Ordering::Relaxed),
-            Err(e) => tracing::warn!(
+            Ok(d) => {
+                self.interface_drops.store(d.total(), Ordering::Relaxed);
+                self.interface_unread.store(false, Ordering::Relaxed);
+            }
+            // Read every second: said when the reads start failing, not each time.
+            Err(e) if !self.interface_unread.swap(true, Ordering::Relaxed) => tracing::warn!(
                 "{}: the kernel interface's receive drops cannot be read ({e}): its windows count the last good read",
                 self.info.name
             ),
+            Err(_) => {}
         }
         self.interface_drops.load(Ordering::Relaxed)
     }
