@@ -42,10 +42,10 @@ impl Source {
     /// log, and the port's own stats are read as before.
     fn of(port: &Port) -> Source {
         let info = port.info();
-        if !(dpdk::af_xdp::is_af_xdp(&info.driver) || info.driver == "net_af_packet") || info.if_index == 0 {
+        let Some(index) = info.kernel_interface() else {
             return Source::Port;
-        }
-        let kernel = nicstats::Interface::by_index(info.if_index).and_then(|interface| {
+        };
+        let kernel = nicstats::Interface::by_index(index).and_then(|interface| {
             let driver = interface.driver()?;
             Ok(Source::Kernel { interface, driver, listed: 0 })
         });

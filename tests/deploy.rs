@@ -536,6 +536,45 @@ fn stub(dir: &Path, name: &str, log: &Path, body: &str) {
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }
 
+/// A host for setup.sh's AF_XDP mode: its commands stubbed in `stubs`
+/// (each call logged to `log`; `ip` and `ethtool` run the bodies given),
+/// hugetlbfs mounts as `mounts_text` says, bpffs at `bpffs`.
+struct StubbedHost {
+    stubs: PathBuf,
+    log: PathBuf,
+    etc: PathBuf,
+    bpffs: PathBuf,
+    mounts: PathBuf,
+    path: String,
+}
+
+impl StubbedHost {
+    fn new(sys: &Path, ip: &str, ethtool: &str, mounts_text: &str) -> StubbedHost {
+        let (stubs, etc, bpffs, mounts) = (sys.join("stub"), sys.join("etc"), sys.join("bpf"), sys.join("mounts"));
+        std::fs::create_dir_all(&stubs).unwrap();
+        let log = sys.join("commands.log");
+        // The machine's commands, stubbed: every change lands in the log or the fake sysfs.
+        stub(&stubs, "dpkg", &log, "exit 0");
+        stub(&stubs, "dpkg-query", &log, "echo 'install ok installed'");
+        stub(&stubs, "ip", &log, ip);
+        stub(&stubs, "mount", &log, "exit 0");
+        stub(&stubs, "umount", &log, "exit 0");
+        stub(&stubs, "ethtool", &log, ethtool);
+        std::fs::write(&mounts, mounts_text).unwrap();
+        let bin = Path::new(env!("CARGO_BIN_EXE_blast")).parent().unwrap().display().to_string();
+        let path = format!("{}:{bin}:/usr/bin:/bin:/usr/sbin:/sbin", stubs.display());
+        StubbedHost { stubs, log, etc, bpffs, mounts, path }
+    }
+
+    fn env(&self) -> [(&str, &str); 3] {
+        [
+            ("BLASTDROP_MOUNTS", self.mounts.to_str().unwrap()),
+            ("BLASTDROP_BPFFS", self.bpffs.to_str().unwrap()),
+            ("PATH", self.path.as_str()),
+        ]
+    }
+}
+
 #[test]
 fn af_xdp_binds_nothing_readies_the_interface_and_undo_puts_it_back() {
     let sys = fake_sysfs("afxdp", &[("bd-data1", "ena", "0000:00:06.0")]);
@@ -543,26 +582,13 @@ fn af_xdp_binds_nothing_readies_the_interface_and_undo_puts_it_back() {
     for (file, value) in [("mtu", "9001"), ("napi_defer_hard_irqs", "0"), ("gro_flush_timeout", "0")] {
         std::fs::write(net.join(file), format!("{value}\n")).unwrap();
     }
-    let (stubs, etc, bpffs) = (sys.join("stub"), sys.join("etc"), sys.join("bpf"));
-    std::fs::create_dir_all(&stubs).unwrap();
-    let log = sys.join("commands.log");
-    // The machine's commands, stubbed: every change lands in the log or the fake sysfs.
-    stub(&stubs, "dpkg", &log, "exit 0");
-    stub(&stubs, "dpkg-query", &log, "echo 'install ok installed'");
-    stub(&stubs, "ip", &log, "exit 0");
-    stub(&stubs, "mount", &log, "exit 0");
-    stub(&stubs, "umount", &log, "exit 0");
-    stub(
-        &stubs,
-        "ethtool",
-        &log,
+    let host = StubbedHost::new(
+        &sys,
+        "exit 0",
         "[ \"$1\" = -l ] && printf 'Pre-set maximums:\\nCombined:\\t8\\nCurrent hardware settings:\\nCombined:\\t2\\n'; exit 0",
+        "nodev /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0\n",
     );
-    let mounts = sys.join("mounts");
-    std::fs::write(&mounts, "nodev /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0\n").unwrap();
-    let bin = Path::new(env!("CARGO_BIN_EXE_blast")).parent().unwrap().display().to_string();
-    let path = format!("{}:{bin}:/usr/bin:/bin:/usr/sbin:/sbin", stubs.display());
-    let env = [("BLASTDROP_MOUNTS", mounts.to_str().unwrap()), ("BLASTDROP_BPFFS", bpffs.to_str().unwrap()), ("PATH", path.as_str())];
+    let (etc, bpffs, log, env) = (host.etc.clone(), host.bpffs.clone(), host.log.clone(), host.env());
     let etc_s = etc.display().to_string();
     let args = ["--no-build", "--af-xdp", "--xdp-queues", "4", "--iface", "bd-data1", "--hugepage-mib", "64", "--etc", &etc_s];
 
@@ -622,21 +648,11 @@ fn af_xdp_on_the_default_routes_interface_takes_only_the_udp_ports_filter() {
     // blastdrop's filter takes only UDP to the ports named.
     let sys = fake_sysfs("afxdp-shared", &[("bd-only0", "ena", "0000:00:05.0")]);
     std::fs::write(sys.join("class/net/bd-only0/mtu"), "3498\n").unwrap();
-    let (stubs, etc, bpffs) = (sys.join("stub"), sys.join("etc"), sys.join("bpf"));
-    std::fs::create_dir_all(&stubs).unwrap();
-    let log = sys.join("commands.log");
-    stub(&stubs, "dpkg", &log, "exit 0");
-    stub(&stubs, "dpkg-query", &log, "echo 'install ok installed'");
-    stub(&stubs, "ip", &log, "case \"$*\" in *route*) echo 'default via 10.0.0.1 dev bd-only0 proto dhcp' ;; esac; exit 0");
-    stub(&stubs, "mount", &log, "exit 0");
-    stub(&stubs, "ethtool", &log, "exit 0");
+    let route = "case \"$*\" in *route*) echo 'default via 10.0.0.1 dev bd-only0 proto dhcp' ;; esac; exit 0";
+    let host = StubbedHost::new(&sys, route, "exit 0", "");
     // clang writes the object its -o names (the last argument).
-    stub(&stubs, "clang", &log, "for a; do out=$a; done; : > \"$out\"");
-    let mounts = sys.join("mounts");
-    std::fs::write(&mounts, "").unwrap();
-    let bin = Path::new(env!("CARGO_BIN_EXE_blast")).parent().unwrap().display().to_string();
-    let path = format!("{}:{bin}:/usr/bin:/bin:/usr/sbin:/sbin", stubs.display());
-    let env = [("BLASTDROP_MOUNTS", mounts.to_str().unwrap()), ("BLASTDROP_BPFFS", bpffs.to_str().unwrap()), ("PATH", path.as_str())];
+    stub(&host.stubs, "clang", &host.log, "for a; do out=$a; done; : > \"$out\"");
+    let (etc, log, env) = (host.etc.clone(), host.log.clone(), host.env());
     let etc_s = etc.display().to_string();
 
     // Without the filter: refused, naming it.

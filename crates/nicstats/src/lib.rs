@@ -18,7 +18,7 @@ use std::ffi::CStr;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 mod link;
-pub use link::{link_drops, link_drops_of_index, parse_link_drops, LinkDrops, LinkError};
+pub use link::{link_drops, link_drops_of_index, LinkDrops, LinkError};
 
 /// Bytes of one statistic's name in `ETHTOOL_GSTRINGS` (ETH_GSTRING_LEN).
 const NAME_LEN: usize = 32;

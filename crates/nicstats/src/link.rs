@@ -57,7 +57,7 @@ pub fn link_drops_of_index(index: u32) -> Result<LinkDrops, LinkError> {
 /// `interface`'s line of a `/proc/net/dev` text: `name: ` then 8 receive
 /// columns (bytes packets errs drop fifo frame compressed multicast) and 8
 /// transmit columns.
-pub fn parse_link_drops(text: &str, interface: &str) -> Result<LinkDrops, LinkError> {
+fn parse_link_drops(text: &str, interface: &str) -> Result<LinkDrops, LinkError> {
     let line = text
         .lines()
         .find_map(|l| {

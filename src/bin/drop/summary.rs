@@ -57,23 +57,23 @@ pub(crate) fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_rese
 
 /// The busiest lane's busy time over its own arrival window, in percent.
 pub(crate) fn busiest_pct(t: &Totals) -> Option<f64> {
-    t.queues
-        .values()
-        .filter_map(|q| {
-            let span = q.last_tsc?.saturating_sub(q.first_tsc?);
-            (span > 0).then(|| (q.tally.busy_cycles as f64 / span as f64 * 100.0).min(100.0))
-        })
-        .reduce(f64::max)
+    largest_lane_share(t, |tally| tally.busy_cycles)
 }
 
 /// The most stood-still lane's time stood still over its arrival window,
 /// percent (None where no lane saw frames over a span).
 pub(crate) fn most_stalled_pct(t: &Totals) -> Option<f64> {
+    largest_lane_share(t, |tally| tally.stalled_ticks)
+}
+
+/// The largest share of its own arrival window (first to last frame)
+/// that `ticks` of a lane's tally take, in percent, over every lane.
+fn largest_lane_share(t: &Totals, ticks: impl Fn(&blastdrop::counters::Tally) -> u64) -> Option<f64> {
     t.queues
         .values()
         .filter_map(|q| {
             let span = q.last_tsc?.saturating_sub(q.first_tsc?);
-            (span > 0).then(|| (q.tally.stalled_ticks as f64 / span as f64 * 100.0).min(100.0))
+            (span > 0).then(|| (ticks(&q.tally) as f64 / span as f64 * 100.0).min(100.0))
         })
         .reduce(f64::max)
 }

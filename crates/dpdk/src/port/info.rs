@@ -61,6 +61,15 @@ fn frame_overhead(max_rx_pktlen: u32, max_mtu: u16) -> u32 {
 }
 
 impl DeviceInfo {
+    /// The kernel interface this port sits on, by index: a port on
+    /// net_af_xdp or net_af_packet, whose PMD names its interface and
+    /// passes none of that interface's own counters on (other PMDs that
+    /// report an if_index, mlx5's, count their own). None for the rest.
+    pub fn kernel_interface(&self) -> Option<u32> {
+        let kernel_backed = crate::af_xdp::is_af_xdp(&self.driver) || self.driver == "net_af_packet";
+        (kernel_backed && self.if_index != 0).then_some(self.if_index)
+    }
+
     /// Whether the device stamps received frames (RTE_ETH_RX_OFFLOAD_TIMESTAMP).
     pub fn offers_rx_timestamp(&self) -> bool {
         // SAFETY: a constant the shim exports.

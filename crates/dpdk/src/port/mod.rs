@@ -390,11 +390,10 @@ impl Port {
     /// counts fewer, never more. Off the data path: it reads /proc/net/dev.
     pub fn interface_drops(&self) -> u64 {
         use std::sync::atomic::Ordering;
-        let kernel_backed = crate::af_xdp::is_af_xdp(&self.info.driver) || self.info.driver == "net_af_packet";
-        if !kernel_backed || self.info.if_index == 0 {
+        let Some(index) = self.info.kernel_interface() else {
             return 0;
-        }
-        match nicstats::link_drops_of_index(self.info.if_index) {
+        };
+        match nicstats::link_drops_of_index(index) {
             Ok(d) => {
                 self.interface_drops.store(d.total(), Ordering::Relaxed);
                 self.interface_unread.store(false, Ordering::Relaxed);
