@@ -573,11 +573,13 @@ if [ "$af_xdp" = 1 ]; then
     prog=""
     if [ -n "$xdp_ports" ]; then
         # The filter, built for these ports (they are fixed at build time).
-        src="$(cd "$(dirname "$0")" && pwd)/xdp/udp-ports.c"
-        [ -f "$src" ] || { echo "setup: error: $src is missing: --xdp-udp-ports builds blastdrop's XDP filter from the repository's deploy/xdp" >&2; exit 2; }
+        build="$(cd "$(dirname "$0")" && pwd)/xdp/build-udp-ports"
+        if [ ! -f "$build" ] || [ ! -f "${build%/*}/udp-ports.c" ]; then
+            echo "setup: error: ${build%/*}/udp-ports.c or its build-udp-ports is missing: --xdp-udp-ports builds blastdrop's XDP filter from the repository's deploy/xdp" >&2
+            exit 2
+        fi
         prog="$etc/xdp-udp-ports.o"
-        step "build the XDP UDP port filter for ports $port_lo-$port_hi into $prog (clang, BPF target)" sh -c \
-            "mkdir -p '$etc' && clang -O2 -g -target bpf -I/usr/include/\$(cc -dumpmachine) -DBD_PORT_LO=$port_lo -DBD_PORT_HI=$port_hi -c '$src' -o '$prog'"
+        step "build the XDP UDP port filter for ports $port_lo-$port_hi into $prog (clang, BPF target)" sh "$build" "$port_lo" "$port_hi" "$prog"
     fi
     eal="" n=0
     for i in "${ifaces[@]}"; do

@@ -14,8 +14,7 @@
  * queue with no socket passes its frames (bpf_redirect_map's fallback).
  *
  * Build (clang's BPF target; the ports are fixed at build time):
- *   clang -O2 -g -target bpf -DBD_PORT_LO=9 -DBD_PORT_HI=9 \
- *         -c deploy/xdp/udp-ports.c -o udp-ports.o
+ *   deploy/xdp/build-udp-ports 9 9 udp-ports.o
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
