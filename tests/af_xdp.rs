@@ -164,23 +164,82 @@ fn af_packet_to_af_xdp_and_back_count_every_frame() {
     assert!(got == count || (s["limit"] == "receiver" && got + socket_drops >= count), "AF_XDP's frames on af_packet: {stdout}");
 }
 
-#[test]
-fn drop_killed_on_af_xdp_leaves_a_path_the_next_drop_receives_on() {
+/// One end killed with -9 mid-run over AF_XDP (its XDP socket and the
+/// program on its interface left behind), three times: each time the next
+/// run on the same interfaces counts every frame. `end` is (binary, its
+/// arguments before the EAL's, its interface and CPU, the line that says
+/// it is running).
+fn killed_on_af_xdp_then_the_next_run_is_exact(name: &str, end: (&str, &[&str], (&str, u32), &str)) {
     let _g = heavy();
-    let Some(ns) = netns_or_skip("drop_killed_on_af_xdp_leaves_a_path_the_next_drop_receives_on", Netns::with_pair) else { return };
-    let dir = scratch("afxdp-kill");
+    let Some(ns) = netns_or_skip(name, Netns::with_pair) else { return };
+    let dir = scratch(name);
+    let (bin, args, (iface, cpu), running) = end;
     for round in 0..3 {
-        let mut d = strings(&["--port", "net_af_xdp0", "--duration", "60", "--"]);
-        d.extend(xdp_eal("bd-b", 1));
-        let mut drop = spawn("ip", &ns.exec(DROP, d));
-        drop.wait_for_line("drop: port", Duration::from_secs(30));
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(drop.pid()), nix::sys::signal::Signal::SIGKILL).unwrap();
-        let _ = drop.finish(Duration::from_secs(10));
-        // The XDP program a killed drop leaves attached does not stop the next one.
+        let mut a = strings(args);
+        a.push("--".into());
+        a.extend(xdp_eal(iface, cpu));
+        let mut p = spawn("ip", &ns.exec(bin, a));
+        p.wait_for_line(running, Duration::from_secs(30));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(p.pid()), nix::sys::signal::Signal::SIGKILL).unwrap();
+        let _ = p.finish(Duration::from_secs(10));
         let (v, stdout) =
             one_run(&ns, &dir, &[], ("net_af_xdp0", xdp_eal("bd-b", 1)), ("net_af_xdp0", xdp_eal("bd-a", 0)), 5_000, ("20k", "256"));
         assert_exact_on_xdp(&v, 5_000, &stdout);
-        assert!(v["summary"]["probe"]["received"].as_u64().unwrap() > 0, "round {round}: nothing arrived after a kill: {stdout}");
+        assert!(v["summary"]["probe"]["received"].as_u64().unwrap() > 0, "{name} round {round}: nothing arrived after the kill: {stdout}");
+    }
+}
+
+#[test]
+fn drop_killed_on_af_xdp_leaves_a_path_the_next_drop_receives_on() {
+    let drop = (DROP, &["--port", "net_af_xdp0", "--duration", "60"][..], ("bd-b", 1), "drop: port");
+    killed_on_af_xdp_then_the_next_run_is_exact("drop_killed_on_af_xdp", drop);
+}
+
+#[test]
+fn blast_killed_on_af_xdp_leaves_a_path_the_next_blast_sends_on() {
+    let blast =
+        (BLAST, &["--port", "net_af_xdp0", "--rate", "20k", "--size", "256", "--duration", "120"][..], ("bd-a", 0), "[   1.0s] sent");
+    killed_on_af_xdp_then_the_next_run_is_exact("blast_killed_on_af_xdp", blast);
+}
+
+/// Ctrl-C mid-run on both ends over AF_XDP, three times on the same veth:
+/// each ends with its final report and record, and what drop counted is
+/// what blast said it sent, less only what the kernel counted at a full
+/// XDP ring.
+#[test]
+fn ctrl_c_on_af_xdp_ends_both_ends_with_their_final_reports() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("ctrl_c_on_af_xdp_ends_both_ends_with_their_final_reports", Netns::with_pair) else { return };
+    let dir = scratch("afxdp-ctrl-c");
+    for round in 0..3 {
+        let (drop_json, blast_json) = (dir.join(format!("drop-{round}.json")), dir.join(format!("blast-{round}.json")));
+        let mut d = strings(&["--port", "net_af_xdp0", "--duration", "120", "--json", &drop_json.display().to_string(), "--"]);
+        d.extend(xdp_eal("bd-b", 1));
+        let mut drop = spawn("ip", &ns.exec(DROP, d));
+        drop.wait_for_line("drop: port", Duration::from_secs(30));
+        let mut b = strings(&["--port", "net_af_xdp0", "--rate", "20k", "--size", "256", "--duration", "120"]);
+        b.extend(strings(&["--json", &blast_json.display().to_string(), "--"]));
+        b.extend(xdp_eal("bd-a", 0));
+        let mut blast = spawn("ip", &ns.exec(BLAST, b));
+        blast.wait_for_line("[   1.0s] sent", Duration::from_secs(30));
+        sigint(&blast);
+        let out = blast.finish(Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(EXIT_INTERRUPTED), "round {round}: blast: {}\n{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("--- blast summary") && out.stdout.contains("(interrupted)"), "round {round}: {}", out.stdout);
+        let bv = read_json(&blast_json);
+        assert_eq!(bv["summary"]["interrupted"], true, "round {round}");
+        let sent = bv["summary"]["sent"]["packets"].as_u64().unwrap();
+        assert!(sent > 0, "round {round}: {}", out.stdout);
+        // The last frames reach drop's ring well within this.
+        std::thread::sleep(Duration::from_millis(500));
+        sigint(&drop);
+        let dout = drop.finish(Duration::from_secs(30));
+        assert_eq!(dout.status.code(), Some(EXIT_INTERRUPTED), "round {round}: drop: {}\n{}", dout.stdout, dout.stderr);
+        assert!(dout.stdout.contains("--- drop summary"), "round {round}: {}", dout.stdout);
+        let dv = read_json(&drop_json);
+        assert_eq!(dv["summary"]["interrupted"], true, "round {round}");
+        assert_exact_on_xdp(&dv, sent, &dout.stdout);
+        assert!(!out.stderr.contains("panicked") && !dout.stderr.contains("panicked"), "round {round}");
     }
 }
 
