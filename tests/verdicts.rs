@@ -96,17 +96,25 @@ fn blast_in_ns(ns: &Netns, addr: &str, sizes: &str, rate: &str, json: &std::path
     run_af_packet("ip", &ns.exec(BLAST, b), Duration::from_secs(90))
 }
 
+/// A ladder over af_packet in `ns`: drop on `drop_iface` (with
+/// `drop_extra`), blast on bd-a at `sizes` and `rate`, its record in a
+/// scratch folder named `name`; drop is then ended with Ctrl-C. Returns the
+/// record's path (blast succeeded).
+fn ladder_in_ns(ns: &Netns, name: &str, (drop_iface, drop_extra): (&str, &[&str]), (sizes, rate): (&str, &str)) -> std::path::PathBuf {
+    let json = scratch(name).join("l.json");
+    let (drop, addr) = drop_in_ns(ns, drop_iface, drop_extra);
+    let out = blast_in_ns(ns, &addr, sizes, rate, &json);
+    sigint(&drop);
+    let _ = drop.finish(Duration::from_secs(30));
+    assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
+    json
+}
+
 #[test]
 fn network_verdict_for_frames_lost_between_the_ports() {
     let _g = heavy();
     let Some(ns) = netns_or_skip("network_verdict", |n| Netns::with_bridged_path(n, 1000)) else { return };
-    let dir = scratch("verdict-network");
-    let json = dir.join("l.json");
-    let (drop, addr) = drop_in_ns(&ns, "bd-d", &[]);
-    let out = blast_in_ns(&ns, &addr, "512,1200", "20k", &json);
-    sigint(&drop);
-    let _ = drop.finish(Duration::from_secs(30));
-    assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
+    let json = ladder_in_ns(&ns, "verdict-network", ("bd-d", &[]), ("512,1200", "20k"));
 
     let steps = steps(&json);
     // 512 B frames fit the middle hop: paced, delivered, "none" (or
@@ -164,13 +172,7 @@ fn the_receivers_own_interface_names_the_frames_it_refused() {
     }) else {
         return;
     };
-    let dir = scratch("verdict-interface");
-    let json = dir.join("l.json");
-    let (drop, addr) = drop_in_ns(&ns, "bd-d", &[]);
-    let out = blast_in_ns(&ns, &addr, "1200", "20k", &json);
-    sigint(&drop);
-    let _ = drop.finish(Duration::from_secs(30));
-    assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
+    let json = ladder_in_ns(&ns, "verdict-interface", ("bd-d", &[]), ("1200", "20k"));
 
     let s = &steps(&json)[0];
     let limit = s["limit"].as_str().unwrap();
@@ -190,14 +192,8 @@ fn the_receivers_own_interface_names_the_frames_it_refused() {
 fn receiver_verdict_when_drop_cannot_keep_up() {
     let _g = heavy();
     let Some(ns) = netns_or_skip("receiver_verdict", Netns::with_pair) else { return };
-    let dir = scratch("verdict-receiver");
-    let json = dir.join("l.json");
     // 100k cycles a frame: a few tens of thousands of frames/s at most.
-    let (drop, addr) = drop_in_ns(&ns, "bd-b", &["--rx-cost", "100000"]);
-    let out = blast_in_ns(&ns, &addr, "256", "100k", &json);
-    sigint(&drop);
-    let _ = drop.finish(Duration::from_secs(30));
-    assert!(out.status.success(), "blast: {}\n{}", out.stdout, out.stderr);
+    let json = ladder_in_ns(&ns, "verdict-receiver", ("bd-b", &["--rx-cost", "100000"]), ("256", "100k"));
 
     let s = &steps(&json)[0];
     // A host that deschedules blast's lanes makes them fall behind the pace

@@ -862,7 +862,7 @@ fn head_bucket(series: &Series, r: &Rates, head: (f64, Level, f64, f64), span: (
     let (lo, hi) = r.interior();
     let lower: Vec<usize> = (lo + 1..hi).collect();
     let (baseline, above) = match r.lower_rate(&lower, span.1) {
-        b if b > 0.0 => (b, above + (level.mean - b) * secs),
+        b if b > 0.0 => (b, (rate - b) * secs),
         _ => (level.mean, above),
     };
     Bucket {

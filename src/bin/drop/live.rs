@@ -185,7 +185,9 @@ impl Live {
         let second = if d.packets == 0 {
             "idle".to_string()
         } else {
-            limits::receiver_verdict(&receiver_counters(d.packets, &ds, &xs, d.lost, !settings.receiver.count_only, busy)).label()
+            // The live line's verdict does not weigh the lanes' stand-stills; the run's verdict does.
+            let lanes = (busy, None);
+            limits::receiver_verdict(&receiver_counters(d.packets, &ds, &xs, d.lost, !settings.receiver.count_only, lanes)).label()
         };
         if xs_now.is_some() {
             self.prev_xs = xs_now;

@@ -195,10 +195,9 @@ fn finish(
     let port_stats = if port_counters_reset { last_sample } else { final_stats }.since(&baseline);
     let mut summary = summarize(&totals, hz, port_stats, port_counters_reset);
     let xs = receiver.watch_between(xs_start, &receiver.watch_samples());
-    let verdict = limits::receiver_verdict(&limits::ReceiverCounters {
-        stalled_pct: most_stalled_pct(&totals),
-        ..receiver_counters(totals.tally.packets, &port_stats, &xs, totals.probe.lost, !count_only, busiest_pct(&totals))
-    });
+    let lanes = (busiest_pct(&totals), most_stalled_pct(&totals));
+    let verdict =
+        limits::receiver_verdict(&receiver_counters(totals.tally.packets, &port_stats, &xs, totals.probe.lost, !count_only, lanes));
     summary.limit = verdict.label();
     summary.verdict = verdict;
     if receiver.sides().len() > 1 {

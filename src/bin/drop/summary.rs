@@ -85,7 +85,7 @@ pub(crate) fn receiver_counters(
     xs: &blastdrop::xstats::WindowXstats,
     lost: u64,
     probes_read: bool,
-    busy_pct: Option<f64>,
+    (busy_pct, stalled_pct): (Option<f64>, Option<f64>),
 ) -> limits::ReceiverCounters {
     limits::ReceiverCounters {
         received,
@@ -99,8 +99,7 @@ pub(crate) fn receiver_counters(
         probes_read,
         busy_pct,
         invalid: xs.invalid.clone(),
-        // The run's verdict sets it from the lanes' totals (most_stalled_pct).
-        stalled_pct: None,
+        stalled_pct,
     }
 }
 
