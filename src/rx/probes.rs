@@ -96,13 +96,13 @@ fn parse_probes(
     bufs.read_frames(|len, frame| {
         bytes += u64::from(len);
         i += 1;
-        match wire::parse_probe(frame) {
-            Some(p) => {
+        match wire::parse_probe_and_run(frame) {
+            Some((p, run)) => {
                 (probe_bytes, longest) = (probe_bytes + u64::from(len), longest.max(len));
                 // The block's loss is the stream's change in the table's
                 // (a wrapping sum: a late frame takes one back).
                 let lost = table.totals.lost;
-                table.record_frame(p.stream, p.seq, wire::run_id(frame), len + wire::FCS_LEN as u32);
+                table.record_frame(p.stream, p.seq, run, len + wire::FCS_LEN as u32);
                 let b = &mut blocks[block_of(p.stream)];
                 (b.received, b.lost) = (b.received + 1, b.lost.wrapping_add(table.totals.lost.wrapping_sub(lost)));
                 also(p, i - 1);

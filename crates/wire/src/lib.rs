@@ -20,7 +20,7 @@ pub use build::{write_frame, FrameError, FrameSpec};
 pub use ethernet::{EthernetFrame, ETHERNET_HEADER_LEN, ETHERTYPE_IPV4};
 pub use ipv4::{checksum, Ipv4Packet, IPV4_HEADER_LEN, IP_PROTO_UDP};
 pub use mix::{MixError, SizeMix, MAX_CYCLE, SIMPLE_IMIX};
-pub use probe::{parse_probe, run_id, Probe, PROBE_LEN, PROBE_MAGIC, PROBE_OFFSET};
+pub use probe::{parse_probe, parse_probe_and_run, run_id, Probe, PROBE_LEN, PROBE_MAGIC, PROBE_MAGIC_KERNEL, PROBE_OFFSET};
 pub use reflect::reflect_in_place;
 pub use udp::{UdpDatagram, UDP_HEADER_LEN};
 

@@ -15,8 +15,14 @@
 
 use crate::{ETHERNET_HEADER_LEN, ETHERTYPE_IPV4, HEADERS_LEN, IP_PROTO_UDP, UDP_HEADER_LEN};
 
-/// "BDP1": blastdrop probe, version 1.
+/// "BDP1": blastdrop probe, version 1, in a frame whose IPv4
+/// identification field holds its sender's run id ([`run_id`]).
 pub const PROBE_MAGIC: u32 = 0x4244_5031;
+/// "BDPK": the same probe in a datagram the kernel's UDP stack built
+/// (crates/udpsock): the kernel writes the identification field itself, a
+/// count that moves with every datagram, so it is no run id; a receiver
+/// counts such frames under run 0, "no run id" (no blast run picks 0).
+pub const PROBE_MAGIC_KERNEL: u32 = 0x4244_504b;
 pub const PROBE_LEN: usize = 18;
 /// Where the probe starts in a frame whose IPv4 header has no options.
 pub const PROBE_OFFSET: usize = HEADERS_LEN;
@@ -46,6 +52,13 @@ impl Probe {
         self.stamp(out);
     }
 
+    /// Writes the whole header with the magic of a datagram the kernel
+    /// builds ([`PROBE_MAGIC_KERNEL`]).
+    pub fn write_kernel_sent(&self, out: &mut [u8; PROBE_LEN]) {
+        out[field::MAGIC].copy_from_slice(&PROBE_MAGIC_KERNEL.to_be_bytes());
+        self.stamp(out);
+    }
+
     /// Writes everything but the magic: the per-packet work of the sender,
     /// whose frames already carry the magic from their template.
     #[inline(always)]
@@ -55,17 +68,29 @@ impl Probe {
         out[field::TX_NS].copy_from_slice(&self.tx_ns.to_be_bytes());
     }
 
-    /// Reads a probe header from the start of a UDP payload.
+    /// Reads a probe header from the start of a UDP payload, either magic.
     #[inline(always)]
     pub fn read(b: &[u8; PROBE_LEN]) -> Option<Probe> {
-        if u32::from_be_bytes(b[field::MAGIC].try_into().unwrap()) != PROBE_MAGIC {
-            return None;
-        }
-        Some(Probe {
-            stream: u16::from_be_bytes(b[field::STREAM].try_into().unwrap()),
-            seq: u32::from_be_bytes(b[field::SEQ].try_into().unwrap()),
-            tx_ns: u64::from_be_bytes(b[field::TX_NS].try_into().unwrap()),
-        })
+        Self::read_with_run_carrier(b).map(|(p, _)| p)
+    }
+
+    /// As [`Probe::read`], and whether the frame's IPv4 identification
+    /// field is its sender's run id (magic "BDP1") or the kernel's count ("BDPK").
+    #[inline(always)]
+    fn read_with_run_carrier(b: &[u8; PROBE_LEN]) -> Option<(Probe, bool)> {
+        let run_in_ident = match u32::from_be_bytes(b[field::MAGIC].try_into().unwrap()) {
+            PROBE_MAGIC => true,
+            PROBE_MAGIC_KERNEL => false,
+            _ => return None,
+        };
+        Some((
+            Probe {
+                stream: u16::from_be_bytes(b[field::STREAM].try_into().unwrap()),
+                seq: u32::from_be_bytes(b[field::SEQ].try_into().unwrap()),
+                tx_ns: u64::from_be_bytes(b[field::TX_NS].try_into().unwrap()),
+            },
+            run_in_ident,
+        ))
     }
 }
 
@@ -89,6 +114,14 @@ pub fn run_id(frame: &[u8]) -> u16 {
 /// None when the frame is not UDP over IPv4 or carries no probe.
 #[inline]
 pub fn parse_probe(frame: &[u8]) -> Option<Probe> {
+    parse_probe_and_run(frame).map(|(p, _)| p)
+}
+
+/// As [`parse_probe`], with the sender run the frame belongs to: its
+/// [`run_id`] where the probe says the sender wrote one, else 0 (a
+/// datagram the kernel built: [`PROBE_MAGIC_KERNEL`]).
+#[inline]
+pub fn parse_probe_and_run(frame: &[u8]) -> Option<(Probe, u16)> {
     if frame.len() < PROBE_OFFSET + PROBE_LEN {
         return None;
     }
@@ -101,7 +134,8 @@ pub fn parse_probe(frame: &[u8]) -> Option<Probe> {
     }
     let start = ETHERNET_HEADER_LEN + usize::from(ver_ihl & 0x0f) * 4 + UDP_HEADER_LEN;
     let bytes = frame.get(start..start + PROBE_LEN)?;
-    Probe::read(bytes.try_into().unwrap())
+    let (probe, run_in_ident) = Probe::read_with_run_carrier(bytes.try_into().unwrap())?;
+    Some((probe, if run_in_ident { run_id(frame) } else { 0 }))
 }
 
 #[cfg(test)]
@@ -119,6 +153,24 @@ mod tests {
         assert_eq!(&b[6..10], &[0xde, 0xad, 0xbe, 0xef]);
         assert_eq!(&b[10..], &[1, 2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(Probe::read(&b), Some(p));
+    }
+
+    #[test]
+    fn a_kernel_sent_probe_reads_the_same_and_belongs_to_run_0() {
+        let p = Probe { stream: 3, seq: 9, tx_ns: 7 };
+        let mut frame = [0u8; 60];
+        write_frame(&FrameSpec { frame_size: 64, ..FrameSpec::default() }, &mut frame).unwrap();
+        // The identification field as the kernel leaves it: a count, not a run.
+        frame[RUN_ID_OFFSET..RUN_ID_OFFSET + 2].copy_from_slice(&0x1234u16.to_be_bytes());
+        fn probe(frame: &mut [u8; 60]) -> &mut [u8; PROBE_LEN] {
+            (&mut frame[PROBE_OFFSET..PROBE_OFFSET + PROBE_LEN]).try_into().unwrap()
+        }
+        p.write_kernel_sent(probe(&mut frame));
+        assert_eq!(&probe(&mut frame)[..4], b"BDPK");
+        assert_eq!(Probe::read(probe(&mut frame)), Some(p));
+        assert_eq!(parse_probe_and_run(&frame), Some((p, 0)));
+        p.write(probe(&mut frame));
+        assert_eq!(parse_probe_and_run(&frame), Some((p, 0x1234)));
     }
 
     #[test]

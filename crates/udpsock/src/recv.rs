@@ -1,0 +1,172 @@
+//! A receive lane: `recvmmsg` on one socket into buffers allocated once,
+//! GRO's coalesced buffers split back into their datagrams, each datagram's
+//! probe counted into the lane's stream table.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use seqtrack::StreamTable;
+use wire::{Probe, PROBE_LEN};
+
+use crate::payload::frame_len;
+
+/// The most a receive buffer holds: one GRO buffer of up to 64 KiB.
+pub const MAX_BUFFER: usize = 65_536;
+
+/// The run id the socket path records frames under: 0, "no run id" (as
+/// DPDK's receive lanes count datagrams the kernel sent, wire's "BDPK"
+/// probes). A UDP socket does not see the IPv4 identification field, where
+/// blast's DPDK lanes carry their run id: every frame here counts as one
+/// run, so a stream that starts again at sequence 0 shows as late frames,
+/// not a new run (a window served over the control channel is bounded by
+/// its stream edges instead).
+const SOCKET_RUN: u16 = 0;
+
+/// What a receive lane counted. `datagrams` are the sender's frames, one
+/// each; `buffers` what the kernel handed up (more than one datagram each
+/// when GRO coalesced them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecvCounts {
+    pub datagrams: u64,
+    /// Frame bytes, as a DPDK port counts them: headers and FCS included.
+    pub frame_bytes: u64,
+    pub buffers: u64,
+    /// Buffers that held more than one datagram (GRO at work).
+    pub coalesced: u64,
+    /// Datagrams too short for a probe, or without its magic.
+    pub no_probe: u64,
+    /// Buffers cut short by the kernel (larger than [`MAX_BUFFER`]): never
+    /// expected, counted so a short count is not silent.
+    pub truncated: u64,
+    pub calls: u64,
+}
+
+/// One socket's receive loop and what it counted.
+pub struct RecvLane {
+    fd: OwnedFd,
+    batch: usize,
+    bufs: Vec<u8>,
+    iovs: Vec<libc::iovec>,
+    controls: Vec<u8>,
+    headers: Vec<libc::mmsghdr>,
+    pub table: StreamTable,
+    pub counts: RecvCounts,
+}
+
+// The raw pointers in `iovs` and `headers` point into the lane's own heap
+// buffers, which move with it.
+unsafe impl Send for RecvLane {}
+
+/// Room for one `UDP_GRO` control message (an int) per buffer.
+const CONTROL_LEN: usize = 64;
+
+impl RecvLane {
+    /// A lane over `fd` that takes up to `batch` buffers per call and tracks
+    /// `streams` stream ids.
+    pub fn new(fd: OwnedFd, batch: usize, streams: usize) -> RecvLane {
+        let batch = batch.clamp(1, 1024);
+        let mut lane = RecvLane {
+            fd,
+            batch,
+            bufs: vec![0; batch * MAX_BUFFER],
+            iovs: Vec::with_capacity(batch),
+            controls: vec![0; batch * CONTROL_LEN],
+            // SAFETY: mmsghdr is plain data; all zeroes is a valid empty header.
+            headers: vec![unsafe { std::mem::zeroed() }; batch],
+            table: StreamTable::with_capacity(streams),
+            counts: RecvCounts::default(),
+        };
+        for i in 0..batch {
+            let base = lane.bufs[i * MAX_BUFFER..].as_mut_ptr();
+            lane.iovs.push(libc::iovec { iov_base: base.cast(), iov_len: MAX_BUFFER });
+        }
+        for i in 0..batch {
+            let h = &mut lane.headers[i].msg_hdr;
+            h.msg_iov = &mut lane.iovs[i];
+            h.msg_iovlen = 1;
+        }
+        lane
+    }
+
+    /// The socket, for reading its drops.
+    pub fn socket(&self) -> &OwnedFd {
+        &self.fd
+    }
+
+    /// One `recvmmsg`: waits for a buffer (up to the socket's receive
+    /// timeout), takes what else is queued up to the batch, and counts it.
+    /// Returns the datagrams counted; 0 when the wait ended empty.
+    pub fn poll(&mut self) -> std::io::Result<usize> {
+        for (i, m) in self.headers.iter_mut().enumerate() {
+            m.msg_hdr.msg_control = self.controls[i * CONTROL_LEN..].as_mut_ptr().cast();
+            m.msg_hdr.msg_controllen = CONTROL_LEN as _;
+            m.msg_hdr.msg_flags = 0;
+            m.msg_len = 0;
+        }
+        // SAFETY: every header points at an iovec and a control buffer this
+        // lane owns, of the lengths it states.
+        let n = unsafe {
+            libc::recvmmsg(self.fd.as_raw_fd(), self.headers.as_mut_ptr(), self.batch as _, libc::MSG_WAITFORONE, std::ptr::null_mut())
+        };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(0),
+                _ => Err(e),
+            };
+        }
+        self.counts.calls += 1;
+        let before = self.counts.datagrams;
+        for i in 0..n as usize {
+            let (len, segment, truncated) = {
+                let m = &self.headers[i];
+                (m.msg_len as usize, gro_segment(&m.msg_hdr), m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0)
+            };
+            self.counts.truncated += u64::from(truncated);
+            let buf = &self.bufs[i * MAX_BUFFER..i * MAX_BUFFER + len.min(MAX_BUFFER)];
+            self.counts.buffers += 1;
+            let segment = segment.filter(|&s| s > 0 && s < len).unwrap_or(len.max(1));
+            self.counts.coalesced += u64::from(segment < len);
+            for datagram in buf.chunks(segment) {
+                count(datagram, &mut self.table, &mut self.counts);
+            }
+        }
+        Ok((self.counts.datagrams - before) as usize)
+    }
+
+    /// Polls until `stop` is set.
+    pub fn run(&mut self, stop: &AtomicBool) -> std::io::Result<()> {
+        while !stop.load(Relaxed) {
+            self.poll()?;
+        }
+        Ok(())
+    }
+}
+
+#[inline(always)]
+fn count(datagram: &[u8], table: &mut StreamTable, counts: &mut RecvCounts) {
+    counts.datagrams += 1;
+    let frame = frame_len(datagram.len());
+    counts.frame_bytes += frame as u64;
+    match datagram.first_chunk::<PROBE_LEN>().and_then(Probe::read) {
+        Some(p) => table.record_frame(p.stream, p.seq, SOCKET_RUN, frame as u32),
+        None => counts.no_probe += 1,
+    }
+}
+
+/// The segment size of a GRO buffer, from its `UDP_GRO` control message.
+fn gro_segment(h: &libc::msghdr) -> Option<usize> {
+    // SAFETY: the header's control buffer was filled by the kernel and its
+    // length set by it; the CMSG macros walk only within it.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_UDP && (*c).cmsg_type == libc::UDP_GRO {
+                let size: libc::c_int = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                return usize::try_from(size).ok();
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+    }
+    None
+}

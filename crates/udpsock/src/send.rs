@@ -1,0 +1,137 @@
+//! A send lane: one stream's frames as UDP payloads, probes stamped in
+//! place, handed to the kernel with `sendmmsg`, each message one GSO buffer
+//! of up to [`MAX_SEGMENTS`] datagrams that the stack (or the NIC) cuts.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use nix::sys::socket::{self, sockopt};
+use wire::{Probe, PROBE_LEN};
+
+use crate::payload::{frame_len, payload_len};
+use crate::socket::SocketError;
+
+/// Datagrams per GSO buffer at most: the kernel's UDP_MAX_SEGMENTS was 64
+/// before Linux 6.9 raised it to 128; 64 works on both.
+pub const MAX_SEGMENTS: usize = 64;
+/// A GSO buffer's payload may not pass an IPv4 datagram's (65,535 less the
+/// IPv4 and UDP headers).
+const MAX_GSO_BYTES: usize = 65_507;
+
+/// What a send lane handed the kernel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SendCounts {
+    /// Datagrams the kernel took (each one frame on the wire).
+    pub datagrams: u64,
+    pub frame_bytes: u64,
+    pub calls: u64,
+    /// Calls the kernel refused outright (ENOBUFS, EAGAIN): nothing of
+    /// them was sent, and their sequence numbers are used again.
+    pub refused: u64,
+}
+
+/// One stream's sender on one connected socket.
+pub struct SendLane {
+    fd: OwnedFd,
+    stream: u16,
+    next_seq: u32,
+    payload: usize,
+    segments: usize,
+    bufs: Vec<u8>,
+    iovs: Vec<libc::iovec>,
+    headers: Vec<libc::mmsghdr>,
+    pub counts: SendCounts,
+}
+
+// The raw pointers point into the lane's own heap buffers.
+unsafe impl Send for SendLane {}
+
+impl SendLane {
+    /// A lane sending stream `stream`'s frames of `frame` bytes (FCS
+    /// included) on `fd`, `segments` datagrams per GSO buffer (1: no GSO)
+    /// and `batch` buffers per `sendmmsg`.
+    pub fn new(fd: OwnedFd, stream: u16, frame: usize, segments: usize, batch: usize) -> Result<SendLane, SocketError> {
+        let payload = payload_len(frame).ok_or(SocketError::Option {
+            option: "the frame size",
+            error: nix::Error::EINVAL,
+            hint: " (frames carry a probe: 64 B at least)",
+        })?;
+        let segments = segments.clamp(1, MAX_SEGMENTS).min((MAX_GSO_BYTES / payload).max(1));
+        let batch = batch.clamp(1, 1024);
+        if segments > 1 {
+            socket::setsockopt(&fd, sockopt::UdpGsoSegment, &(payload as i32)).map_err(|error| SocketError::Option {
+                option: "UDP_SEGMENT",
+                error,
+                hint: " (UDP GSO needs Linux 4.18 or later; send with one datagram per buffer)",
+            })?;
+        }
+        let stride = segments * payload;
+        let mut lane = SendLane {
+            fd,
+            stream,
+            next_seq: 0,
+            payload,
+            segments,
+            bufs: vec![0; batch * stride],
+            iovs: Vec::with_capacity(batch),
+            // SAFETY: mmsghdr is plain data; all zeroes is a valid empty header.
+            headers: vec![unsafe { std::mem::zeroed() }; batch],
+            counts: SendCounts::default(),
+        };
+        for i in 0..batch {
+            let base = lane.bufs[i * stride..].as_mut_ptr();
+            lane.iovs.push(libc::iovec { iov_base: base.cast(), iov_len: stride });
+        }
+        for i in 0..batch {
+            lane.headers[i].msg_hdr.msg_iov = &mut lane.iovs[i];
+            lane.headers[i].msg_hdr.msg_iovlen = 1;
+        }
+        Ok(lane)
+    }
+
+    /// Datagrams per call when every buffer is taken.
+    pub fn per_call(&self) -> usize {
+        self.segments * self.headers.len()
+    }
+
+    /// Datagrams per GSO buffer.
+    pub fn segments(&self) -> usize {
+        self.segments
+    }
+
+    /// The next sequence number this lane will send.
+    pub fn next_seq(&self) -> u32 {
+        self.next_seq
+    }
+
+    /// Stamps a call's probes (sequence numbers from the next one on, sent
+    /// at `tx_ns`) and hands up to `buffers` GSO buffers to the kernel.
+    /// Returns the datagrams it took; the sequence numbers of what it did
+    /// not take are sent next time, so a receiver never counts them lost.
+    pub fn send(&mut self, buffers: usize, tx_ns: u64) -> std::io::Result<usize> {
+        let buffers = buffers.clamp(1, self.headers.len());
+        let datagrams = buffers * self.segments;
+        for d in 0..datagrams {
+            let at = d * self.payload;
+            let probe: &mut [u8; PROBE_LEN] = (&mut self.bufs[at..at + PROBE_LEN]).try_into().expect("a payload holds a probe");
+            Probe { stream: self.stream, seq: self.next_seq.wrapping_add(d as u32), tx_ns }.write_kernel_sent(probe);
+        }
+        // SAFETY: the headers point at iovecs over this lane's own buffers.
+        let n = unsafe { libc::sendmmsg(self.fd.as_raw_fd(), self.headers.as_mut_ptr(), buffers as _, 0) };
+        self.counts.calls += 1;
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) => {
+                    self.counts.refused += 1;
+                    Ok(0)
+                }
+                _ => Err(e),
+            };
+        }
+        let taken = n as usize * self.segments;
+        self.next_seq = self.next_seq.wrapping_add(taken as u32);
+        self.counts.datagrams += taken as u64;
+        self.counts.frame_bytes += (taken * frame_len(self.payload)) as u64;
+        Ok(taken)
+    }
+}
