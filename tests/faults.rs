@@ -321,6 +321,9 @@ fn a_standalone_drop_on_a_cpu_the_host_shares_says_so_never_none() {
         assert!(host_held(&s), "round {round}: the host took drop's CPU and the verdict must say so: {}\n{}", s["verdict"], out.stdout);
         assert_eq!(s["received"]["packets"], 100000, "round {round}: {}", out.stdout);
         assert!(out.stdout.contains("limit: unknown (the host held"), "{}", out.stdout);
+        // Each second's line weighs the stand-stills too: none says "none".
+        let seconds: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with('[') && l.contains("| limit: ")).collect();
+        assert!(!seconds.is_empty() && seconds.iter().all(|l| !l.contains("| limit: none")), "round {round}: {}", out.stdout);
     }
 }
 

@@ -154,12 +154,15 @@ impl Live {
             .is_none_or(|s| blastdrop::timeline::xstats_due(s.at, settings.receiver.xstats_interval, settings.outputs.timeline.interval))
     }
 
-    /// The second's verdict reads the busiest lane's busy share of the second.
-    fn busiest_lane_pct(&self, lane_now: &[Tally], tick: &Tick, hz: u64) -> Option<f64> {
+    /// The largest share of the second that `ticks` of a lane's tally grew
+    /// by, over every lane, in percent: the busiest lane's busy share, or
+    /// the most stood-still lane's (a stand-still is counted when the lane
+    /// runs again, so one that spans a second's end counts in the next).
+    fn largest_lane_share(&self, lane_now: &[Tally], tick: &Tick, hz: u64, ticks: impl Fn(&Tally) -> u64) -> Option<f64> {
         lane_now
             .iter()
             .zip(self.prev_q.iter())
-            .map(|(c, p)| c.busy_cycles.saturating_sub(p.busy_cycles) as f64 / (tick.secs * hz as f64) * 100.0)
+            .map(|(c, p)| ticks(c).saturating_sub(ticks(p)) as f64 / (tick.secs * hz as f64) * 100.0)
             .reduce(f64::max)
             .map(|b| b.min(100.0))
     }
@@ -177,7 +180,8 @@ impl Live {
         let latency_ns = timeline.latency(&lat_now.since(&self.prev_lat));
         self.prev_lat = lat_now;
         let ds = stats.since(&self.prev_port);
-        let busy = self.busiest_lane_pct(lane_now, tick, hz);
+        let busy = self.largest_lane_share(lane_now, tick, hz, |t| t.busy_cycles);
+        let stalled = self.largest_lane_share(lane_now, tick, hz, |t| t.stalled_ticks);
         let xs = match (&self.prev_xs, &xs_now) {
             (Some(a), Some(b)) => lock(rx).watch_between(a, b),
             _ => Default::default(),
@@ -185,9 +189,9 @@ impl Live {
         let second = if d.packets == 0 {
             "idle".to_string()
         } else {
-            // The live line's verdict does not weigh the lanes' stand-stills; the run's verdict does.
-            let lanes = (busy, None);
-            limits::receiver_verdict(&receiver_counters(d.packets, &ds, &xs, d.lost, !settings.receiver.count_only, lanes)).label()
+            // A second in which the host held a lane back is not "none" (as for the run).
+            limits::receiver_verdict(&receiver_counters(d.packets, &ds, &xs, d.lost, !settings.receiver.count_only, (busy, stalled)))
+                .label()
         };
         if xs_now.is_some() {
             self.prev_xs = xs_now;
