@@ -24,8 +24,9 @@ pub struct SendCounts {
     pub datagrams: u64,
     pub frame_bytes: u64,
     pub calls: u64,
-    /// Calls the kernel refused outright (ENOBUFS, EAGAIN): nothing of
-    /// them was sent, and their sequence numbers are used again.
+    /// Calls the kernel refused outright (ENOBUFS, EAGAIN, or
+    /// ECONNREFUSED: the far host said no socket listens): nothing of them
+    /// was sent, and their sequence numbers are used again.
     pub refused: u64,
 }
 
@@ -121,7 +122,10 @@ impl SendLane {
         if n < 0 {
             let e = std::io::Error::last_os_error();
             return match e.raw_os_error() {
-                Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) => {
+                // ECONNREFUSED: an ICMP port-unreachable from an earlier
+                // datagram (no receiver yet, or gone), reported on this call,
+                // which sent nothing.
+                Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNREFUSED) => {
                     self.counts.refused += 1;
                     Ok(0)
                 }
