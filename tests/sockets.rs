@@ -16,6 +16,28 @@ use udpsock::{receiver_socket, snmp, socket_drops, RecvLane};
 
 const DST_IP: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
 
+/// `ip -n NS args...`, which must succeed.
+fn ip_in(ns: &Netns, args: &[&str]) {
+    let out = run("ip", &strings(&[&["-n", &ns.0][..], args].concat()), Duration::from_secs(10));
+    assert!(out.status.success(), "ip {args:?}: {}", out.stderr);
+}
+
+/// `dev`'s MAC address in `ns`.
+fn mac_of(ns: &Netns, dev: &str) -> String {
+    run("ip", &ns.exec("cat", vec![format!("/sys/class/net/{dev}/address")]), Duration::from_secs(10)).stdout.trim().to_owned()
+}
+
+/// `work` on a thread of its own inside `ns` (the network namespace is a
+/// thread's: the sockets it opens are the namespace's).
+fn in_ns<T: Send + 'static>(ns: &Netns, work: impl FnOnce() -> T + Send + 'static) -> std::thread::JoinHandle<T> {
+    let path = format!("/run/netns/{}", ns.0);
+    std::thread::spawn(move || {
+        let netns = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        nix::sched::setns(netns.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET).unwrap();
+        work()
+    })
+}
+
 /// What a socket lane in `ns` counted on DST_IP:9: (frames by stream 0's
 /// sequence numbers received, highest sequence seen + 1, the socket's drops,
 /// the namespace's UDP counters' growth), once `stop` is set.
@@ -27,10 +49,7 @@ fn socket_lane_in(
     ready: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<(RecvLane, u64, snmp::UdpCounters)> {
-    let path = format!("/run/netns/{}", ns.0);
-    std::thread::spawn(move || {
-        let netns = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        nix::sched::setns(netns.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET).unwrap();
+    in_ns(ns, move || {
         let rcvbuf = if slow { 16 << 10 } else { 4 << 20 };
         let (fd, buffer) = receiver_socket(SocketAddr::from((DST_IP, 9)), Some(rcvbuf), gro).unwrap();
         assert!(buffer.granted >= rcvbuf, "{buffer:?}");
@@ -53,13 +72,8 @@ fn socket_lane_in(
 fn blast_on_af_packet_to_a_socket_lane_counts_every_frame() {
     let _g = heavy();
     let Some(ns) = netns_or_skip("blast_on_af_packet_to_a_socket_lane_counts_every_frame", Netns::with_pair) else { return };
-    let ip = |args: &[&str]| {
-        let out = run("ip", &strings(&[&["-n", &ns.0][..], args].concat()), Duration::from_secs(10));
-        assert!(out.status.success(), "ip {args:?}: {}", out.stderr);
-        out.stdout
-    };
-    ip(&["addr", "add", "198.18.0.2/24", "dev", "bd-b"]);
-    let mac = run("ip", &ns.exec("cat", vec!["/sys/class/net/bd-b/address".into()]), Duration::from_secs(10)).stdout.trim().to_owned();
+    ip_in(&ns, &["addr", "add", "198.18.0.2/24", "dev", "bd-b"]);
+    let mac = mac_of(&ns, "bd-b");
     let dir = scratch("sockets-mixed");
     // The last round's receiver cannot keep up: its loss must be named.
     let rounds = [("64", false, false), ("256", true, false), ("1518", true, false), ("256", false, true)];
@@ -122,10 +136,7 @@ fn blast_on_af_packet_to_a_socket_lane_counts_every_frame() {
 /// `frames` frames of `frame` bytes of stream `stream` to 198.18.0.2:9 at
 /// about `pps`, 32 a buffer. Returns the frames the kernel took.
 fn socket_sender_in(ns: &Netns, stream: u16, frame: usize, frames: u64, pps: u64) -> u64 {
-    let path = format!("/run/netns/{}", ns.0);
-    std::thread::spawn(move || {
-        let netns = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        nix::sched::setns(netns.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET).unwrap();
+    in_ns(ns, move || {
         let (fd, _) = udpsock::sender_socket(Some(SocketAddr::from(([198, 18, 0, 1], 1024))), SocketAddr::from((DST_IP, 9)), None).unwrap();
         let mut lane = udpsock::SendLane::new(fd, stream, frame, 32, 1).unwrap();
         let (start, per_call) = (Instant::now(), lane.per_call() as u64);
@@ -148,20 +159,16 @@ fn socket_sender_in(ns: &Netns, stream: u16, frame: usize, frames: u64, pps: u64
 fn a_socket_send_lane_to_drop_on_af_packet_counts_every_frame() {
     let _g = heavy();
     let Some(ns) = netns_or_skip("a_socket_send_lane_to_drop_on_af_packet_counts_every_frame", Netns::with_pair) else { return };
-    let ip = |args: &[&str]| {
-        let out = run("ip", &strings(&[&["-n", &ns.0][..], args].concat()), Duration::from_secs(10));
-        assert!(out.status.success(), "ip {args:?}: {}", out.stderr);
-    };
-    ip(&["addr", "add", "198.18.0.1/24", "dev", "bd-a"]);
-    let mac = run("ip", &ns.exec("cat", vec!["/sys/class/net/bd-b/address".into()]), Duration::from_secs(10)).stdout.trim().to_owned();
+    ip_in(&ns, &["addr", "add", "198.18.0.1/24", "dev", "bd-a"]);
+    let mac = mac_of(&ns, "bd-b");
     // No ARP: bd-b has no address, and drop would count the requests as frames without a probe.
-    ip(&["neigh", "add", "198.18.0.2", "lladdr", &mac, "dev", "bd-a"]);
+    ip_in(&ns, &["neigh", "add", "198.18.0.2", "lladdr", &mac, "dev", "bd-a"]);
     // A veth takes a GSO buffer whole and hands it whole to a packet
     // socket (one 32-datagram "frame" of 2 KiB: 625 of 20,000 arrived
     // so); a NIC cuts it into frames on the way out. Without UDP
     // segmentation on bd-a (it takes one segment at most) the stack cuts
     // it before the veth, as a NIC would.
-    ip(&["link", "set", "bd-a", "gso_max_segs", "1"]);
+    ip_in(&ns, &["link", "set", "bd-a", "gso_max_segs", "1"]);
     let dir = scratch("sockets-reverse");
     for (round, frame) in [64usize, 1518].into_iter().enumerate() {
         let json = dir.join(format!("drop-{round}.json"));

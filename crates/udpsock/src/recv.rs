@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use seqtrack::StreamTable;
 use wire::{Probe, PROBE_LEN};
 
+use crate::messages::Messages;
 use crate::payload::frame_len;
 
 /// The most a receive buffer holds: one GRO buffer of up to 64 KiB.
@@ -44,18 +45,11 @@ pub struct RecvCounts {
 /// One socket's receive loop and what it counted.
 pub struct RecvLane {
     fd: OwnedFd,
-    batch: usize,
-    bufs: Vec<u8>,
-    iovs: Vec<libc::iovec>,
+    messages: Messages,
     controls: Vec<u8>,
-    headers: Vec<libc::mmsghdr>,
     pub table: StreamTable,
     pub counts: RecvCounts,
 }
-
-// The raw pointers in `iovs` and `headers` point into the lane's own heap
-// buffers, which move with it.
-unsafe impl Send for RecvLane {}
 
 /// Room for one `UDP_GRO` control message (an int) per buffer.
 const CONTROL_LEN: usize = 64;
@@ -65,27 +59,13 @@ impl RecvLane {
     /// `streams` stream ids.
     pub fn new(fd: OwnedFd, batch: usize, streams: usize) -> RecvLane {
         let batch = batch.clamp(1, 1024);
-        let mut lane = RecvLane {
+        RecvLane {
             fd,
-            batch,
-            bufs: vec![0; batch * MAX_BUFFER],
-            iovs: Vec::with_capacity(batch),
+            messages: Messages::new(batch, MAX_BUFFER),
             controls: vec![0; batch * CONTROL_LEN],
-            // SAFETY: mmsghdr is plain data; all zeroes is a valid empty header.
-            headers: vec![unsafe { std::mem::zeroed() }; batch],
             table: StreamTable::with_capacity(streams),
             counts: RecvCounts::default(),
-        };
-        for i in 0..batch {
-            let base = lane.bufs[i * MAX_BUFFER..].as_mut_ptr();
-            lane.iovs.push(libc::iovec { iov_base: base.cast(), iov_len: MAX_BUFFER });
         }
-        for i in 0..batch {
-            let h = &mut lane.headers[i].msg_hdr;
-            h.msg_iov = &mut lane.iovs[i];
-            h.msg_iovlen = 1;
-        }
-        lane
     }
 
     /// The socket, for reading its drops.
@@ -97,7 +77,8 @@ impl RecvLane {
     /// timeout), takes what else is queued up to the batch, and counts it.
     /// Returns the datagrams counted; 0 when the wait ended empty.
     pub fn poll(&mut self) -> std::io::Result<usize> {
-        for (i, m) in self.headers.iter_mut().enumerate() {
+        let batch = self.messages.batch();
+        for (i, m) in self.messages.headers.iter_mut().enumerate() {
             m.msg_hdr.msg_control = self.controls[i * CONTROL_LEN..].as_mut_ptr().cast();
             m.msg_hdr.msg_controllen = CONTROL_LEN as _;
             m.msg_hdr.msg_flags = 0;
@@ -106,7 +87,7 @@ impl RecvLane {
         // SAFETY: every header points at an iovec and a control buffer this
         // lane owns, of the lengths it states.
         let n = unsafe {
-            libc::recvmmsg(self.fd.as_raw_fd(), self.headers.as_mut_ptr(), self.batch as _, libc::MSG_WAITFORONE, std::ptr::null_mut())
+            libc::recvmmsg(self.fd.as_raw_fd(), self.messages.headers.as_mut_ptr(), batch as _, libc::MSG_WAITFORONE, std::ptr::null_mut())
         };
         if n < 0 {
             let e = std::io::Error::last_os_error();
@@ -119,11 +100,11 @@ impl RecvLane {
         let before = self.counts.datagrams;
         for i in 0..n as usize {
             let (len, segment, truncated) = {
-                let m = &self.headers[i];
+                let m = &self.messages.headers[i];
                 (m.msg_len as usize, gro_segment(&m.msg_hdr), m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0)
             };
             self.counts.truncated += u64::from(truncated);
-            let buf = &self.bufs[i * MAX_BUFFER..i * MAX_BUFFER + len.min(MAX_BUFFER)];
+            let buf = self.messages.buffer(i, len);
             self.counts.buffers += 1;
             let segment = segment.filter(|&s| s > 0 && s < len).unwrap_or(len.max(1));
             self.counts.coalesced += u64::from(segment < len);

@@ -7,6 +7,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use nix::sys::socket::{self, sockopt};
 use wire::{Probe, PROBE_LEN};
 
+use crate::messages::Messages;
 use crate::payload::{frame_len, payload_len};
 use crate::socket::SocketError;
 
@@ -37,14 +38,9 @@ pub struct SendLane {
     next_seq: u32,
     payload: usize,
     segments: usize,
-    bufs: Vec<u8>,
-    iovs: Vec<libc::iovec>,
-    headers: Vec<libc::mmsghdr>,
+    messages: Messages,
     pub counts: SendCounts,
 }
-
-// The raw pointers point into the lane's own heap buffers.
-unsafe impl Send for SendLane {}
 
 impl SendLane {
     /// A lane sending stream `stream`'s frames of `frame` bytes (FCS
@@ -65,33 +61,20 @@ impl SendLane {
                 hint: " (UDP GSO needs Linux 4.18 or later; send with one datagram per buffer)",
             })?;
         }
-        let stride = segments * payload;
-        let mut lane = SendLane {
+        Ok(SendLane {
             fd,
             stream,
             next_seq: 0,
             payload,
             segments,
-            bufs: vec![0; batch * stride],
-            iovs: Vec::with_capacity(batch),
-            // SAFETY: mmsghdr is plain data; all zeroes is a valid empty header.
-            headers: vec![unsafe { std::mem::zeroed() }; batch],
+            messages: Messages::new(batch, segments * payload),
             counts: SendCounts::default(),
-        };
-        for i in 0..batch {
-            let base = lane.bufs[i * stride..].as_mut_ptr();
-            lane.iovs.push(libc::iovec { iov_base: base.cast(), iov_len: stride });
-        }
-        for i in 0..batch {
-            lane.headers[i].msg_hdr.msg_iov = &mut lane.iovs[i];
-            lane.headers[i].msg_hdr.msg_iovlen = 1;
-        }
-        Ok(lane)
+        })
     }
 
     /// Datagrams per call when every buffer is taken.
     pub fn per_call(&self) -> usize {
-        self.segments * self.headers.len()
+        self.segments * self.messages.batch()
     }
 
     /// Datagrams per GSO buffer.
@@ -109,15 +92,15 @@ impl SendLane {
     /// Returns the datagrams it took; the sequence numbers of what it did
     /// not take are sent next time, so a receiver never counts them lost.
     pub fn send(&mut self, buffers: usize, tx_ns: u64) -> std::io::Result<usize> {
-        let buffers = buffers.clamp(1, self.headers.len());
+        let buffers = buffers.clamp(1, self.messages.batch());
         let datagrams = buffers * self.segments;
         for d in 0..datagrams {
             let at = d * self.payload;
-            let probe: &mut [u8; PROBE_LEN] = (&mut self.bufs[at..at + PROBE_LEN]).try_into().expect("a payload holds a probe");
+            let probe: &mut [u8; PROBE_LEN] = (&mut self.messages.bufs[at..at + PROBE_LEN]).try_into().expect("a payload holds a probe");
             Probe { stream: self.stream, seq: self.next_seq.wrapping_add(d as u32), tx_ns }.write_kernel_sent(probe);
         }
         // SAFETY: the headers point at iovecs over this lane's own buffers.
-        let n = unsafe { libc::sendmmsg(self.fd.as_raw_fd(), self.headers.as_mut_ptr(), buffers as _, 0) };
+        let n = unsafe { libc::sendmmsg(self.fd.as_raw_fd(), self.messages.headers.as_mut_ptr(), buffers as _, 0) };
         self.counts.calls += 1;
         if n < 0 {
             let e = std::io::Error::last_os_error();

@@ -1,0 +1,40 @@
+//! The message array a `sendmmsg` or `recvmmsg` call works on: `batch`
+//! buffers of `stride` bytes, each behind one iovec and one header,
+//! allocated once and reused by every call.
+
+/// Buffers, their iovecs and the headers that point at them.
+pub(crate) struct Messages {
+    pub(crate) bufs: Vec<u8>,
+    pub(crate) stride: usize,
+    /// Read only through the headers' pointers; kept so they stay valid.
+    _iovs: Vec<libc::iovec>,
+    pub(crate) headers: Vec<libc::mmsghdr>,
+}
+
+// The raw pointers in `_iovs` and `headers` point into the array's own heap
+// buffers, which move with it.
+unsafe impl Send for Messages {}
+
+impl Messages {
+    pub(crate) fn new(batch: usize, stride: usize) -> Messages {
+        let mut bufs = vec![0u8; batch * stride];
+        let mut iovs: Vec<libc::iovec> =
+            (0..batch).map(|i| libc::iovec { iov_base: bufs[i * stride..].as_mut_ptr().cast(), iov_len: stride }).collect();
+        // SAFETY: mmsghdr is plain data; all zeroes is a valid empty header.
+        let mut headers: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; batch];
+        for (h, iov) in headers.iter_mut().zip(iovs.iter_mut()) {
+            h.msg_hdr.msg_iov = iov;
+            h.msg_hdr.msg_iovlen = 1;
+        }
+        Messages { bufs, stride, _iovs: iovs, headers }
+    }
+
+    /// Buffer `i`'s first `len` bytes.
+    pub(crate) fn buffer(&self, i: usize, len: usize) -> &[u8] {
+        &self.bufs[i * self.stride..i * self.stride + len.min(self.stride)]
+    }
+
+    pub(crate) fn batch(&self) -> usize {
+        self.headers.len()
+    }
+}
