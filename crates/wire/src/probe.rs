@@ -71,26 +71,18 @@ impl Probe {
     /// Reads a probe header from the start of a UDP payload, either magic.
     #[inline(always)]
     pub fn read(b: &[u8; PROBE_LEN]) -> Option<Probe> {
-        Self::read_with_run_carrier(b).map(|(p, _)| p)
+        let magic = u32::from_be_bytes(b[field::MAGIC].try_into().unwrap());
+        (magic == PROBE_MAGIC || magic == PROBE_MAGIC_KERNEL).then(|| Probe::fields(b))
     }
 
-    /// As [`Probe::read`], and whether the frame's IPv4 identification
-    /// field is its sender's run id (magic "BDP1") or the kernel's count ("BDPK").
+    /// The fields after the magic.
     #[inline(always)]
-    fn read_with_run_carrier(b: &[u8; PROBE_LEN]) -> Option<(Probe, bool)> {
-        let run_in_ident = match u32::from_be_bytes(b[field::MAGIC].try_into().unwrap()) {
-            PROBE_MAGIC => true,
-            PROBE_MAGIC_KERNEL => false,
-            _ => return None,
-        };
-        Some((
-            Probe {
-                stream: u16::from_be_bytes(b[field::STREAM].try_into().unwrap()),
-                seq: u32::from_be_bytes(b[field::SEQ].try_into().unwrap()),
-                tx_ns: u64::from_be_bytes(b[field::TX_NS].try_into().unwrap()),
-            },
-            run_in_ident,
-        ))
+    fn fields(b: &[u8; PROBE_LEN]) -> Probe {
+        Probe {
+            stream: u16::from_be_bytes(b[field::STREAM].try_into().unwrap()),
+            seq: u32::from_be_bytes(b[field::SEQ].try_into().unwrap()),
+            tx_ns: u64::from_be_bytes(b[field::TX_NS].try_into().unwrap()),
+        }
     }
 }
 
@@ -133,9 +125,15 @@ pub fn parse_probe_and_run(frame: &[u8]) -> Option<(Probe, u16)> {
         return None;
     }
     let start = ETHERNET_HEADER_LEN + usize::from(ver_ihl & 0x0f) * 4 + UDP_HEADER_LEN;
-    let bytes = frame.get(start..start + PROBE_LEN)?;
-    let (probe, run_in_ident) = Probe::read_with_run_carrier(bytes.try_into().unwrap())?;
-    Some((probe, if run_in_ident { run_id(frame) } else { 0 }))
+    let bytes: &[u8; PROBE_LEN] = frame.get(start..start + PROBE_LEN)?.try_into().unwrap();
+    let magic = u32::from_be_bytes(bytes[field::MAGIC].try_into().unwrap());
+    if magic != PROBE_MAGIC && magic != PROBE_MAGIC_KERNEL {
+        return None;
+    }
+    // Without a branch per frame: under the kernel's magic the
+    // identification field is no run id, and the run is 0.
+    let run = run_id(frame) & if magic == PROBE_MAGIC { u16::MAX } else { 0 };
+    Some((Probe::fields(bytes), run))
 }
 
 #[cfg(test)]
