@@ -21,6 +21,15 @@
 //! that frame (counted in `restarts`), so a receiver that serves run after
 //! run counts no duplicates or late frames that are only the next run's
 //! numbering starting over.
+//!
+//! Run [`NO_RUN`] (0) is a sender that could not write a run id: the
+//! kernel's UDP stack builds the socket path's datagrams and writes its own
+//! count into the field (wire's "BDPK" probes). Such a stream cannot tell
+//! a new run by its id; it is told by its numbering starting over instead: a
+//! frame numbered below [`WINDOW`] that arrives more than a window behind the
+//! newest, or a frame numbered 0 that was already seen, starts the stream
+//! afresh (a `restart`), where it would otherwise count the new run's
+//! frames late or duplicated.
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +42,8 @@ pub use unaccounted::{EdgeNames, NoExactAccount};
 
 /// Sequence numbers remembered per stream.
 pub const WINDOW: u64 = 1024;
+/// The run of frames whose sender wrote no run id (see the crate's doc).
+pub const NO_RUN: u16 = 0;
 const WORDS: usize = (WINDOW / 64) as usize;
 
 /// Counts for one stream, or summed over many.
@@ -181,11 +192,17 @@ impl StreamTracker {
             return if gap == 0 { Arrival::InOrder } else { Arrival::Gap(gap) };
         }
         if self.next - ext > WINDOW {
+            if run == NO_RUN && u64::from(seq) < WINDOW {
+                return self.unnumbered_run_again(seq, run);
+            }
             self.counts.late += 1;
             return Arrival::Late;
         }
         let (w, b) = Self::bit(ext);
         if self.seen[w] & b != 0 {
+            if run == NO_RUN && seq == 0 {
+                return self.unnumbered_run_again(seq, run);
+            }
             self.counts.duplicates += 1;
             Arrival::Duplicate
         } else {
@@ -194,6 +211,17 @@ impl StreamTracker {
             self.counts.lost = self.counts.lost.saturating_sub(1);
             Arrival::Reordered
         }
+    }
+
+    /// A sender without a run id started its numbering again (the crate's
+    /// doc says when that is told): the stream starts afresh from `seq`.
+    #[cold]
+    fn unnumbered_run_again(&mut self, seq: u32, run: u16) -> Arrival {
+        self.restart(seq, run);
+        let (w, b) = Self::bit(u64::from(seq));
+        self.seen[w] |= b;
+        self.next = u64::from(seq) + 1;
+        Arrival::InOrder
     }
 
     /// The first arrival, or the first of a new sender run, is the baseline.
@@ -290,6 +318,43 @@ mod tests {
             t.record(s, 1);
         }
         t.counts
+    }
+
+    fn run_of(runs: &[(u16, std::ops::Range<u32>)]) -> SeqCounts {
+        let mut t = StreamTracker::default();
+        for (run, seqs) in runs {
+            for s in seqs.clone() {
+                t.record(s, *run);
+            }
+        }
+        t.counts
+    }
+
+    #[test]
+    fn a_sender_without_a_run_id_that_numbers_again_from_0_is_a_restart() {
+        // A run longer than the window, then another: 10,240 late or duplicate before.
+        let long = run_of(&[(NO_RUN, 0..10_240), (NO_RUN, 0..10_240)]);
+        assert_eq!(long, SeqCounts { received: 20_480, restarts: 1, ..Default::default() });
+        // A run shorter than the window, then another.
+        let short = run_of(&[(NO_RUN, 0..500), (NO_RUN, 0..500)]);
+        assert_eq!(short, SeqCounts { received: 1000, restarts: 1, ..Default::default() });
+        // The new run's first frame lost: its second starts it.
+        let headless = run_of(&[(NO_RUN, 0..5000), (NO_RUN, 1..5000)]);
+        assert_eq!(headless, SeqCounts { received: 9999, restarts: 1, ..Default::default() });
+        // A frame of a run id numbered again is late, as ever (such a sender's new run has a new id).
+        let with_id = run_of(&[(7, 0..5000), (7, 0..1)]);
+        assert_eq!((with_id.late, with_id.restarts), (1, 0));
+    }
+
+    #[test]
+    fn without_a_run_id_a_duplicate_or_late_frame_past_the_start_is_still_one() {
+        let mut t = StreamTracker::default();
+        for s in 0..3000 {
+            t.record(s, NO_RUN);
+        }
+        assert_eq!(t.record(2990, NO_RUN), Arrival::Duplicate);
+        assert_eq!(t.record(1500, NO_RUN), Arrival::Late);
+        assert_eq!(t.counts.restarts, 0);
     }
 
     #[test]

@@ -14,14 +14,12 @@ use crate::payload::frame_len;
 /// The most a receive buffer holds: one GRO buffer of up to 64 KiB.
 pub const MAX_BUFFER: usize = 65_536;
 
-/// The run id the socket path records frames under: 0, "no run id" (as
-/// DPDK's receive lanes count datagrams the kernel sent, wire's "BDPK"
+/// The run id the socket path records frames under: "no run id", as
+/// DPDK's receive lanes count datagrams the kernel sent (wire's "BDPK"
 /// probes). A UDP socket does not see the IPv4 identification field, where
-/// blast's DPDK lanes carry their run id: every frame here counts as one
-/// run, so a stream that starts again at sequence 0 shows as late frames,
-/// not a new run (a window served over the control channel is bounded by
-/// its stream edges instead).
-const SOCKET_RUN: u16 = 0;
+/// blast's DPDK lanes carry their run id; a new sender run is told by its
+/// numbering starting over (seqtrack's doc says how).
+const SOCKET_RUN: u16 = seqtrack::NO_RUN;
 
 /// What a receive lane counted. `datagrams` are the sender's frames, one
 /// each; `buffers` what the kernel handed up (more than one datagram each
