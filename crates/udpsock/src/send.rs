@@ -47,11 +47,7 @@ impl SendLane {
     /// included) on `fd`, `segments` datagrams per GSO buffer (1: no GSO)
     /// and `batch` buffers per `sendmmsg`.
     pub fn new(fd: OwnedFd, stream: u16, frame: usize, segments: usize, batch: usize) -> Result<SendLane, SocketError> {
-        let payload = payload_len(frame).ok_or(SocketError::Option {
-            option: "the frame size",
-            error: nix::Error::EINVAL,
-            hint: " (frames carry a probe: 64 B at least)",
-        })?;
+        let payload = payload_len(frame).ok_or(SocketError::FrameTooSmall(frame))?;
         let segments = segments.clamp(1, MAX_SEGMENTS).min((MAX_GSO_BYTES / payload).max(1));
         let batch = batch.clamp(1, 1024);
         if segments > 1 {

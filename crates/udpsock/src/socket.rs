@@ -33,6 +33,8 @@ pub enum SocketError {
     Bind { addr: SocketAddr, error: nix::Error },
     #[error("connecting a UDP socket to {addr} failed: {error} (is there a route to it?)")]
     Connect { addr: SocketAddr, error: nix::Error },
+    #[error("a frame of {0} B cannot carry a probe: frames are 64 B at least")]
+    FrameTooSmall(usize),
 }
 
 fn family(addr: &SocketAddr) -> AddressFamily {

@@ -158,3 +158,10 @@ fn with_gro_a_socket_drop_is_a_whole_buffer_of_frames() {
         assert!(o.rcvbuf_errors >= o.socket_drops, "round {round}: RcvbufErrors {}", o.rcvbuf_errors);
     });
 }
+
+#[test]
+fn a_frame_too_small_for_a_probe_is_refused_in_one_line() {
+    let (fd, _) = sender_socket(None, SocketAddr::from((Ipv4Addr::LOCALHOST, 9)), None).unwrap();
+    let e = SendLane::new(fd, 0, 63, 64, 8).err().expect("63 B carries no probe");
+    assert_eq!(e.to_string(), "a frame of 63 B cannot carry a probe: frames are 64 B at least");
+}

@@ -71,8 +71,7 @@ impl Probe {
     /// Reads a probe header from the start of a UDP payload, either magic.
     #[inline(always)]
     pub fn read(b: &[u8; PROBE_LEN]) -> Option<Probe> {
-        let magic = u32::from_be_bytes(b[field::MAGIC].try_into().unwrap());
-        (magic == PROBE_MAGIC || magic == PROBE_MAGIC_KERNEL).then(|| Probe::fields(b))
+        is_probe(magic_of(b)).then(|| Probe::fields(b))
     }
 
     /// The fields after the magic.
@@ -84,6 +83,18 @@ impl Probe {
             tx_ns: u64::from_be_bytes(b[field::TX_NS].try_into().unwrap()),
         }
     }
+}
+
+/// A probe header's magic.
+#[inline(always)]
+fn magic_of(b: &[u8; PROBE_LEN]) -> u32 {
+    u32::from_be_bytes(b[field::MAGIC].try_into().unwrap())
+}
+
+/// Whether `magic` is a probe's, either kind.
+#[inline(always)]
+fn is_probe(magic: u32) -> bool {
+    magic == PROBE_MAGIC || magic == PROBE_MAGIC_KERNEL
 }
 
 /// Where the sender's run id sits: the IPv4 identification field.
@@ -126,8 +137,8 @@ pub fn parse_probe_and_run(frame: &[u8]) -> Option<(Probe, u16)> {
     }
     let start = ETHERNET_HEADER_LEN + usize::from(ver_ihl & 0x0f) * 4 + UDP_HEADER_LEN;
     let bytes: &[u8; PROBE_LEN] = frame.get(start..start + PROBE_LEN)?.try_into().unwrap();
-    let magic = u32::from_be_bytes(bytes[field::MAGIC].try_into().unwrap());
-    if magic != PROBE_MAGIC && magic != PROBE_MAGIC_KERNEL {
+    let magic = magic_of(bytes);
+    if !is_probe(magic) {
         return None;
     }
     // Without a branch per frame: under the kernel's magic the
