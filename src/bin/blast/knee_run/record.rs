@@ -86,13 +86,19 @@ fn limit_above(search: &Search, trials: &[Trial]) -> Option<String> {
         // The sender delivered no more: it is the limit above the figure.
         (Some(_), Some(Bound::Sender)) => Some("sender".to_string()),
         (Some(_), Some(Bound::Top)) | (None, _) => None,
-        // The lowest failure above the knee, a loss or a load held back:
-        // its verdict is what stops the path there.
-        (Some(k), _) => trials
-            .iter()
-            .filter_map(|t| failed_at(t).filter(|&r| r * 1e6 > k).map(|r| (r, t)))
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, t)| t.step.limit()),
+        // The lowest failure above the knee of the kind that bounds it (a
+        // loss for `path`, a load held back for `held-back`): its verdict is
+        // what stops the path there. A trial the host held back between the
+        // knee and a lossy bound measured the host's stall, not the path.
+        (Some(k), bound) => {
+            let held = bound == Some(Bound::HeldBack);
+            trials
+                .iter()
+                .filter(|t| t.held_back == held)
+                .filter_map(|t| failed_at(t).filter(|&r| r * 1e6 > k).map(|r| (r, t)))
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, t)| t.step.limit())
+        }
     }
 }
 
