@@ -31,6 +31,7 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
         c.receiver_ierrors = f.ierrors;
         c.receiver_socket_drops = f.socket_drops;
         c.receiver_interface_drops = f.interface_drops;
+        c.receiver_udp = f.udp.as_ref().map(|u| u.receiver());
         (c.receiver_polls, c.receiver_empty_polls) = (f.polls, f.empty_polls);
         // blast's end of the control link: drop's flat map, by kind again.
         c.receiver_xstats = XstatsByKind::from_wire(&f.xstats, &f.levels);

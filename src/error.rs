@@ -42,6 +42,12 @@ pub enum Error {
     /// Fewer worker lcores than queues.
     #[error("{queues} queues need {queues} worker lcores but the EAL has {workers}")]
     TooFewLcores { queues: u16, workers: usize },
+    /// A UDP socket of drop --socket that could not be made or bound.
+    #[error(transparent)]
+    Socket(#[from] udpsock::SocketError),
+    /// A socket lane that could not run.
+    #[error("socket lane {queue}: {why}")]
+    SocketLane { queue: u16, why: String },
     /// A net_memif socket that cannot be used.
     #[error(transparent)]
     Memif(#[from] MemifError),

@@ -23,6 +23,7 @@ pub mod rx;
 pub mod sender;
 pub mod session;
 pub mod signals;
+pub mod socket_rx;
 pub mod timeline;
 pub mod trial;
 pub mod tx;

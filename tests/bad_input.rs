@@ -511,3 +511,20 @@ fn an_unknown_vdev_is_named() {
         assert!(l.contains("--vdev net_bogus0: DPDK has no driver by that name"), "{l}");
     }
 }
+
+#[test]
+fn drop_on_sockets_refuses_what_it_cannot_do_in_one_line() {
+    let e = quick_error(DROP, &["--socket", "10.0.0.2"]);
+    assert!(e.contains("--socket 10.0.0.2: not an address and UDP port"), "{e}");
+    let e = quick_error(DROP, &["--socket", "127.0.0.1:0"]);
+    assert!(e.contains("port 0"), "{e}");
+    let e = quick_error(DROP, &["--socket", "127.0.0.1:9", "--reflect", "--json", "x.json"]);
+    assert!(e.contains("--reflect, --json are not supported yet: leave them out"), "{e}");
+    let e = quick_error(DROP, &["--socket", "127.0.0.1:9", "--", "--no-huge"]);
+    assert!(e.contains("EAL arguments after --"), "{e}");
+    let e = quick_error(DROP, &["--socket-rcvbuf", "1MB"]);
+    assert!(e.contains("add --socket ADDR:PORT"), "{e}");
+    // An address no interface here holds: the bind fails, and says what to check.
+    let e = quick_error(DROP, &["--socket", "203.0.113.77:9", "--duration", "1"]);
+    assert!(e.contains("binding a UDP socket to 203.0.113.77:9 failed") && e.contains("is the address on an interface"), "{e}");
+}

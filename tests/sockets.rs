@@ -198,3 +198,128 @@ fn a_socket_send_lane_to_drop_on_af_packet_counts_every_frame() {
         assert_eq!(s["sizes"][0]["size"].as_u64(), Some(frame as u64), "{frame} B: {}", s["sizes"]);
     }
 }
+
+/// drop --socket in `ns`, bound to DST_IP:9 with up to `queues` sockets,
+/// serving blast on a control port of its own; its extra flags after.
+fn drop_on_sockets(ns: &Netns, queues: u16, extra: &[&str]) -> (Running, String) {
+    let addr = format!("127.0.0.1:{}", free_port());
+    let q = queues.to_string();
+    // Its lanes on CPU 1, blast's on CPU 0 (taskset chooses drop's CPUs).
+    let mut d = strings(&["-c", "1", DROP, "--socket", "198.18.0.2:9", "--queues", &q, "--listen", &addr, "--duration", "120"]);
+    d.extend(strings(extra));
+    let mut drop = spawn("ip", &ns.exec("taskset", d));
+    drop.wait_for_line("control on", Duration::from_secs(30));
+    (drop, addr)
+}
+
+/// blast on DPDK's af_packet (bd-a, up to 4 queues) against drop's control
+/// port `peer`, to bd-b's 198.18.0.2:9; `plan` the ladder's own flags.
+fn blast_to(ns: &Netns, peer: &str, mac: &str, plan: &[&str], json: &std::path::Path) -> Vec<String> {
+    let mut b = strings(&["--port", "net_af_packet0", "--peer", peer, "--dst-mac", mac, "--dst-ip", "198.18.0.2", "--dst-port", "9"]);
+    b.extend(strings(plan));
+    b.extend(strings(&["--warmup", "0.3", "--json", &json.display().to_string(), "--"]));
+    b.extend(eal_base());
+    b.extend(strings(&["--vdev=net_af_packet0,iface=bd-a,qpairs=4", "--lcores=0@0,1@0,2@0,3@0,4@0"]));
+    ns.exec(BLAST, b)
+}
+
+/// Each step over drop's sockets: exact, its receiver the kernel's UDP
+/// path, and any loss named by the kernel's counter for it (a full socket
+/// buffer: a host that holds a lane back overflows it), never `none`.
+fn assert_socket_step(s: &serde_json::Value) -> (u64, u64) {
+    let (sent, lost) = assert_exact(s);
+    let r = &s["receiver"];
+    assert_eq!(r["udp"]["address"], "198.18.0.2:9", "{s}");
+    let drops = r["socket_drops"].as_u64().unwrap();
+    // A veth hands frames up one by one: a GRO buffer here holds one.
+    assert_eq!(r["udp"]["coalesced"], 0, "{s}");
+    assert_eq!(drops, lost, "every frame lost is one the sockets dropped (no other loss on a veth): {s}");
+    assert_eq!(r["udp"]["rcvbuf_errors"].as_u64(), Some(drops), "{s}");
+    let limit = s["limit"].as_str().unwrap();
+    if lost > 0 {
+        assert!(limit.contains("receiver"), "{s}");
+        let first = &s["verdict"]["limits"][0];
+        assert_eq!(first["counters"][0], "socket_drops", "{s}");
+        assert_eq!(first["frames"].as_u64(), Some(lost), "{s}");
+    } else {
+        // Nothing lost: `none`, or `sender` where blast's lanes (four on one CPU here) fell short of the pace.
+        assert!(limit == "none" || limit == "sender", "{s}");
+    }
+    (sent, lost)
+}
+
+/// blast's ladder over queues 1, 2 and 4 (paced: this machine has 2 CPUs)
+/// and 64 and 1518 B into drop on the kernel's UDP sockets, one socket and
+/// thread per queue: every step counted exactly through the control channel.
+#[test]
+fn a_ladder_into_drop_on_sockets_counts_every_step_exactly() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("a_ladder_into_drop_on_sockets", Netns::with_pair) else { return };
+    ip_in(&ns, &["addr", "add", "198.18.0.2/24", "dev", "bd-b"]);
+    let mac = mac_of(&ns, "bd-b");
+    let dir = scratch("sockets-ladder");
+    let (drop, peer) = drop_on_sockets(&ns, 4, &["--socket-rcvbuf", "4MB"]);
+    let json = dir.join("ladder.json");
+    let plan = ["--queues", "1,2,4", "--size", "64,1518", "--rate", "20k", "--duration", "1"];
+    let out = run_af_packet("ip", &blast_to(&ns, &peer, &mac, &plan, &json), Duration::from_secs(180));
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    sigint(&drop);
+    let d = drop.finish(Duration::from_secs(30));
+    assert_eq!(d.status.code(), Some(EXIT_INTERRUPTED), "drop --socket ends on Ctrl-C: {}\n{}", d.stdout, d.stderr);
+    let v = read_json(&json);
+    assert_eq!(v["environment"]["receiver"]["driver"], "udp-socket", "{}", v["environment"]["receiver"]);
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 6, "{}", out.stdout);
+    for s in steps {
+        let (sent, _) = assert_socket_step(s);
+        assert!(sent > 15_000, "{s}");
+        // One socket per queue the step asked for.
+        assert_eq!(s["receiver"]["queues"].as_array().unwrap().len() as u64, s["queues"].as_u64().unwrap(), "{s}");
+    }
+    assert!(d.stdout.contains("drop: received "), "{}", d.stdout);
+}
+
+/// A receiver that cannot keep up (a 16 KiB buffer, no GRO, 200,000 cycles
+/// of work a datagram): its loss is counted exactly and named by the
+/// kernel's counter. Then blast killed with -9 mid-step, three times: drop
+/// on sockets stays up, and the next run's steps are exact again.
+#[test]
+fn drop_on_sockets_names_a_full_socket_buffer_and_outlives_a_killed_sender() {
+    let _g = heavy();
+    let Some(ns) = netns_or_skip("drop_on_sockets_names_a_full_socket_buffer", Netns::with_pair) else { return };
+    ip_in(&ns, &["addr", "add", "198.18.0.2/24", "dev", "bd-b"]);
+    let mac = mac_of(&ns, "bd-b");
+    let dir = scratch("sockets-slow");
+    let (mut drop, peer) = drop_on_sockets(&ns, 2, &["--socket-rcvbuf", "16kB", "--no-gro", "--rx-cost", "200000"]);
+    let plan = ["--queues", "1", "--size", "256", "--rate", "20k", "--duration", "1"];
+    let json = dir.join("slow.json");
+    let out = run_af_packet("ip", &blast_to(&ns, &peer, &mac, &plan, &json), Duration::from_secs(60));
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let s = &read_json(&json)["steps"][0];
+    let (sent, lost) = assert_socket_step(s);
+    assert!(lost > sent / 10, "a receiver of about 10 kpps on a 16 KiB buffer keeps up with 20 kpps: {s}");
+    let evidence = s["verdict"]["limits"][0]["evidence"].as_str().unwrap();
+    assert!(evidence.contains("frames dropped by a full socket buffer") && evidence.contains("raise the receive buffer"), "{evidence}");
+
+    for round in 0..3 {
+        let json = dir.join(format!("killed-{round}.json"));
+        let plan = ["--queues", "1,2", "--size", "64", "--rate", "5k", "--duration", "2"];
+        let mut blast = spawn("ip", &blast_to(&ns, &peer, &mac, &plan, &json));
+        // Killed inside its second step's window.
+        blast.wait_for_line("step 1 (", Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(1200));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(blast.pid()), nix::sys::signal::Signal::SIGKILL).unwrap();
+        let _ = blast.finish(Duration::from_secs(10));
+        assert!(drop.try_status().is_none(), "round {round}: drop --socket stays up when its sender is killed");
+        let json = dir.join(format!("after-{round}.json"));
+        let plan = ["--queues", "2", "--size", "64", "--rate", "5k", "--duration", "1"];
+        let out = run_af_packet("ip", &blast_to(&ns, &peer, &mac, &plan, &json), Duration::from_secs(60));
+        assert!(out.status.success(), "round {round}: {}\n{}", out.stdout, out.stderr);
+        // 5 kpps is within the slow receiver: still, a loss must be its sockets'.
+        assert_socket_step(&read_json(&json)["steps"][0]);
+    }
+    sigint(&drop);
+    let d = drop.finish(Duration::from_secs(30));
+    assert_eq!(d.status.code(), Some(EXIT_INTERRUPTED), "{}\n{}", d.stdout, d.stderr);
+    assert!(d.stdout.contains("drop: limit: receiver"), "drop's own summary names the sockets' drops: {}", d.stdout);
+}

@@ -9,6 +9,7 @@ mod by_kind;
 mod counters;
 pub mod ena_state;
 mod express;
+mod limit;
 mod preflight;
 mod receiver_only;
 mod sample;
@@ -24,5 +25,5 @@ pub use express::{express_evidence, express_mode, ExpressMode, SRD_RESOURCE_NEAR
 pub use preflight::{preflight, Finding, PreflightInput, Severity};
 pub use receiver_only::{receiver_verdict, ReceiverCounters};
 pub use sample::{check_step, SampleCheck, MAX_PLAUSIBLE_PER_SECOND};
-pub use socket::{socket_verdict, SocketCounters};
+pub use socket::{socket_verdict, SocketCounters, UdpReceiver};
 pub use verdict::{verdict, Limit, LimitKind, Side, Verdict, VerdictClass, WindowCounters, PUSHED_BACK_TX_PCT, SATURATED_BUSY_PCT};

@@ -5,7 +5,9 @@
 //! up to 64 datagrams and counts each once, so a drop count is no frame
 //! count there: the frames are the loss, the count the reason.
 
-use crate::verdict::{Limit, LimitKind, Side, Verdict};
+use serde::{Deserialize, Serialize};
+
+use crate::limit::{Limit, LimitKind, Side, Verdict};
 
 /// The most datagrams one GRO buffer holds (the kernel's UDP_GRO_CNT_MAX).
 const GRO_MAX_SEGMENTS: u64 = 64;
@@ -29,9 +31,67 @@ pub struct SocketCounters {
     pub interface_drops: u64,
 }
 
+/// What a window's verdict needs of a socket receiver beyond its drops
+/// (`WindowCounters::receiver_udp`): whether GRO was on, and the growth of
+/// the receiving namespace's UDP counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct UdpReceiver {
+    pub gro: bool,
+    pub rcvbuf_errors: u64,
+    pub no_ports: u64,
+    pub in_csum_errors: u64,
+    pub mem_errors: u64,
+}
+
+impl UdpReceiver {
+    /// With the frames lost and the sockets' and interface's drops.
+    pub fn counters(&self, lost: u64, socket_drops: u64, interface_drops: u64) -> SocketCounters {
+        SocketCounters {
+            lost,
+            socket_drops,
+            gro: self.gro,
+            rcvbuf_errors: self.rcvbuf_errors,
+            no_ports: self.no_ports,
+            in_csum_errors: self.in_csum_errors,
+            mem_errors: self.mem_errors,
+            interface_drops,
+        }
+    }
+}
+
 /// The receiver-side verdict on a socket receiver, the limit with the most
 /// frames first; `none` only where nothing was lost.
 pub fn socket_verdict(c: &SocketCounters) -> Verdict {
+    let mut limits = kernel_limits(c);
+    let left = c.lost - limits.iter().map(|l| l.frames).sum::<u64>();
+    if left > 0 {
+        limits.push(Limit {
+            kind: LimitKind::Network,
+            side: Side::Both,
+            counters: vec!["probe_lost".into()],
+            delta: left,
+            frames: left,
+            evidence: format!("{left} frames lost and no counter of the receiving kernel explains them: lost before this host"),
+        });
+    }
+    if limits.is_empty() {
+        limits.push(Limit {
+            kind: LimitKind::None,
+            side: Side::Receiver,
+            counters: Vec::new(),
+            delta: 0,
+            frames: 0,
+            evidence: "nothing lost: every frame sent was received".into(),
+        });
+    }
+    limits.sort_by_key(|l| std::cmp::Reverse(l.frames));
+    Verdict { limits, invalid: None }
+}
+
+/// The receiving kernel's counters that explain the frames lost, each
+/// credited with no more frames than are left unexplained (the frames they
+/// explain add up to `c.lost` at most); in the order they are credited.
+pub(crate) fn kernel_limits(c: &SocketCounters) -> Vec<Limit> {
     let mut left = c.lost;
     let mut limits = Vec::new();
     // The socket's drops first: they are the receive sockets' own count.
@@ -81,28 +141,7 @@ pub fn socket_verdict(c: &SocketCounters) -> Verdict {
             });
         }
     }
-    if left > 0 {
-        limits.push(Limit {
-            kind: LimitKind::Network,
-            side: Side::Both,
-            counters: vec!["probe_lost".into()],
-            delta: left,
-            frames: left,
-            evidence: format!("{left} frames lost and no counter of the receiving kernel explains them: lost before this host"),
-        });
-    }
-    if limits.is_empty() {
-        limits.push(Limit {
-            kind: LimitKind::None,
-            side: Side::Receiver,
-            counters: Vec::new(),
-            delta: 0,
-            frames: 0,
-            evidence: "nothing lost: every frame sent was received".into(),
-        });
-    }
-    limits.sort_by_key(|l| std::cmp::Reverse(l.frames));
-    Verdict { limits, invalid: None }
+    limits
 }
 
 #[cfg(test)]

@@ -1,97 +1,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::by_kind::XstatsByKind;
-
-/// What held a step back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum LimitKind {
-    PpsAllowance,
-    BwOutAllowance,
-    BwInAllowance,
-    ConntrackAllowance,
-    LinklocalAllowance,
-    /// imissed or rx_nombuf moved on the receiver, or frames went missing
-    /// while its polls never came back empty: it could not keep up.
-    Receiver,
-    /// The sender could not send what was offered (tx_burst short, ring
-    /// full), or sent unpaced as fast as its queue took frames; no allowance moved.
-    Sender,
-    /// Frames vanished between the ports and no counter explains it.
-    Network,
-    /// The two ends were not connected through: the sender's queue stayed
-    /// full while the receiver's polls came back empty (memif rings not
-    /// shared after a reconnect, a link that went down).
-    Path,
-    /// A counter the user asked to watch moved.
-    Other,
-    /// The offered rate was delivered and nothing moved.
-    None,
-}
-
-impl LimitKind {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            LimitKind::PpsAllowance => "pps-allowance",
-            LimitKind::BwOutAllowance => "bw-out-allowance",
-            LimitKind::BwInAllowance => "bw-in-allowance",
-            LimitKind::ConntrackAllowance => "conntrack-allowance",
-            LimitKind::LinklocalAllowance => "linklocal-allowance",
-            LimitKind::Receiver => "receiver",
-            LimitKind::Sender => "sender",
-            LimitKind::Network => "network",
-            LimitKind::Path => "path",
-            LimitKind::Other => "other",
-            LimitKind::None => "none",
-        }
-    }
-
-    /// The verdict an ENA allowance counter stands for.
-    pub fn of_allowance(counter: &str) -> Option<LimitKind> {
-        Some(match counter {
-            "pps_allowance_exceeded" => LimitKind::PpsAllowance,
-            "bw_out_allowance_exceeded" => LimitKind::BwOutAllowance,
-            "bw_in_allowance_exceeded" => LimitKind::BwInAllowance,
-            "conntrack_allowance_exceeded" => LimitKind::ConntrackAllowance,
-            "linklocal_allowance_exceeded" => LimitKind::LinklocalAllowance,
-            _ => return None,
-        })
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Side {
-    Sender,
-    Receiver,
-    Both,
-}
-
-impl Side {
-    /// Its name as the record writes it.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Side::Sender => "sender",
-            Side::Receiver => "receiver",
-            Side::Both => "both",
-        }
-    }
-}
-
-/// One limit with its evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Limit {
-    pub kind: LimitKind,
-    /// Which end's counters show it.
-    pub side: Side,
-    /// The counter(s) that moved.
-    pub counters: Vec<String>,
-    /// By how much, summed.
-    pub delta: u64,
-    /// Frames this limit accounts for (held back, dropped or not sent): the order of a mixed verdict.
-    pub frames: u64,
-    pub evidence: String,
-}
+use crate::limit::side_str;
+pub use crate::limit::{Limit, LimitKind, Side, Verdict, VerdictClass};
 
 /// Both ends' counters over one step's window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -124,6 +35,12 @@ pub struct WindowCounters {
     /// rx_missed_errors, rx_fifo_errors), which the PMDs do not pass on.
     #[serde(default)]
     pub receiver_interface_drops: u64,
+    /// A receiver on the kernel's UDP sockets (drop --socket): its GRO and
+    /// its namespace's UDP counters. Its drops are then
+    /// `receiver_socket_drops` (the sockets' own, buffers under GRO) and
+    /// `receiver_interface_drops`, judged as crate::socket does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_udp: Option<crate::socket::UdpReceiver>,
     /// Each end's watched extended stats by kind: allowance deltas (ENA),
     /// --watch-xstat deltas, and levels (not read by the verdict).
     pub sender_xstats: XstatsByKind,
@@ -156,128 +73,6 @@ pub struct WindowCounters {
 /// A receiving lcore busy for at least this share of the window (percent) was saturated.
 pub const SATURATED_BUSY_PCT: f64 = 95.0;
 
-/// The limits a step hit, the one accounting for most frames first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Verdict {
-    pub limits: Vec<Limit>,
-    /// Set when a counter sample was invalid, the counts did not add up, or
-    /// (drop's own verdict) the host held the receiver back so that no
-    /// limit can be told: the verdict is then unknown, and this says why.
-    pub invalid: Option<String>,
-}
-
-/// What a verdict is grouped and coloured by: the kind of its first
-/// limit (the one accounting for most frames), or why there is none.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum VerdictClass {
-    Limit(LimitKind),
-    /// The counters could not say (an invalid sample, counts that did not add up).
-    Unknown,
-    /// No verdict: the step failed or was not judged.
-    #[default]
-    NotJudged,
-    /// Runs of one step were judged differently.
-    Mixed,
-}
-
-impl VerdictClass {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            VerdictClass::Limit(k) => k.as_str(),
-            VerdictClass::Unknown => "unknown",
-            VerdictClass::NotJudged => "n/a",
-            VerdictClass::Mixed => "mixed",
-        }
-    }
-
-    /// The class of `verdict`, NotJudged when there is none.
-    pub fn of(verdict: Option<&Verdict>) -> VerdictClass {
-        verdict.map_or(VerdictClass::NotJudged, Verdict::class)
-    }
-
-    /// The classes of several runs of one step: theirs when they agree.
-    pub fn agreed(classes: impl IntoIterator<Item = VerdictClass>) -> VerdictClass {
-        let mut it = classes.into_iter();
-        let Some(first) = it.next() else { return VerdictClass::NotJudged };
-        if it.all(|c| c == first) {
-            first
-        } else {
-            VerdictClass::Mixed
-        }
-    }
-}
-
-impl std::fmt::Display for VerdictClass {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Verdict {
-    /// Its first limit's kind; Unknown when its sample was invalid or it names none.
-    pub fn class(&self) -> VerdictClass {
-        match (&self.invalid, self.limits.first()) {
-            (None, Some(l)) => VerdictClass::Limit(l.kind),
-            _ => VerdictClass::Unknown,
-        }
-    }
-
-    /// "pps-allowance (sender) + receiver", "none", or "unknown (...)".
-    pub fn label(&self) -> String {
-        if let Some(why) = &self.invalid {
-            return format!("unknown ({why})");
-        }
-        self.limits
-            .iter()
-            .map(|l| match (l.kind, l.side) {
-                (LimitKind::Receiver | LimitKind::Sender | LimitKind::Network | LimitKind::Path | LimitKind::None, _) => {
-                    l.kind.as_str().to_string()
-                }
-                (LimitKind::Other, side) => format!("other: {} ({})", l.counters.join(","), side_str(side)),
-                (k, side) => format!("{} ({})", k.as_str(), side_str(side)),
-            })
-            .collect::<Vec<_>>()
-            .join(" + ")
-    }
-
-    pub fn primary(&self) -> Option<&Limit> {
-        self.limits.first()
-    }
-
-    /// Adds a sender-side limit found outside the counters (a replay that
-    /// fell behind its capture's timing): it replaces "none", joins an
-    /// existing sender limit's evidence, and the limits stay ordered by frames.
-    pub fn add_sender_limit(&mut self, frames: u64, evidence: String) {
-        if self.invalid.is_some() {
-            return;
-        }
-        self.limits.retain(|l| l.kind != LimitKind::None);
-        match self.limits.iter_mut().find(|l| l.kind == LimitKind::Sender) {
-            Some(l) => {
-                l.evidence = format!("{}; {evidence}", l.evidence);
-                l.frames = l.frames.max(frames);
-            }
-            None => self.limits.push(Limit {
-                kind: LimitKind::Sender,
-                side: Side::Sender,
-                counters: Vec::new(),
-                delta: frames,
-                frames,
-                evidence,
-            }),
-        }
-        self.limits.sort_by_key(|l| std::cmp::Reverse(l.frames));
-    }
-}
-
-fn side_str(s: Side) -> &'static str {
-    match s {
-        Side::Sender => "sender",
-        Side::Receiver => "receiver",
-        Side::Both => "both",
-    }
-}
-
 /// A paced sender that delivered less than this share of its schedule fell behind.
 const SENDER_SHORTFALL: f64 = 0.01;
 
@@ -292,7 +87,10 @@ pub fn verdict(w: &WindowCounters) -> Verdict {
     }
     let mut limits = allowance_limits(w);
     let allowance_moved = !limits.is_empty();
-    limits.extend(receiver_drops(w));
+    match udp_limits(w) {
+        Some(kernel) => limits.extend(kernel),
+        None => limits.extend(receiver_drops(w)),
+    }
     limits.extend(watched_limits(w));
     let path = broken_path(w);
     let path_broke = path.is_some();
@@ -346,9 +144,22 @@ fn allowance_limits(w: &WindowCounters) -> Vec<Limit> {
 }
 
 /// Frames the receiver's port counted as missed or without a buffer, or
-/// its kernel dropped (see [`ReceiverDrops::frames`]).
+/// its kernel dropped (see [`ReceiverDrops::frames`]); on a socket
+/// receiver, the frames its kernel's counters explain.
 fn rx_drops(w: &WindowCounters) -> u64 {
-    receiver_drops_of(w).frames()
+    match udp_limits(w) {
+        Some(limits) => limits.iter().map(|l| l.frames).sum(),
+        None => receiver_drops_of(w).frames(),
+    }
+}
+
+/// A socket receiver's kernel counters as limits (None: not a socket
+/// receiver). Under GRO a drop counts a buffer, so the frames are credited
+/// from the loss (sent less received), never from the count alone.
+fn udp_limits(w: &WindowCounters) -> Option<Vec<Limit>> {
+    let u = w.receiver_udp?;
+    let lost = w.received.map_or(0, |r| sent_by_port(w).saturating_sub(r));
+    Some(crate::socket::kernel_limits(&u.counters(lost, w.receiver_socket_drops, w.receiver_interface_drops)))
 }
 
 fn receiver_drops_of(w: &WindowCounters) -> ReceiverDrops {
@@ -671,6 +482,35 @@ mod tests {
 
     fn paced(offered: u64, accepted: u64, received: u64) -> WindowCounters {
         WindowCounters { offered: Some(offered), accepted, sender_opackets: accepted, received: Some(received), ..Default::default() }
+    }
+
+    #[test]
+    fn a_socket_receivers_buffer_drops_under_gro_are_credited_from_the_loss_and_the_rest_is_unexplained() {
+        // 20,000 sent paced, 17,000 received; the sockets dropped 40 GRO buffers.
+        let udp = crate::UdpReceiver { gro: true, rcvbuf_errors: 40, ..Default::default() };
+        let w = WindowCounters { receiver_socket_drops: 40, receiver_udp: Some(udp), ..paced(20_000, 20_000, 17_000) };
+        let v = verdict(&w);
+        // 40 buffers hold up to 2,560 frames: the other 440 are no counter's.
+        assert_eq!(
+            v.limits.iter().map(|l| (l.kind, l.frames)).collect::<Vec<_>>(),
+            [(LimitKind::Receiver, 2_560), (LimitKind::Network, 440)]
+        );
+        assert!(v.limits[0].evidence.contains("2560 frames lost in 40 buffers"), "{}", v.limits[0].evidence);
+        assert!(v.limits[0].evidence.contains("raise the receive buffer"), "{}", v.limits[0].evidence);
+        // Without GRO each drop is one frame; a port's socket_drops rule would have counted them alike.
+        let plain =
+            WindowCounters { receiver_socket_drops: 3_000, receiver_udp: Some(crate::UdpReceiver { gro: false, ..udp }), ..w.clone() };
+        assert_eq!(verdict(&plain).label(), "receiver");
+        assert_eq!(verdict(&plain).limits[0].frames, 3_000);
+        // Nothing lost: other sockets' RcvbufErrors in the namespace do not make a limit.
+        let clean = WindowCounters { receiver_udp: Some(crate::UdpReceiver { rcvbuf_errors: 99, ..udp }), ..paced(20_000, 20_000, 20_000) };
+        assert_eq!(verdict(&clean).label(), "none");
+        // A receiver no socket listened for: NoPorts names it.
+        let unbound = WindowCounters {
+            receiver_udp: Some(crate::UdpReceiver { no_ports: 20_000, ..Default::default() }),
+            ..paced(20_000, 20_000, 0)
+        };
+        assert_eq!(verdict(&unbound).limits[0].counters, ["NoPorts"]);
     }
 
     #[test]

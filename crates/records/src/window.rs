@@ -69,6 +69,11 @@ pub struct WindowFigures {
     /// here and in `socket_drops` both.
     #[serde(default)]
     pub interface_drops: u64,
+    /// A receiver on the kernel's UDP sockets (drop --socket): what its
+    /// kernel counted beside the lanes. Its `socket_drops` are then the
+    /// UDP sockets' own drops (`/proc/net/udp`): buffers, not frames, under GRO.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<Box<UdpWindow>>,
     pub no_probe: u64,
     /// Per-stream sequence accounting over every probe that arrived in the
     /// window, the trial's and any other (its loss is the gap estimate).
@@ -153,6 +158,43 @@ pub struct WindowFigures {
     /// never on the wire.
     #[serde(skip)]
     pub stream_blocks: Vec<seqtrack::BlockCounts>,
+}
+
+/// A socket receiver's window (drop --socket): its sockets, and the growth
+/// of its network namespace's UDP counters (`/proc/net/snmp`: every
+/// socket's in the namespace, not only drop's).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct UdpWindow {
+    /// The address the sockets are bound to (one per queue, SO_REUSEPORT).
+    pub address: String,
+    /// UDP GRO on: the kernel hands up (and drops) buffers of up to 64 datagrams.
+    pub gro: bool,
+    /// Each socket's receive buffer as the kernel granted it, in bytes
+    /// (double what was asked: its own bookkeeping).
+    pub rcvbuf_bytes: u64,
+    /// Buffers the lanes took from the kernel, and those that held more
+    /// than one datagram (GRO at work).
+    pub buffers: u64,
+    pub coalesced: u64,
+    pub in_datagrams: u64,
+    pub no_ports: u64,
+    pub in_errors: u64,
+    pub rcvbuf_errors: u64,
+    pub in_csum_errors: u64,
+    pub mem_errors: u64,
+}
+
+impl UdpWindow {
+    /// What the verdict reads of it.
+    pub fn receiver(&self) -> limits::UdpReceiver {
+        limits::UdpReceiver {
+            gro: self.gro,
+            rcvbuf_errors: self.rcvbuf_errors,
+            no_ports: self.no_ports,
+            in_csum_errors: self.in_csum_errors,
+            mem_errors: self.mem_errors,
+        }
+    }
 }
 
 /// Lanes' loops that stood still over a window (descheduled by the host, or

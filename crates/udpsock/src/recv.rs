@@ -75,6 +75,14 @@ impl RecvLane {
     /// timeout), takes what else is queued up to the batch, and counts it.
     /// Returns the datagrams counted; 0 when the wait ended empty.
     pub fn poll(&mut self) -> std::io::Result<usize> {
+        self.poll_with(|_| {})
+    }
+
+    /// As [`RecvLane::poll`], calling `before` with the lane's stream table
+    /// once buffers are in hand and before they are counted (a measured
+    /// window's bounds are taken in there: frames that arrived after the
+    /// window opened are never counted before them).
+    pub fn poll_with(&mut self, before: impl FnOnce(&mut StreamTable)) -> std::io::Result<usize> {
         let batch = self.messages.batch();
         for (i, m) in self.messages.headers.iter_mut().enumerate() {
             m.msg_hdr.msg_control = self.controls[i * CONTROL_LEN..].as_mut_ptr().cast();
@@ -95,6 +103,9 @@ impl RecvLane {
             };
         }
         self.counts.calls += 1;
+        if n > 0 {
+            before(&mut self.table);
+        }
         let before = self.counts.datagrams;
         for i in 0..n as usize {
             let (len, segment, truncated) = {

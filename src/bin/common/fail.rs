@@ -99,6 +99,9 @@ pub fn explain(e: Error) -> Failure {
         Error::SeriesWrite { path, source } => Failure::runtime(format!("--series {}: {source}", path.display())),
         Error::SeriesPlotWrite { path, source } => Failure::runtime(format!("--series-svg {}: cannot write it ({source})", path.display())),
         // Their own sentences name no flag: each says what to change.
+        Error::Socket(e @ udpsock::SocketError::Bind { .. }) => Failure::usage(format!("--socket: {e}")),
+        Error::Socket(e) => Failure::runtime(format!("--socket: {e}")),
+        e @ Error::SocketLane { .. } => Failure::runtime(e),
         e @ (Error::Memif(_) | Error::ArrivalClock(_) | Error::NoSuchXstat { .. } | Error::NoSuchKernelStat { .. } | Error::Frame(_)) => {
             Failure::usage(e)
         }

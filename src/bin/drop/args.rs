@@ -33,6 +33,20 @@ pub(crate) struct Args {
     /// spread over them round robin
     #[arg(long, default_value = "0")]
     pub(crate) port: Vec<String>,
+    /// Receive on the kernel's UDP sockets instead of a DPDK port, with no EAL: bind ADDR:PORT, one
+    /// socket and one thread per queue sharing it through SO_REUSEPORT (the kernel spreads flows over
+    /// them), each thread pinned to a CPU drop may run on (taskset chooses them). blast's frames to
+    /// this address and UDP port are counted as on a port; verdicts read the kernel's counters
+    /// (docs/sockets.md)
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub(crate) socket: Option<String>,
+    /// With --socket: each socket's receive buffer in bytes (SO_RCVBUF, forced past
+    /// net.core.rmem_max where drop may) [default: the kernel's]
+    #[arg(long, value_parser = parse::bytes, value_name = "BYTES")]
+    pub(crate) socket_rcvbuf: Option<u64>,
+    /// With --socket: receive without UDP GRO, one datagram per buffer (as most socket programs do)
+    #[arg(long)]
+    pub(crate) no_gro: bool,
     /// RX queues, each polled by its own worker lcore; RSS spreads flows over them where the device has it.
     /// With --listen: the most a ladder may ask for (it starts with 1)
     #[arg(long, default_value = "1", value_parser = parse::queues)]

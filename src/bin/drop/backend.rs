@@ -5,21 +5,122 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::fail::Failure;
-use blastdrop::receiver::{Receiver, Snapshot};
+use blastdrop::receiver::{Receiver, Snapshot, TrialFigures};
+use blastdrop::socket_rx::{SocketReceiver, SocketSnapshot};
 use control::{Backend, BackendError, PeerInfo, Prepared, WindowFigures};
 
 /// How long a window waits for a memif peer's link before refusing to open.
 pub(crate) const PEER_WAIT: Duration = Duration::from_secs(5);
 
-pub(crate) fn lock(rx: &Mutex<Receiver>) -> MutexGuard<'_, Receiver> {
+pub(crate) fn lock<R>(rx: &Mutex<R>) -> MutexGuard<'_, R> {
     rx.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// What the control server drives: drop's receiver on DPDK ports, or on
+/// the kernel's UDP sockets (drop --socket).
+pub(crate) trait Lanes: Send + 'static {
+    type Snapshot: Send;
+    /// Receives on `queues` queues from now on; true when they changed.
+    fn set_queues(&mut self, queues: u16) -> Result<bool, Failure>;
+    fn links_up(&self) -> bool;
+    /// Follows a peer's coming and going (memif): what changed, if anything.
+    fn supervise(&mut self) -> Result<Option<String>, Failure>;
+    fn receiving(&self) -> bool;
+    fn trial_refusal(&self, edges: &[seqtrack::StreamEdge]) -> Option<seqtrack::NoExactAccount>;
+    fn open_window(&mut self, edges: &[seqtrack::StreamEdge]) -> Self::Snapshot;
+    fn snapshot(&self) -> Self::Snapshot;
+    fn window(&self, a: &Self::Snapshot, b: &Self::Snapshot) -> Result<WindowFigures, BackendError>;
+    fn trial_accounts(
+        &self,
+        starts: &[seqtrack::StreamEdge],
+        ends: &[seqtrack::StreamEdge],
+    ) -> Result<TrialFigures, seqtrack::NoExactAccount>;
+    /// Parks lanes a leaving peer would pull rings from under (memif): whether it did.
+    fn hold_for_departure(&mut self) -> Result<bool, Failure>;
+}
+
+impl Lanes for Receiver {
+    type Snapshot = Snapshot;
+    fn set_queues(&mut self, queues: u16) -> Result<bool, Failure> {
+        Ok(Receiver::set_queues(self, queues)?)
+    }
+    fn links_up(&self) -> bool {
+        Receiver::links_up(self)
+    }
+    fn supervise(&mut self) -> Result<Option<String>, Failure> {
+        Ok(Receiver::supervise(self)?.map(|c| c.to_string()))
+    }
+    fn receiving(&self) -> bool {
+        Receiver::receiving(self)
+    }
+    fn trial_refusal(&self, edges: &[seqtrack::StreamEdge]) -> Option<seqtrack::NoExactAccount> {
+        Receiver::trial_refusal(self, edges)
+    }
+    fn open_window(&mut self, edges: &[seqtrack::StreamEdge]) -> Snapshot {
+        Receiver::open_window(self, edges)
+    }
+    fn snapshot(&self) -> Snapshot {
+        Receiver::snapshot(self)
+    }
+    fn window(&self, a: &Snapshot, b: &Snapshot) -> Result<WindowFigures, BackendError> {
+        Receiver::window(self, a, b)
+    }
+    fn trial_accounts(
+        &self,
+        starts: &[seqtrack::StreamEdge],
+        ends: &[seqtrack::StreamEdge],
+    ) -> Result<TrialFigures, seqtrack::NoExactAccount> {
+        Receiver::trial_accounts(self, starts, ends)
+    }
+    fn hold_for_departure(&mut self) -> Result<bool, Failure> {
+        Ok(Receiver::hold_for_departure(self)?)
+    }
+}
+
+impl Lanes for SocketReceiver {
+    type Snapshot = SocketSnapshot;
+    fn set_queues(&mut self, queues: u16) -> Result<bool, Failure> {
+        Ok(SocketReceiver::set_queues(self, queues)?)
+    }
+    fn links_up(&self) -> bool {
+        true
+    }
+    fn supervise(&mut self) -> Result<Option<String>, Failure> {
+        Ok(None)
+    }
+    fn receiving(&self) -> bool {
+        true
+    }
+    fn trial_refusal(&self, edges: &[seqtrack::StreamEdge]) -> Option<seqtrack::NoExactAccount> {
+        SocketReceiver::trial_refusal(self, edges)
+    }
+    fn open_window(&mut self, edges: &[seqtrack::StreamEdge]) -> SocketSnapshot {
+        SocketReceiver::open_window(self, edges)
+    }
+    fn snapshot(&self) -> SocketSnapshot {
+        SocketReceiver::snapshot(self)
+    }
+    fn window(&self, a: &SocketSnapshot, b: &SocketSnapshot) -> Result<WindowFigures, BackendError> {
+        SocketReceiver::window(self, a, b)
+    }
+    fn trial_accounts(
+        &self,
+        starts: &[seqtrack::StreamEdge],
+        ends: &[seqtrack::StreamEdge],
+    ) -> Result<TrialFigures, seqtrack::NoExactAccount> {
+        // One "port": its share is the whole, which a single port's figures do not carry.
+        Ok(TrialFigures { accounts: SocketReceiver::trial_accounts(self, starts, ends)?, per_port: Vec::new() })
+    }
+    fn hold_for_departure(&mut self) -> Result<bool, Failure> {
+        Ok(false)
+    }
+}
+
 /// The control server's view of the receiver.
-pub(crate) struct DropBackend {
-    pub(crate) rx: Arc<Mutex<Receiver>>,
+pub(crate) struct DropBackend<R: Lanes> {
+    pub(crate) rx: Arc<Mutex<R>>,
     pub(crate) info: PeerInfo,
-    pub(crate) baseline: Option<Snapshot>,
+    pub(crate) baseline: Option<R::Snapshot>,
     /// Where the senders' streams stood when the open window started (its
     /// trial frames are theirs from there), or why they are not counted.
     pub(crate) trial_starts: Result<Vec<seqtrack::StreamEdge>, seqtrack::NoExactAccount>,
@@ -52,7 +153,7 @@ fn remember(h: &mut History, f: WindowFigures) {
     }
 }
 
-impl Backend for DropBackend {
+impl<R: Lanes> Backend for DropBackend<R> {
     fn info(&mut self) -> PeerInfo {
         self.info.clone()
     }
@@ -108,7 +209,7 @@ impl Backend for DropBackend {
         f.window = window;
         let starts = std::mem::replace(&mut self.trial_starts, Err(seqtrack::NoExactAccount::NoWindow));
         match starts.and_then(|s| rx.trial_accounts(&s, streams)) {
-            Ok(blastdrop::receiver::TrialFigures { accounts: parts, per_port }) => {
+            Ok(TrialFigures { accounts: parts, per_port }) => {
                 let mut sum = seqtrack::TrialAccount::default();
                 parts.iter().for_each(|p| sum.merge(p));
                 for (port, (n, bytes)) in f.ports.iter_mut().zip(per_port) {
@@ -197,7 +298,7 @@ impl Backend for DropBackend {
         match lock(&self.rx).hold_for_departure() {
             Ok(true) => tracing::info!("control: client leaving; memif lanes parked until a peer connects again"),
             Ok(false) => {}
-            Err(e) => tracing::error!("control: parking the lanes failed: {}", crate::fail::explain(e).message),
+            Err(e) => tracing::error!("control: parking the lanes failed: {}", e.message),
         }
     }
 }

@@ -13,6 +13,7 @@ mod live;
 mod mode;
 mod print;
 mod settings;
+mod sockets;
 mod start;
 mod summary;
 
@@ -80,6 +81,9 @@ fn run(args: Args) -> Result<(), Failure> {
         blastdrop::events::emit("start", &serde_json::json!({ "version": env!("CARGO_PKG_VERSION"), "config": &args }));
     }
     let mode = Mode::of(&args)?;
+    if let Some(spec) = &args.socket {
+        return sockets::receive(&args, spec, mode);
+    }
     receive(&Settings::of(&args), mode)
 }
 
@@ -150,7 +154,7 @@ fn receive(settings: &Settings, mode: Mode) -> Result<(), Failure> {
 
 /// The control server on its own thread, driving the receiver for blast
 /// until drop stops.
-fn serve(served: Served, rx: &Arc<Mutex<Receiver>>, info: PeerInfo, history: &Arc<Mutex<History>>) -> JoinHandle<()> {
+fn serve<R: backend::Lanes>(served: Served, rx: &Arc<Mutex<R>>, info: PeerInfo, history: &Arc<Mutex<History>>) -> JoinHandle<()> {
     let backend: Arc<Mutex<dyn Backend>> = Arc::new(Mutex::new(DropBackend {
         rx: rx.clone(),
         info,

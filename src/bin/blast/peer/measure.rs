@@ -161,8 +161,25 @@ fn group_step(rec: &mut StepRecord, m: Membership, figures: Option<&WindowFigure
     rec.loss_pct = Some(StepRecord::loss_from(packets, f.packets));
     let busy_pct = (f.seconds > 0.0).then(|| 100.0 * f.busy_seconds / f.seconds);
     let accounting_error = f.trial.as_ref().and_then(|t| t.error(Some(packets))).map(|e| e.to_string());
-    let mut verdict = limits::receiver_verdict(&limits::ReceiverCounters {
-        received: f.trial.as_ref().map_or(f.packets, |t| t.received),
+    let received = f.trial.as_ref().map_or(f.packets, |t| t.received);
+    let mut verdict = match &f.udp {
+        // A socket receiver: its kernel's counters, a GRO drop a buffer.
+        Some(u) => limits::socket_verdict(&u.receiver().counters(packets.saturating_sub(received), f.socket_drops, f.interface_drops)),
+        None => receiver_only_verdict(f, received, busy_pct),
+    };
+    if accounting_error.is_some() {
+        (verdict.limits, verdict.invalid) = (Vec::new(), accounting_error);
+    }
+    rec.verdict = Some(verdict);
+    rec.group =
+        Some(ladder::GroupStep { name: m.group, senders: m.senders, member: m.member, own_sent: rec.sent, members: g.members.clone() });
+    rec.sent = Rates::over(packets, bytes, seconds);
+}
+
+/// drop's own verdict on a DPDK port's window, from its counters alone.
+fn receiver_only_verdict(f: &WindowFigures, received: u64, busy_pct: Option<f64>) -> limits::Verdict {
+    limits::receiver_verdict(&limits::ReceiverCounters {
+        received,
         imissed: f.imissed,
         rx_nombuf: f.rx_nombuf,
         ierrors: f.ierrors,
@@ -175,14 +192,7 @@ fn group_step(rec: &mut StepRecord, m: Membership, figures: Option<&WindowFigure
         invalid: f.xstats_invalid.clone(),
         // A window carries its lanes' stand-stills summed, not per lane.
         stalled_pct: None,
-    });
-    if accounting_error.is_some() {
-        (verdict.limits, verdict.invalid) = (Vec::new(), accounting_error);
-    }
-    rec.verdict = Some(verdict);
-    rec.group =
-        Some(ladder::GroupStep { name: m.group, senders: m.senders, member: m.member, own_sent: rec.sent, members: g.members.clone() });
-    rec.sent = Rates::over(packets, bytes, seconds);
+    })
 }
 
 /// The shape a trial achieved, from its send times.

@@ -1,0 +1,179 @@
+//! drop --socket: the receiver on the kernel's UDP sockets (no EAL),
+//! served to blast's steps as a port is, counted the same way. Standalone,
+//! it counts until stopped and judges what was lost by the kernel's counters.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use blastdrop::counters::Tally;
+use blastdrop::signals;
+use blastdrop::socket_rx::{SocketReceiver, SocketRxConfig};
+use control::PeerInfo;
+use records::window::UdpWindow;
+
+use crate::args::Args;
+use crate::backend::{lock, History};
+use crate::fail::Failure;
+use crate::mode::{self, Mode};
+use crate::start::StartingAnswer;
+
+/// Receives on the sockets until stopped (serving blast's steps when
+/// served), then prints the summary and its verdict.
+pub(crate) fn receive(args: &Args, spec: &str, mode: Mode) -> Result<(), Failure> {
+    let addr = mode::socket_addr(spec)?;
+    let cpus = allowed_cpus();
+    let cfg = SocketRxConfig {
+        addr,
+        max_queues: args.queues,
+        rcvbuf: args.socket_rcvbuf.map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
+        gro: !args.no_gro,
+        batch: args.burst,
+        streams: args.streams,
+        cpus: cpus.clone(),
+        cost_ticks: args.rx_cost,
+    };
+    let first = mode.first_queues(args.queues);
+    let answering = mode.listener().map(StartingAnswer::begin).transpose()?;
+    let receiver = SocketReceiver::new(cfg, first)?;
+    announce(&receiver, args, first, &cpus);
+    drop(answering);
+    let start = receiver.snapshot();
+    let rx = Arc::new(Mutex::new(receiver));
+    let history: Arc<Mutex<History>> = Arc::default();
+    let server = match mode {
+        Mode::Served(served) => Some(crate::serve(served, &rx, peer_info(args, spec), &history)),
+        Mode::Standalone => None,
+    };
+    blastdrop::unfinished::began_measuring();
+    let began = Instant::now();
+    watch(&rx, args);
+    signals::request_stop();
+    if let Some(s) = server {
+        let _ = s.join();
+    }
+    let mut receiver = lock(&rx);
+    let end = receiver.snapshot();
+    let kernel = receiver.kernel_between(&start, &end);
+    let totals = receiver.finish()?;
+    print_summary(&totals.tally, kernel, totals.socket_drops, began.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// drop as blast's hello answer describes it.
+fn peer_info(args: &Args, spec: &str) -> PeerInfo {
+    PeerInfo {
+        hostname: blastdrop::environment::hostname(),
+        dpdk: "none: the kernel's UDP sockets".into(),
+        port_name: format!("udp:{spec}"),
+        driver: "udp-socket".into(),
+        max_rx_queues: args.queues,
+        worker_lcores: args.queues,
+        max_size: args.max_size,
+        // SO_REUSEPORT spreads flows by their hash, as RSS does.
+        rss: true,
+        cpu_model: blastdrop::environment::cpu_model(),
+        ports: 1,
+        reflect: false,
+    }
+}
+
+fn announce(receiver: &SocketReceiver, args: &Args, first: u16, cpus: &[usize]) {
+    let cfg = receiver.config();
+    blastdrop::say!(
+        "drop: UDP sockets on {} ({}), {first} queue(s) of up to {}, one thread each on CPUs {:?}, UDP GRO {}, receive buffer {} B each as granted{}{}; receiver-side figures",
+        cfg.addr,
+        receiver.interface().map_or("every interface".to_string(), |i| format!("interface {i}")),
+        cfg.max_queues,
+        cpus,
+        if cfg.gro { "on" } else { "off" },
+        receiver.rcvbuf_granted(),
+        if cfg.cost_ticks > 0 { format!(", {} TSC ticks of work per datagram", cfg.cost_ticks) } else { String::new() },
+        match &args.listen {
+            Some(a) => format!(", control on {a} (up to {} queues)", cfg.max_queues),
+            None => String::new(),
+        }
+    );
+}
+
+/// The CPUs this process may run on (taskset's choice), in order.
+fn allowed_cpus() -> Vec<usize> {
+    let Ok(set) = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) else { return Vec::new() };
+    (0..nix::sched::CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).collect()
+}
+
+/// A line a second until a signal, --duration, --count or --idle-timeout.
+fn watch(rx: &Mutex<SocketReceiver>, args: &Args) {
+    let began = Instant::now();
+    let (mut last_tick, mut last, mut last_arrival, mut seen) = (began, Tally::default(), None::<Instant>, 0u64);
+    let mut lanes_of = lock(rx).generation();
+    loop {
+        std::thread::sleep(Duration::from_millis(10));
+        let now = Instant::now();
+        if signals::stopping() || args.duration.is_some_and(|d| now.duration_since(began) >= d) {
+            return;
+        }
+        let (lanes, generation) = {
+            let r = lock(rx);
+            (r.lane_counters(), r.generation())
+        };
+        if generation != lanes_of {
+            // New lanes (a ladder changed the queue count) count from zero.
+            (lanes_of, last, seen) = (generation, Tally::default(), 0);
+        }
+        let mut cur = Tally::default();
+        lanes.iter().for_each(|l| cur.add(&l.read()));
+        if args.count.is_some_and(|c| cur.packets >= c) {
+            return;
+        }
+        if cur.packets > seen {
+            (last_arrival, seen) = (Some(now), cur.packets);
+        }
+        if let (Some(idle), Some(at)) = (args.idle_timeout, last_arrival) {
+            if now.duration_since(at) >= idle {
+                return;
+            }
+        }
+        if now.duration_since(last_tick) >= Duration::from_secs(1) {
+            let d = cur.since(&last);
+            let s = now.duration_since(last_tick).as_secs_f64();
+            blastdrop::say!(
+                "drop: {:.3} Mpps received on {} socket(s), {} frames on them, lost (gap estimate) {}",
+                d.packets as f64 / s / 1e6,
+                lanes.len(),
+                cur.packets,
+                cur.lost
+            );
+            (last_tick, last) = (now, cur);
+        }
+    }
+}
+
+/// The run's summary: what arrived, the probes' account, the kernel's
+/// counters over the run and the verdict they give.
+fn print_summary(t: &Tally, (udp, interface_drops): (UdpWindow, u64), socket_drops: u64, seconds: f64) {
+    blastdrop::say!(
+        "drop: received {} frames, {} bytes in {seconds:.3} s ({:.3} Mpps over the run); probes: lost (gap estimate) {}, reordered {}, duplicates {}, late {}, without a probe {}",
+        t.packets,
+        t.bytes,
+        t.packets as f64 / seconds.max(1e-9) / 1e6,
+        t.lost,
+        t.reordered,
+        t.duplicates,
+        t.late,
+        t.no_probe
+    );
+    blastdrop::say!(
+        "drop: kernel: the sockets dropped {socket_drops}{}; in the namespace RcvbufErrors +{}, NoPorts +{}, InCsumErrors +{}, MemErrors +{}; interface drops +{interface_drops}",
+        if udp.gro { " (buffers of up to 64 frames: GRO on)" } else { "" },
+        udp.rcvbuf_errors,
+        udp.no_ports,
+        udp.in_csum_errors,
+        udp.mem_errors,
+    );
+    // The gap estimate stands for the loss: without a sender's counts it
+    // misses frames lost before a stream's first arrival or after its last.
+    let verdict = limits::socket_verdict(&udp.receiver().counters(t.lost, socket_drops, interface_drops));
+    for l in &verdict.limits {
+        blastdrop::say!("drop: limit: {} ({} frames): {}", l.kind.as_str(), l.frames, l.evidence);
+    }
+}

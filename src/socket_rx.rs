@@ -1,0 +1,403 @@
+//! drop's receiver on the kernel's UDP sockets (drop --socket), no EAL:
+//! one thread per queue, each on its own socket of a `SO_REUSEPORT` group
+//! (the kernel spreads flows over them by hash) and pinned to a CPU as an
+//! lcore is. Its windows and exact trial accounts go through the same
+//! [`TrialBoard`] as the DPDK receiver's, so blast's steps over it carry
+//! the same figures; its verdicts read the kernel's counters (the sockets'
+//! drops, the namespace's UDP counters, the interface's drops).
+//!
+//! A socket sees no IPv4 identification field, where blast's DPDK lanes
+//! carry their run id: every frame is counted under run 0 ("no run id",
+//! `seqtrack::NO_RUN`), and a window's stream edges are taken under it too.
+
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use records::window::{QueueFigures, UdpWindow, WindowFigures};
+use seqtrack::{NoExactAccount, SeqCounts, StreamEdge};
+use udpsock::snmp::UdpCounters;
+use udpsock::RecvLane;
+
+use crate::counters::{LaneCounters, Tally};
+use crate::error::Error;
+use crate::trial::TrialBoard;
+
+/// How drop receives on sockets.
+#[derive(Debug, Clone)]
+pub struct SocketRxConfig {
+    pub addr: SocketAddr,
+    /// The most queues (sockets, threads) a ladder may ask for.
+    pub max_queues: u16,
+    /// Each socket's receive buffer, in bytes as asked (None: the kernel's default).
+    pub rcvbuf: Option<usize>,
+    pub gro: bool,
+    /// Buffers per recvmmsg call.
+    pub batch: usize,
+    /// Stream ids sequence-checked per lane.
+    pub streams: usize,
+    /// The CPUs the lanes run on, lane i on `cpus[i % len]` (empty: where the kernel puts them).
+    pub cpus: Vec<usize>,
+    /// Busy work per datagram, in TSC ticks (drop --rx-cost).
+    pub cost_ticks: u64,
+}
+
+/// Buffers a lane took from the kernel, and those holding several datagrams.
+#[derive(Default)]
+#[repr(align(64))]
+struct Buffers {
+    taken: AtomicU64,
+    coalesced: AtomicU64,
+}
+
+struct Lane {
+    queue: u16,
+    counters: Arc<LaneCounters>,
+    buffers: Arc<Buffers>,
+    /// A second handle on the lane's socket, for its drops.
+    socket: OwnedFd,
+    thread: JoinHandle<Result<(), String>>,
+}
+
+/// Counters at one instant.
+#[derive(Debug, Clone)]
+pub struct SocketSnapshot {
+    generation: u64,
+    at: Instant,
+    lanes: Vec<Tally>,
+    buffers: Vec<(u64, u64)>,
+    drops: Vec<u64>,
+    udp: Option<UdpCounters>,
+    interface_drops: Option<u64>,
+}
+
+/// What the lanes counted in all, when they stopped.
+#[derive(Debug, Clone, Default)]
+pub struct SocketTotals {
+    pub tally: Tally,
+    /// The sockets' own drops (buffers under GRO), over every generation of lanes.
+    pub socket_drops: u64,
+    pub queues: Vec<(u16, Tally)>,
+}
+
+pub struct SocketReceiver {
+    cfg: SocketRxConfig,
+    lanes: Vec<Lane>,
+    board: Arc<TrialBoard>,
+    stop: Arc<AtomicBool>,
+    generation: u64,
+    /// Each socket's receive buffer as granted.
+    granted: usize,
+    /// The interface that holds the address (None: a wildcard address).
+    interface: Option<String>,
+    totals: SocketTotals,
+}
+
+impl SocketReceiver {
+    /// Binds and starts `queues` lanes.
+    pub fn new(cfg: SocketRxConfig, queues: u16) -> Result<SocketReceiver, Error> {
+        let board = Arc::new(TrialBoard::new(cfg.streams, usize::from(cfg.max_queues)));
+        let interface = interface_of(cfg.addr.ip());
+        let mut rx = SocketReceiver {
+            cfg,
+            lanes: Vec::new(),
+            board,
+            stop: Arc::new(AtomicBool::new(false)),
+            generation: 0,
+            granted: 0,
+            interface,
+            totals: SocketTotals::default(),
+        };
+        rx.start(queues)?;
+        Ok(rx)
+    }
+
+    pub fn config(&self) -> &SocketRxConfig {
+        &self.cfg
+    }
+
+    /// Which set of lanes runs: one more each time the queue count changes.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn queues(&self) -> u16 {
+        self.lanes.len() as u16
+    }
+
+    /// Each socket's receive buffer as the kernel granted it, in bytes.
+    pub fn rcvbuf_granted(&self) -> usize {
+        self.granted
+    }
+
+    pub fn interface(&self) -> Option<&str> {
+        self.interface.as_deref()
+    }
+
+    pub fn lane_counters(&self) -> Vec<Arc<LaneCounters>> {
+        self.lanes.iter().map(|l| l.counters.clone()).collect()
+    }
+
+    fn start(&mut self, queues: u16) -> Result<(), Error> {
+        self.stop = Arc::new(AtomicBool::new(false));
+        self.generation += 1;
+        for queue in 0..queues {
+            let (fd, buffer) = udpsock::receiver_socket(self.cfg.addr, self.cfg.rcvbuf, self.cfg.gro)?;
+            self.granted = buffer.granted;
+            let socket = fd.try_clone().map_err(|e| Error::SocketLane { queue, why: format!("duplicating its socket failed: {e}") })?;
+            let lane = RecvLane::new(fd, self.cfg.batch, self.cfg.streams);
+            let (counters, buffers) = (Arc::new(LaneCounters::default()), Arc::new(Buffers::default()));
+            let work = LaneWork {
+                queue,
+                lane,
+                board: self.board.clone(),
+                counters: counters.clone(),
+                buffers: buffers.clone(),
+                stop: self.stop.clone(),
+                cpu: (!self.cfg.cpus.is_empty()).then(|| self.cfg.cpus[usize::from(queue) % self.cfg.cpus.len()]),
+                cost_ticks: self.cfg.cost_ticks,
+            };
+            let thread = std::thread::Builder::new()
+                .name(format!("socket-lane-{queue}"))
+                .spawn(move || work.run())
+                .map_err(|e| Error::SocketLane { queue, why: format!("its thread did not start: {e}") })?;
+            self.lanes.push(Lane { queue, counters, buffers, socket, thread });
+        }
+        Ok(())
+    }
+
+    /// Stops the lanes and adds what they counted to the totals. A lane
+    /// whose socket failed says so.
+    fn stop(&mut self) -> Result<(), Error> {
+        self.stop.store(true, Relaxed);
+        let mut first_error = None;
+        for lane in self.lanes.drain(..) {
+            let drops = udpsock::socket_drops(&lane.socket).unwrap_or(0);
+            let result = lane.thread.join().unwrap_or_else(|_| Err("its thread panicked".to_string()));
+            let t = lane.counters.read();
+            self.totals.tally.add(&t);
+            self.totals.socket_drops += drops;
+            match self.totals.queues.iter_mut().find(|(q, _)| *q == lane.queue) {
+                Some((_, sum)) => sum.add(&t),
+                None => self.totals.queues.push((lane.queue, t)),
+            }
+            if let (Err(why), None) = (result, &first_error) {
+                first_error = Some(Error::SocketLane { queue: lane.queue, why });
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Receives on `queues` sockets from now on; true when they changed.
+    pub fn set_queues(&mut self, queues: u16) -> Result<bool, Error> {
+        if queues > self.cfg.max_queues {
+            return Err(Error::QueuesBeyondReserved { asked: queues, reserved: self.cfg.max_queues });
+        }
+        if queues == self.queues() {
+            return Ok(false);
+        }
+        self.stop()?;
+        self.start(queues)?;
+        Ok(true)
+    }
+
+    /// Stops every lane: what they counted in all.
+    pub fn finish(&mut self) -> Result<SocketTotals, Error> {
+        self.stop()?;
+        Ok(std::mem::take(&mut self.totals))
+    }
+
+    /// Why the trial frames of the senders' streams at `edges` cannot be counted exactly here, if they cannot.
+    pub fn trial_refusal(&self, edges: &[StreamEdge]) -> Option<NoExactAccount> {
+        self.board.check(edges)
+    }
+
+    /// A measured window opens with the senders' streams at `edges`; its starting snapshot.
+    pub fn open_window(&mut self, edges: &[StreamEdge]) -> SocketSnapshot {
+        self.board.open(&without_run(edges));
+        self.snapshot()
+    }
+
+    /// The exact account of each sender's trial frames (see the DPDK receiver's).
+    pub fn trial_accounts(&self, starts: &[StreamEdge], ends: &[StreamEdge]) -> Result<Vec<seqtrack::TrialAccount>, NoExactAccount> {
+        if let Some(why) = self.trial_refusal(starts) {
+            return Err(why);
+        }
+        let lanes: Vec<u16> = self.lanes.iter().map(|l| l.queue).collect();
+        self.board.collect(&lanes)?.accounts(&without_run(starts), &without_run(ends))
+    }
+
+    pub fn snapshot(&self) -> SocketSnapshot {
+        SocketSnapshot {
+            generation: self.generation,
+            at: Instant::now(),
+            lanes: self.lanes.iter().map(|l| l.counters.read()).collect(),
+            buffers: self.lanes.iter().map(|l| (l.buffers.taken.load(Relaxed), l.buffers.coalesced.load(Relaxed))).collect(),
+            drops: self.lanes.iter().map(|l| udpsock::socket_drops(&l.socket).unwrap_or(0)).collect(),
+            udp: udpsock::snmp::udp_counters().ok(),
+            interface_drops: self.interface.as_deref().and_then(|i| nicstats::link_drops(i).ok()).map(|d| d.total()),
+        }
+    }
+
+    /// Figures between two snapshots of the same lanes.
+    pub fn window(&self, a: &SocketSnapshot, b: &SocketSnapshot) -> Result<WindowFigures, control::BackendError> {
+        if a.generation != b.generation {
+            return Err(control::BackendError::LanesStopped);
+        }
+        let d: Vec<Tally> = b.lanes.iter().zip(&a.lanes).map(|(b, a)| b.since(a)).collect();
+        let mut sum = Tally::default();
+        d.iter().for_each(|t| sum.add(t));
+        let grew = |x: u64, y: u64| x.saturating_sub(y);
+        let (buffers, coalesced) = b.buffers.iter().zip(&a.buffers).fold((0, 0), |(t, c), (b, a)| (t + grew(b.0, a.0), c + grew(b.1, a.1)));
+        let (mut udp, interface_drops) = self.kernel_between(a, b);
+        (udp.buffers, udp.coalesced) = (buffers, coalesced);
+        Ok(WindowFigures {
+            seconds: b.at.duration_since(a.at).as_secs_f64(),
+            packets: sum.packets,
+            bytes: sum.bytes,
+            queues: self
+                .lanes
+                .iter()
+                .zip(&d)
+                .map(|(l, t)| QueueFigures { queue: l.queue, packets: t.packets, bytes: t.bytes, busy_seconds: 0.0 })
+                .collect(),
+            socket_drops: b.drops.iter().zip(&a.drops).map(|(b, a)| grew(*b, *a)).sum(),
+            interface_drops,
+            udp: Some(Box::new(udp)),
+            xstats_invalid: (a.udp.is_none() || b.udp.is_none()).then(|| "/proc/net/snmp could not be read".to_string()),
+            no_probe: sum.no_probe,
+            probe: SeqCounts {
+                received: sum.packets - sum.no_probe,
+                lost: sum.lost,
+                reordered: sum.reordered,
+                duplicates: sum.duplicates,
+                late: sum.late,
+                restarts: 0,
+            },
+            ..Default::default()
+        })
+    }
+}
+
+impl SocketReceiver {
+    /// The kernel's counters between two snapshots, whichever lanes ran
+    /// (the namespace's UDP counters, the interface's drops): the UDP
+    /// figures without the lanes' buffers, and the interface's drops.
+    pub fn kernel_between(&self, a: &SocketSnapshot, b: &SocketSnapshot) -> (UdpWindow, u64) {
+        let udp = match (&b.udp, &a.udp) {
+            (Some(b), Some(a)) => b.since(a),
+            _ => UdpCounters::default(),
+        };
+        let interface_drops = match (b.interface_drops, a.interface_drops) {
+            (Some(b), Some(a)) => b.saturating_sub(a),
+            _ => 0,
+        };
+        let figures = UdpWindow {
+            address: self.cfg.addr.to_string(),
+            gro: self.cfg.gro,
+            rcvbuf_bytes: self.granted as u64,
+            buffers: 0,
+            coalesced: 0,
+            in_datagrams: udp.in_datagrams,
+            no_ports: udp.no_ports,
+            in_errors: udp.in_errors,
+            rcvbuf_errors: udp.rcvbuf_errors,
+            in_csum_errors: udp.in_csum_errors,
+            mem_errors: udp.mem_errors,
+        };
+        (figures, interface_drops)
+    }
+}
+
+impl Drop for SocketReceiver {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// The edges as a socket lane counts them: under run 0.
+fn without_run(edges: &[StreamEdge]) -> Vec<StreamEdge> {
+    edges.iter().map(|e| StreamEdge { run: seqtrack::NO_RUN, ..e.clone() }).collect()
+}
+
+/// The interface that holds `ip` in this namespace (None for a wildcard).
+fn interface_of(ip: IpAddr) -> Option<String> {
+    if ip.is_unspecified() {
+        return None;
+    }
+    nix::ifaddrs::getifaddrs().ok()?.find_map(|i| {
+        let a = i.address?;
+        let held = a.as_sockaddr_in().map(|s| IpAddr::V4(s.ip())).or_else(|| a.as_sockaddr_in6().map(|s| IpAddr::V6(s.ip())));
+        (held == Some(ip)).then_some(i.interface_name)
+    })
+}
+
+/// One lane's thread.
+struct LaneWork {
+    queue: u16,
+    lane: RecvLane,
+    board: Arc<TrialBoard>,
+    counters: Arc<LaneCounters>,
+    buffers: Arc<Buffers>,
+    stop: Arc<AtomicBool>,
+    cpu: Option<usize>,
+    cost_ticks: u64,
+}
+
+impl LaneWork {
+    fn run(mut self) -> Result<(), String> {
+        if let Some(cpu) = self.cpu {
+            pin(cpu).map_err(|e| format!("pinning it to CPU {cpu} failed: {e}"))?;
+        }
+        let (board, mut epoch, mut answered) = (&*self.board, 0u64, 0u64);
+        let slate = usize::from(self.queue);
+        let mut tally = Tally::default();
+        let result = loop {
+            if self.stop.load(Relaxed) {
+                break Ok(());
+            }
+            if let Some(ask) = board.asked(answered) {
+                board.answer(slate, &mut self.lane.table, &mut epoch, ask);
+                answered = ask;
+            }
+            let n = match self.lane.poll_with(|table| board.follow(table, &mut epoch)) {
+                Ok(n) => n,
+                Err(e) => break Err(format!("recvmmsg failed: {e}")),
+            };
+            if n == 0 {
+                tally.empty_polls += 1;
+            } else {
+                tally.bursts += 1;
+                spend(self.cost_ticks * n as u64);
+            }
+            let (c, t) = (&self.lane.counts, &self.lane.table.totals);
+            (tally.packets, tally.bytes, tally.no_probe) = (c.datagrams, c.frame_bytes, c.no_probe);
+            (tally.lost, tally.reordered, tally.duplicates, tally.late) = (t.lost, t.reordered, t.duplicates, t.late);
+            tally.untracked = self.lane.table.untracked;
+            self.counters.publish(&tally);
+            self.buffers.taken.store(c.buffers, Relaxed);
+            self.buffers.coalesced.store(c.coalesced, Relaxed);
+        };
+        self.counters.mark_done();
+        result
+    }
+}
+
+fn pin(cpu: usize) -> nix::Result<()> {
+    let mut set = nix::sched::CpuSet::new();
+    set.set(cpu)?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+}
+
+/// --rx-cost: the work an application would do per datagram.
+fn spend(ticks: u64) {
+    if ticks > 0 {
+        let until = dpdk::rdtsc() + ticks;
+        while dpdk::rdtsc() < until {
+            std::hint::spin_loop();
+        }
+    }
+}
