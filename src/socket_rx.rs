@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use records::window::{QueueFigures, UdpWindow, WindowFigures};
+use records::window::{KernelCpu, QueueFigures, UdpWindow, WindowFigures};
 use seqtrack::{NoExactAccount, SeqCounts, StreamEdge};
 use udpsock::snmp::UdpCounters;
 use udpsock::RecvLane;
@@ -72,6 +72,9 @@ pub struct SocketSnapshot {
     drops: Vec<u64>,
     udp: Option<UdpCounters>,
     interface_drops: Option<u64>,
+    softnet: Option<udpsock::host::Softnet>,
+    /// The lanes' CPUs' time and the host's.
+    cpu: Option<(udpsock::host::CpuTime, udpsock::host::CpuTime)>,
 }
 
 /// What the lanes counted in all, when they stopped.
@@ -239,7 +242,22 @@ impl SocketReceiver {
             drops: self.lanes.iter().map(|l| udpsock::socket_drops(&l.socket).unwrap_or(0)).collect(),
             udp: udpsock::snmp::udp_counters().ok(),
             interface_drops: self.interface.as_deref().and_then(|i| nicstats::link_drops(i).ok()).map(|d| d.total()),
+            softnet: udpsock::host::softnet().ok(),
+            cpu: udpsock::host::cpu_time(&self.lane_cpus()).ok(),
         }
+    }
+
+    /// The CPUs the running lanes are pinned to (empty: not pinned).
+    pub fn lane_cpus(&self) -> Vec<usize> {
+        let mut cpus: Vec<usize> = self
+            .lanes
+            .iter()
+            .filter(|_| !self.cfg.cpus.is_empty())
+            .map(|l| self.cfg.cpus[usize::from(l.queue) % self.cfg.cpus.len()])
+            .collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        cpus
     }
 
     /// Figures between two snapshots of the same lanes.
@@ -254,6 +272,10 @@ impl SocketReceiver {
         let (buffers, coalesced) = b.buffers.iter().zip(&a.buffers).fold((0, 0), |(t, c), (b, a)| (t + grew(b.0, a.0), c + grew(b.1, a.1)));
         let (mut udp, interface_drops) = self.kernel_between(a, b);
         (udp.buffers, udp.coalesced) = (buffers, coalesced);
+        if let Some(cpu) = udp.cpu.as_mut() {
+            cpu.ns_per_frame =
+                (sum.packets > 0).then(|| (cpu.user_seconds + cpu.system_seconds + cpu.softirq_seconds) * 1e9 / sum.packets as f64);
+        }
         Ok(WindowFigures {
             seconds: b.at.duration_since(a.at).as_secs_f64(),
             packets: sum.packets,
@@ -291,6 +313,10 @@ impl SocketReceiver {
             (Some(b), Some(a)) => b.since(a),
             _ => UdpCounters::default(),
         };
+        let softnet = match (&b.softnet, &a.softnet) {
+            (Some(b), Some(a)) => b.since(a),
+            _ => udpsock::host::Softnet::default(),
+        };
         let interface_drops = match (b.interface_drops, a.interface_drops) {
             (Some(b), Some(a)) => b.saturating_sub(a),
             _ => 0,
@@ -307,6 +333,22 @@ impl SocketReceiver {
             rcvbuf_errors: udp.rcvbuf_errors,
             in_csum_errors: udp.in_csum_errors,
             mem_errors: udp.mem_errors,
+            softnet_dropped: softnet.dropped,
+            softnet_time_squeeze: softnet.time_squeeze,
+            cpu: match (&b.cpu, &a.cpu) {
+                (Some((bl, bh)), Some((al, ah))) if !self.cfg.cpus.is_empty() => {
+                    let (lanes, host, tick) = (bl.since(al), bh.since(ah), udpsock::host::seconds_per_tick());
+                    Some(KernelCpu {
+                        cpus: self.lane_cpus(),
+                        user_seconds: lanes.user as f64 * tick,
+                        system_seconds: lanes.system as f64 * tick,
+                        softirq_seconds: lanes.softirq as f64 * tick,
+                        host_softirq_seconds: host.softirq as f64 * tick,
+                        ns_per_frame: None,
+                    })
+                }
+                _ => None,
+            },
         };
         (figures, interface_drops)
     }

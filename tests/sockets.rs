@@ -120,6 +120,7 @@ fn blast_on_af_packet_to_a_socket_lane_counts_every_frame() {
             in_csum_errors: udp.in_csum_errors,
             mem_errors: udp.mem_errors,
             interface_drops: 0,
+            backlog_drops: 0,
         });
         let want = if drops > 0 { limits::LimitKind::Receiver } else { limits::LimitKind::None };
         assert_eq!((v.limits[0].kind, v.limits[0].frames, v.limits.len()), (want, drops, 1), "{size} B: {v:?}");
@@ -235,6 +236,9 @@ fn assert_socket_step(s: &serde_json::Value) -> (u64, u64) {
     assert_eq!(r["udp"]["coalesced"], 0, "{s}");
     assert_eq!(drops, lost, "every frame lost is one the sockets dropped (no other loss on a veth): {s}");
     assert_eq!(r["udp"]["rcvbuf_errors"].as_u64(), Some(drops), "{s}");
+    // The lanes run on CPU 1 (taskset): their CPU time, the kernel's included, per frame.
+    assert_eq!(r["udp"]["cpu"]["cpus"], serde_json::json!([1]), "{s}");
+    assert!(r["udp"]["cpu"]["ns_per_frame"].as_f64().is_some_and(|ns| ns > 0.0), "{s}");
     let limit = s["limit"].as_str().unwrap();
     if lost > 0 {
         assert!(limit.contains("receiver"), "{s}");
@@ -322,4 +326,5 @@ fn drop_on_sockets_names_a_full_socket_buffer_and_outlives_a_killed_sender() {
     let d = drop.finish(Duration::from_secs(30));
     assert_eq!(d.status.code(), Some(EXIT_INTERRUPTED), "{}\n{}", d.stdout, d.stderr);
     assert!(d.stdout.contains("drop: limit: receiver"), "drop's own summary names the sockets' drops: {}", d.stdout);
+    assert!(d.stdout.contains("drop: CPU: the lanes' CPUs [1] spent"), "{}", d.stdout);
 }

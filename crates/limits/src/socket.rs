@@ -29,6 +29,9 @@ pub struct SocketCounters {
     pub mem_errors: u64,
     /// The receiving interface's own drops (`/proc/net/dev`).
     pub interface_drops: u64,
+    /// Frames dropped at a full per-CPU input backlog (`/proc/net/softnet_stat`,
+    /// the host's), which the kernel counts in the device's rx_dropped too.
+    pub backlog_drops: u64,
 }
 
 /// What a window's verdict needs of a socket receiver beyond its drops
@@ -41,6 +44,9 @@ pub struct UdpReceiver {
     pub no_ports: u64,
     pub in_csum_errors: u64,
     pub mem_errors: u64,
+    /// The host's input backlog drops (softnet_stat).
+    #[serde(default)]
+    pub backlog_drops: u64,
 }
 
 impl UdpReceiver {
@@ -55,6 +61,7 @@ impl UdpReceiver {
             in_csum_errors: self.in_csum_errors,
             mem_errors: self.mem_errors,
             interface_drops,
+            backlog_drops: self.backlog_drops,
         }
     }
 }
@@ -126,7 +133,13 @@ pub(crate) fn kernel_limits(c: &SocketCounters) -> Vec<Limit> {
         ),
         ("InCsumErrors", c.in_csum_errors, "datagrams whose UDP checksum failed"),
         ("MemErrors", c.mem_errors, "the kernel could not charge the socket's memory (net.ipv4.udp_mem)"),
-        ("interface_drops", c.interface_drops, "the receiving interface dropped frames it took off the wire"),
+        (
+            "softnet_dropped",
+            c.backlog_drops,
+            "a CPU's input backlog was full (/proc/net/softnet_stat): raise net.core.netdev_max_backlog, or spread receive processing over more CPUs (RPS, more queues)",
+        ),
+        // A backlog drop is in the device's rx_dropped too: only the rest is the interface's own.
+        ("interface_drops", c.interface_drops.saturating_sub(c.backlog_drops), "the receiving interface dropped frames it took off the wire"),
     ] {
         if delta > 0 && left > 0 {
             let frames = delta.min(left);
@@ -174,6 +187,14 @@ mod tests {
         // And a buffer holds 64 frames at most: 2 drops explain 128 of 200.
         let v = socket_verdict(&SocketCounters { lost: 200, socket_drops: 2, gro: true, ..Default::default() });
         assert_eq!(v.limits.iter().map(|l| (l.kind, l.frames)).collect::<Vec<_>>(), [(LimitKind::Receiver, 128), (LimitKind::Network, 72)]);
+    }
+
+    #[test]
+    fn a_full_backlog_is_named_and_not_counted_again_as_the_interfaces() {
+        let v = socket_verdict(&SocketCounters { lost: 500, backlog_drops: 300, interface_drops: 320, ..Default::default() });
+        let named: Vec<_> = v.limits.iter().map(|l| (l.counters[0].as_str(), l.frames)).collect();
+        assert_eq!(named, [("softnet_dropped", 300), ("probe_lost", 180), ("interface_drops", 20)]);
+        assert!(v.limits[0].evidence.contains("netdev_max_backlog"), "{}", v.limits[0].evidence);
     }
 
     #[test]

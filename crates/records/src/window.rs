@@ -182,6 +182,32 @@ pub struct UdpWindow {
     pub rcvbuf_errors: u64,
     pub in_csum_errors: u64,
     pub mem_errors: u64,
+    /// The host's per-CPU input backlog over the window (`/proc/net/softnet_stat`,
+    /// every namespace's): frames dropped at a full backlog, and times the
+    /// receive softirq ran out of budget with work left.
+    #[serde(default)]
+    pub softnet_dropped: u64,
+    #[serde(default)]
+    pub softnet_time_squeeze: u64,
+    /// The CPU time the receiving cost over the window, the kernel's included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<KernelCpu>,
+}
+
+/// CPU time over a window (from `/proc/stat`, in its clock ticks): the
+/// lanes' CPUs' user, system and softirq time (anything else on those
+/// CPUs counts too), and the host's softirq time (receive processing runs
+/// on the CPU that took a frame in: on a veth, the sender's).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct KernelCpu {
+    pub cpus: Vec<usize>,
+    pub user_seconds: f64,
+    pub system_seconds: f64,
+    pub softirq_seconds: f64,
+    pub host_softirq_seconds: f64,
+    /// The lanes' CPUs' user, system and softirq time per frame received, in
+    /// nanoseconds (None when nothing arrived).
+    pub ns_per_frame: Option<f64>,
 }
 
 impl UdpWindow {
@@ -193,6 +219,7 @@ impl UdpWindow {
             no_ports: self.no_ports,
             in_csum_errors: self.in_csum_errors,
             mem_errors: self.mem_errors,
+            backlog_drops: self.softnet_dropped,
         }
     }
 }

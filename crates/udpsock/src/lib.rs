@@ -14,6 +14,7 @@
 //! count is then a count of buffers, not of frames ([`RecvCounts`]). Loss
 //! itself is never read from a counter: it is the probes' sequence numbers.
 
+pub mod host;
 mod messages;
 mod payload;
 mod recv;

@@ -224,15 +224,19 @@ impl<R: Lanes> Backend for DropBackend<R> {
             Some(t) => format!("lost {} of {} sent (exact), {} other frame(s)", t.lost, t.sent, f.other_frames.unwrap_or(0)),
             None => format!("lost about {} (gap estimate)", f.probe.lost),
         };
+        let drops = match &f.udp {
+            Some(u) => {
+                format!("the sockets dropped {}, RcvbufErrors +{}, backlog drops +{}", f.socket_drops, u.rcvbuf_errors, u.softnet_dropped)
+            }
+            None => format!("imissed {} rx_nombuf {}", f.imissed, f.rx_nombuf),
+        };
         blastdrop::say!(
-            "drop: window {window}: received {} frames, {} bytes in {:.3} s on {} queue(s) ({:.3} Mpps); imissed {} rx_nombuf {}; {lost}",
+            "drop: window {window}: received {} frames, {} bytes in {:.3} s on {} queue(s) ({:.3} Mpps); {drops}; {lost}",
             f.packets,
             f.bytes,
             f.seconds,
             f.queues.len(),
             f.packets as f64 / f.seconds.max(1e-9) / 1e6,
-            f.imissed,
-            f.rx_nombuf,
         );
         if let Some(e) = f.trial.as_ref().and_then(|t| t.error(None)) {
             blastdrop::say!("drop: window {window}: {e}");

@@ -163,13 +163,27 @@ fn print_summary(t: &Tally, (udp, interface_drops): (UdpWindow, u64), socket_dro
         t.no_probe
     );
     blastdrop::say!(
-        "drop: kernel: the sockets dropped {socket_drops}{}; in the namespace RcvbufErrors +{}, NoPorts +{}, InCsumErrors +{}, MemErrors +{}; interface drops +{interface_drops}",
+        "drop: kernel: the sockets dropped {socket_drops}{}; in the namespace RcvbufErrors +{}, NoPorts +{}, InCsumErrors +{}, MemErrors +{}; interface drops +{interface_drops}; the host's input backlog dropped +{} (time squeezed +{})",
         if udp.gro { " (buffers of up to 64 frames: GRO on)" } else { "" },
         udp.rcvbuf_errors,
         udp.no_ports,
         udp.in_csum_errors,
         udp.mem_errors,
+        udp.softnet_dropped,
+        udp.softnet_time_squeeze,
     );
+    if let Some(c) = &udp.cpu {
+        let spent = c.user_seconds + c.system_seconds + c.softirq_seconds;
+        blastdrop::say!(
+            "drop: CPU: the lanes' CPUs {:?} spent {:.2} s user, {:.2} s system, {:.2} s softirq ({}, anything else on them included); the host's softirq {:.2} s",
+            c.cpus,
+            c.user_seconds,
+            c.system_seconds,
+            c.softirq_seconds,
+            if t.packets > 0 { format!("{:.0} ns a frame received", spent * 1e9 / t.packets as f64) } else { "nothing received".into() },
+            c.host_softirq_seconds
+        );
+    }
     // The gap estimate stands for the loss: without a sender's counts it
     // misses frames lost before a stream's first arrival or after its last.
     let verdict = limits::socket_verdict(&udp.receiver().counters(t.lost, socket_drops, interface_drops));
