@@ -516,6 +516,8 @@ fn an_unknown_vdev_is_named() {
 fn drop_on_sockets_refuses_what_it_cannot_do_in_one_line() {
     let e = quick_error(DROP, &["--socket", "10.0.0.2"]);
     assert!(e.contains("--socket 10.0.0.2: not an address and UDP port"), "{e}");
+    let e = quick_error(DROP, &["--socket", "[::1]:9"]);
+    assert!(e.contains("IPv6 is not supported yet"), "{e}");
     let e = quick_error(DROP, &["--socket", "127.0.0.1:0"]);
     assert!(e.contains("port 0"), "{e}");
     let e = quick_error(DROP, &["--socket", "127.0.0.1:9", "--reflect", "--json", "x.json"]);

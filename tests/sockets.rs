@@ -295,6 +295,22 @@ fn drop_on_sockets_names_a_full_socket_buffer_and_outlives_a_killed_sender() {
     let mac = mac_of(&ns, "bd-b");
     let dir = scratch("sockets-slow");
     let (mut drop, peer) = drop_on_sockets(&ns, 2, &["--socket-rcvbuf", "16kB", "--no-gro", "--rx-cost", "200000"]);
+    // Frames for another port would all be lost to NoPorts: refused before a frame is sent.
+    let mut wrong = blast_to(&ns, &peer, &mac, &["--size", "64", "--rate", "1k", "--duration", "1"], &dir.join("wrong.json"));
+    let at = wrong.iter().position(|a| a == "--dst-port").unwrap();
+    wrong[at + 1] = "10".into();
+    let out = run_af_packet("ip", &wrong, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(2), "{}\n{}", out.stdout, out.stderr);
+    let errors: Vec<&str> = out.our_stderr().into_iter().filter(|l| l.starts_with("blast: error:")).collect();
+    assert_eq!(errors.len(), 1, "{}", out.stderr);
+    assert!(
+        errors[0].contains(
+            "drop receives on UDP sockets at 198.18.0.2:9 but blast sends to 198.18.0.2:10: give --dst-ip 198.18.0.2 --dst-port 9"
+        ),
+        "{}",
+        errors[0]
+    );
+
     let plan = ["--queues", "1", "--size", "256", "--rate", "20k", "--duration", "1"];
     let json = dir.join("slow.json");
     let out = run_af_packet("ip", &blast_to(&ns, &peer, &mac, &plan, &json), Duration::from_secs(60));

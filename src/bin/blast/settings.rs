@@ -63,6 +63,9 @@ pub(crate) struct PeerSettings {
     pub group: Option<(String, u16)>,
     /// How long each control exchange may take.
     pub control_timeout: Duration,
+    /// Where the frames go, each port's (--dst-ip, --dst-port): a drop on
+    /// UDP sockets must be listening there.
+    pub destinations: Vec<(std::net::Ipv4Addr, u16)>,
 }
 
 /// How long each part of a step takes.
@@ -133,6 +136,7 @@ impl<'a> Settings<'a> {
                 token: args.token.clone(),
                 group: args.group.clone().zip(args.senders),
                 control_timeout: args.control_timeout,
+                destinations: args.dst_ip.iter().map(|&ip| (ip, args.dst_port)).collect(),
             },
             timing: Timing { warmup: args.warmup, search_duration: args.search_duration, repeat: args.repeat },
             judging: Judging {

@@ -101,6 +101,12 @@ fn listener(args: &Args, has_secret: bool) -> Result<Option<TcpListener>, Failur
 /// refused by name rather than ignored.
 fn check_socket(args: &Args, spec: &str) -> Result<(), Failure> {
     let addr = socket_addr(spec)?;
+    if addr.is_ipv6() {
+        // The frame sizes are Ethernet + IPv4 + UDP (udpsock::frame_len), as blast builds them.
+        return Err(Failure::usage(format!(
+            "--socket {spec}: IPv6 is not supported yet (blast's frames are IPv4, and frame sizes are counted for IPv4 headers): give an IPv4 address"
+        )));
+    }
     if addr.port() == 0 {
         return Err(Failure::usage(format!(
             "--socket {spec}: port 0 is no port blast can send to: give the UDP port, e.g. {}:9000",

@@ -65,7 +65,24 @@ pub fn connect(settings: &PeerSettings) -> Result<(Option<Peer>, Option<PeerInfo
         control::ClientError::Connect(_) => Failure::runtime(format!("{e}: is drop running with --listen {addr}?")),
         e => Failure::runtime(e.to_string()),
     })?;
+    check_socket_destination(&info, &settings.destinations)?;
     Ok((Some(Peer { client, timeout: settings.control_timeout, member: None }), Some(info)))
+}
+
+/// A drop on UDP sockets (`udp:ADDR:PORT`) counts only what is sent to its
+/// address and port: frames sent elsewhere would all be "lost" (NoPorts).
+fn check_socket_destination(info: &PeerInfo, destinations: &[(std::net::Ipv4Addr, u16)]) -> Result<(), Failure> {
+    let Some(at) = info.port_name.strip_prefix("udp:").filter(|_| info.driver == "udp-socket") else { return Ok(()) };
+    let Ok(at) = at.parse::<std::net::SocketAddr>() else { return Ok(()) };
+    let ip_fits = |ip: std::net::Ipv4Addr| at.ip().is_unspecified() || at.ip() == std::net::IpAddr::V4(ip);
+    match destinations.iter().find(|&&(ip, port)| !ip_fits(ip) || port != at.port()) {
+        Some(&(ip, port)) => Err(Failure::usage(format!(
+            "drop receives on UDP sockets at {at} but blast sends to {ip}:{port}: give --dst-ip {} --dst-port {}",
+            if at.ip().is_unspecified() { ip.to_string() } else { at.ip().to_string() },
+            at.port()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Joins the --group with this sender's whole plan, and numbers this
