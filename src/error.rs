@@ -45,6 +45,9 @@ pub enum Error {
     /// A UDP socket of drop --socket that could not be made or bound.
     #[error(transparent)]
     Socket(#[from] udpsock::SocketError),
+    /// --watch-xstat on sockets bound to a wildcard address: no interface to read.
+    #[error("--socket {addr} is on every interface, so no interface's statistics can be watched: bind the interface's own address, or leave --watch-xstat out")]
+    SocketWatchWithoutInterface { addr: std::net::SocketAddr },
     /// A socket lane that could not run.
     #[error("socket lane {queue}: {why}")]
     SocketLane { queue: u16, why: String },
@@ -82,7 +85,7 @@ pub enum Error {
     #[error(transparent)]
     KernelStats(#[from] nicstats::Error),
     /// A statistic asked for that the kernel driver under a port does not list.
-    #[error("{interface} (kernel driver {driver}, under port {port}) lists no statistic {name:?}: on a port over a kernel interface, --watch-xstat names the driver's own statistics (`ethtool -S {interface}` lists them)")]
+    #[error("{interface} (kernel driver {driver}{}) lists no statistic {name:?}: on a kernel interface, --watch-xstat names the driver's own statistics (`ethtool -S {interface}` lists them)", under_port(*port))]
     NoSuchKernelStat { port: u16, interface: String, driver: String, name: String },
     /// A frame that cannot be built as set.
     #[error(transparent)]
@@ -151,5 +154,15 @@ impl Error {
             dpdk::Error::Limit { .. } => Error::Limit { source: e, from_capture },
             other => Error::Dpdk(other),
         }
+    }
+}
+
+/// ", under port N" for a port's kernel interface; nothing for an interface
+/// watched alone (drop --socket: no port, `u16::MAX`).
+fn under_port(port: u16) -> String {
+    if port == u16::MAX {
+        String::new()
+    } else {
+        format!(", under port {port}")
     }
 }

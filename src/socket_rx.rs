@@ -43,6 +43,9 @@ pub struct SocketRxConfig {
     pub cpus: Vec<usize>,
     /// Busy work per datagram, in TSC ticks (drop --rx-cost).
     pub cost_ticks: u64,
+    /// Statistics of the interface's kernel driver watched besides its
+    /// driver's own set (on ENA the allowance counters): --watch-xstat.
+    pub watch_xstats: Vec<String>,
 }
 
 /// Buffers a lane took from the kernel, and those holding several datagrams.
@@ -75,6 +78,8 @@ pub struct SocketSnapshot {
     softnet: Option<udpsock::host::Softnet>,
     /// The lanes' CPUs' time and the host's.
     cpu: Option<(udpsock::host::CpuTime, udpsock::host::CpuTime)>,
+    /// The interface's driver statistics watched.
+    xs: Option<crate::xstats::Sample>,
 }
 
 /// What the lanes counted in all, when they stopped.
@@ -96,6 +101,8 @@ pub struct SocketReceiver {
     granted: usize,
     /// The interface that holds the address (None: a wildcard address).
     interface: Option<String>,
+    /// Its kernel driver's statistics (None: no interface, or none to read).
+    watch: Option<crate::xstats::Watch>,
     totals: SocketTotals,
 }
 
@@ -104,6 +111,11 @@ impl SocketReceiver {
     pub fn new(cfg: SocketRxConfig, queues: u16) -> Result<SocketReceiver, Error> {
         let board = Arc::new(TrialBoard::new(cfg.streams, usize::from(cfg.max_queues)));
         let interface = interface_of(cfg.addr.ip());
+        let watch = match &interface {
+            Some(i) => watch_of(i, &cfg.watch_xstats)?,
+            None if !cfg.watch_xstats.is_empty() => return Err(Error::SocketWatchWithoutInterface { addr: cfg.addr }),
+            None => None,
+        };
         let mut rx = SocketReceiver {
             cfg,
             lanes: Vec::new(),
@@ -112,6 +124,7 @@ impl SocketReceiver {
             generation: 0,
             granted: 0,
             interface,
+            watch,
             totals: SocketTotals::default(),
         };
         rx.start(queues)?;
@@ -244,6 +257,24 @@ impl SocketReceiver {
             interface_drops: self.interface.as_deref().and_then(|i| nicstats::link_drops(i).ok()).map(|d| d.total()),
             softnet: udpsock::host::softnet().ok(),
             cpu: udpsock::host::cpu_time(&self.lane_cpus()).ok(),
+            xs: self.watch.as_ref().map(|w| w.sample()),
+        }
+    }
+
+    /// Where the interface's counters are read, in words (None: not read).
+    pub fn watch_source(&self) -> Option<String> {
+        self.watch.as_ref().and_then(|w| w.kernel_source()).map(|s| format!("{s} ({})", self.watch_names().join(", ")))
+    }
+
+    fn watch_names(&self) -> Vec<String> {
+        self.watch.as_ref().map_or_else(Vec::new, |w| w.names())
+    }
+
+    /// The interface's watched counters between two snapshots.
+    pub fn watched_between(&self, a: &SocketSnapshot, b: &SocketSnapshot) -> Option<crate::xstats::WindowXstats> {
+        match (&self.watch, &a.xs, &b.xs) {
+            (Some(w), Some(a), Some(b)) => Some(w.window(a, b)),
+            _ => None,
         }
     }
 
@@ -270,6 +301,7 @@ impl SocketReceiver {
         d.iter().for_each(|t| sum.add(t));
         let grew = |x: u64, y: u64| x.saturating_sub(y);
         let (buffers, coalesced) = b.buffers.iter().zip(&a.buffers).fold((0, 0), |(t, c), (b, a)| (t + grew(b.0, a.0), c + grew(b.1, a.1)));
+        let watched = self.watched_between(a, b);
         let (mut udp, interface_drops) = self.kernel_between(a, b);
         (udp.buffers, udp.coalesced) = (buffers, coalesced);
         if let Some(cpu) = udp.cpu.as_mut() {
@@ -289,7 +321,11 @@ impl SocketReceiver {
             socket_drops: b.drops.iter().zip(&a.drops).map(|(b, a)| grew(*b, *a)).sum(),
             interface_drops,
             udp: Some(Box::new(udp)),
-            xstats_invalid: (a.udp.is_none() || b.udp.is_none()).then(|| "/proc/net/snmp could not be read".to_string()),
+            xstats: watched.as_ref().map_or_else(Default::default, |x| x.counters.to_wire().0),
+            levels: watched.as_ref().map_or_else(Default::default, |x| x.counters.to_wire().1),
+            xstats_invalid: (a.udp.is_none() || b.udp.is_none())
+                .then(|| "/proc/net/snmp could not be read".to_string())
+                .or_else(|| watched.as_ref().and_then(|x| x.invalid.clone())),
             no_probe: sum.no_probe,
             probe: SeqCounts {
                 received: sum.packets - sum.no_probe,
@@ -357,6 +393,21 @@ impl SocketReceiver {
 impl Drop for SocketReceiver {
     fn drop(&mut self) {
         let _ = self.stop();
+    }
+}
+
+/// The interface's driver statistics, when its driver lists any: a driver
+/// that cannot be asked (the ethtool ioctl refused) is said and left out,
+/// unless --watch-xstat named statistics of it.
+fn watch_of(interface: &str, extra: &[String]) -> Result<Option<crate::xstats::Watch>, Error> {
+    match crate::xstats::Watch::of_interface(interface, extra) {
+        Ok(w) if w.is_empty() => Ok(None),
+        Ok(w) => Ok(Some(w)),
+        Err(e) if extra.is_empty() => {
+            tracing::warn!("{interface}: its driver's statistics cannot be read ({e}); only the kernel's UDP counters are watched");
+            Ok(None)
+        }
+        Err(e) => Err(e),
     }
 }
 

@@ -138,6 +138,9 @@ fn counters_only(specs: &[CounterSpec], a: &[u64], b: &[u64]) -> (Vec<String>, V
     (names, x, y)
 }
 
+/// The port id of a watch on a kernel interface alone (it has none).
+const NO_PORT: u16 = u16::MAX;
+
 /// One read of the watched counters.
 #[derive(Debug, Clone)]
 pub struct Sample {
@@ -208,30 +211,59 @@ impl Watch {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The kernel driver's statistics of `interface` alone, no DPDK port
+    /// (drop --socket): its driver's counter set (on ENA the allowance
+    /// counters) plus `extra` names.
+    pub fn of_interface(interface: &str, extra: &[String]) -> Result<Watch, Error> {
+        let opened = nicstats::Interface::open(interface)?;
+        let driver = opened.driver()?;
+        let wanted = limits::kernel_counter_set(&driver, extra);
+        let w = Watch {
+            inner: Arc::new(Mutex::new(Inner {
+                port: NO_PORT,
+                source: Source::Kernel { interface: opened, driver, listed: 0 },
+                wanted,
+                ..Default::default()
+            })),
+            stop: Arc::default(),
+            poller: Arc::default(),
+        };
+        w.resolve_on(None)?;
+        Ok(w)
+    }
+
     /// Finds the counters' ids again (after the port was configured anew).
     pub fn resolve(&self, port: &Port) -> Result<(), Error> {
+        self.resolve_on(Some(port))
+    }
+
+    /// As `resolve`; `port` None for a watch on a kernel interface alone.
+    fn resolve_on(&self, port: Option<&Port>) -> Result<(), Error> {
         let mut inner = self.lock();
         if inner.wanted.is_empty() {
             return Ok(());
         }
-        let names = match &mut inner.source {
-            Source::Port => port.xstat_names()?,
-            Source::Kernel { interface, listed, .. } => {
+        let names = match (&mut inner.source, port) {
+            (Source::Port, Some(port)) => port.xstat_names()?,
+            (Source::Port, None) => return Ok(()),
+            (Source::Kernel { interface, listed, .. }, _) => {
                 let names = interface.names()?;
                 *listed = names.len();
                 names
             }
         };
         let r = limits::resolve(&names, &inner.wanted);
+        let port_id = port.map_or(NO_PORT, |p| p.id());
         for name in &r.missing {
             let spec = inner.wanted.iter().find(|s| &s.name == name).expect("missing names come from wanted");
             match (&inner.source, spec.required) {
                 (Source::Port, true) => {
-                    return Err(Error::NoSuchXstat { port: port.id(), driver: port.info().driver.clone(), name: name.clone() })
+                    let driver = port.map_or_else(String::new, |p| p.info().driver.clone());
+                    return Err(Error::NoSuchXstat { port: port_id, driver, name: name.clone() });
                 }
                 (Source::Kernel { interface, driver, .. }, true) => {
                     return Err(Error::NoSuchKernelStat {
-                        port: port.id(),
+                        port: port_id,
                         interface: interface.name().into(),
                         driver: driver.clone(),
                         name: name.clone(),
@@ -240,7 +272,7 @@ impl Watch {
                 (Source::Port, false) => {
                     tracing::warn!(
                         "{} reports no {name}: the device does not offer it (older DPDK, or the capability is off)",
-                        port.info().driver
+                        port.map_or("the port", |p| p.info().driver.as_str())
                     )
                 }
                 (Source::Kernel { interface, driver, .. }, false) => {
@@ -254,16 +286,20 @@ impl Watch {
         for name in &r.duplicated {
             tracing::warn!("{name} appears more than once in the port's extended stats; the first is read");
         }
-        inner.path = limits::read_path(&port.info().driver, &r.specs);
+        inner.path = match port {
+            Some(port) => limits::read_path(&port.info().driver, &r.specs),
+            None => ReadPath::ById,
+        };
         inner.specs = r.specs;
         inner.ids = r.ids;
         inner.last_good = None;
         // The first read of their values runs under the device deadline (a
         // device that answers it answers the poller's reads too); its values
         // are not kept: the poller's first read is the baseline as before.
-        match &inner.source {
-            Source::Port => drop(port.xstats(&dpdk::XstatIds { names: Vec::new(), ids: inner.ids.clone() })?),
-            Source::Kernel { interface, listed, .. } => drop(interface.read(*listed)?),
+        match (&inner.source, port) {
+            (Source::Port, Some(port)) => drop(port.xstats(&dpdk::XstatIds { names: Vec::new(), ids: inner.ids.clone() })?),
+            (Source::Port, None) => {}
+            (Source::Kernel { interface, listed, .. }, _) => drop(interface.read(*listed)?),
         }
         Ok(())
     }

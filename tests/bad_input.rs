@@ -526,6 +526,8 @@ fn drop_on_sockets_refuses_what_it_cannot_do_in_one_line() {
     assert!(e.contains("EAL arguments after --"), "{e}");
     let e = quick_error(DROP, &["--socket-rcvbuf", "1MB"]);
     assert!(e.contains("add --socket ADDR:PORT"), "{e}");
+    let e = quick_error(DROP, &["--socket", "0.0.0.0:9", "--watch-xstat", "rx_dropped"]);
+    assert!(e.contains("--socket 0.0.0.0:9 is on every interface") && e.contains("leave --watch-xstat out"), "{e}");
     // An address no interface here holds: the bind fails, and says what to check.
     let e = quick_error(DROP, &["--socket", "203.0.113.77:9", "--duration", "1"]);
     assert!(e.contains("binding a UDP socket to 203.0.113.77:9 failed") && e.contains("is the address on an interface"), "{e}");

@@ -262,7 +262,8 @@ fn a_ladder_into_drop_on_sockets_counts_every_step_exactly() {
     ip_in(&ns, &["addr", "add", "198.18.0.2/24", "dev", "bd-b"]);
     let mac = mac_of(&ns, "bd-b");
     let dir = scratch("sockets-ladder");
-    let (drop, peer) = drop_on_sockets(&ns, 4, &["--socket-rcvbuf", "4MB"]);
+    // A statistic of the interface's kernel driver, watched as on a port (on ENA the allowances are, always).
+    let (drop, peer) = drop_on_sockets(&ns, 4, &["--socket-rcvbuf", "4MB", "--watch-xstat", "rx_queue_0_xdp_packets"]);
     let json = dir.join("ladder.json");
     let plan = ["--queues", "1,2,4", "--size", "64,1518", "--rate", "20k", "--duration", "1"];
     let out = run_af_packet("ip", &blast_to(&ns, &peer, &mac, &plan, &json), Duration::from_secs(180));
@@ -277,10 +278,16 @@ fn a_ladder_into_drop_on_sockets_counts_every_step_exactly() {
     for s in steps {
         let (sent, _) = assert_socket_step(s);
         assert!(sent > 15_000, "{s}");
+        assert!(s["receiver"]["xstats"]["rx_queue_0_xdp_packets"].is_u64(), "the veth's statistic, watched: {s}");
         // One socket per queue the step asked for.
         assert_eq!(s["receiver"]["queues"].as_array().unwrap().len() as u64, s["queues"].as_u64().unwrap(), "{s}");
     }
     assert!(d.stdout.contains("drop: received "), "{}", d.stdout);
+    assert!(
+        d.stdout.contains("drop: NIC counters from the kernel driver veth's statistics of bd-b (rx_queue_0_xdp_packets)"),
+        "{}",
+        d.stdout
+    );
 }
 
 /// A receiver that cannot keep up (a 16 KiB buffer, no GRO, 200,000 cycles

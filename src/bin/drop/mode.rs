@@ -120,7 +120,6 @@ fn check_socket(args: &Args, spec: &str) -> Result<(), Failure> {
         ("--one-way", args.one_way),
         ("--count-only", args.count_only),
         ("--rx-mbufs", args.rx_mbufs.is_some()),
-        ("--watch-xstat", !args.watch_xstat.is_empty()),
         ("--json", args.json.is_some()),
         ("--series", t.series.is_some()),
         ("--series-svg", t.series_svg.is_some()),

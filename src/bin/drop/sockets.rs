@@ -31,11 +31,15 @@ pub(crate) fn receive(args: &Args, spec: &str, mode: Mode) -> Result<(), Failure
         streams: args.streams,
         cpus: cpus.clone(),
         cost_ticks: args.rx_cost,
+        watch_xstats: args.watch_xstat.clone(),
     };
     let first = mode.first_queues(args.queues);
     let answering = mode.listener().map(StartingAnswer::begin).transpose()?;
     let receiver = SocketReceiver::new(cfg, first)?;
     announce(&receiver, args, first, &cpus);
+    if let Some(from) = receiver.watch_source() {
+        blastdrop::say!("drop: NIC counters from {from}");
+    }
     drop(answering);
     let start = receiver.snapshot();
     let rx = Arc::new(Mutex::new(receiver));
@@ -54,8 +58,12 @@ pub(crate) fn receive(args: &Args, spec: &str, mode: Mode) -> Result<(), Failure
     let mut receiver = lock(&rx);
     let end = receiver.snapshot();
     let kernel = receiver.kernel_between(&start, &end);
+    let watched = receiver.watched_between(&start, &end);
     let totals = receiver.finish()?;
     print_summary(&totals.tally, kernel, totals.socket_drops, began.elapsed().as_secs_f64());
+    if let Some(x) = watched {
+        print_watched(&x);
+    }
     Ok(())
 }
 
@@ -184,10 +192,28 @@ fn print_summary(t: &Tally, (udp, interface_drops): (UdpWindow, u64), socket_dro
             c.host_softirq_seconds
         );
     }
+    if t.packets == 0 {
+        blastdrop::say!("drop: limit: unknown: nothing arrived (does the sender send to {}?)", udp.address);
+        return;
+    }
     // The gap estimate stands for the loss: without a sender's counts it
     // misses frames lost before a stream's first arrival or after its last.
     let verdict = limits::socket_verdict(&udp.receiver().counters(t.lost, socket_drops, interface_drops));
     for l in &verdict.limits {
-        blastdrop::say!("drop: limit: {} ({} frames): {}", l.kind.as_str(), l.frames, l.evidence);
+        blastdrop::say!("drop: limit: {} ({} frames, loss from the gap estimate): {}", l.kind.as_str(), l.frames, l.evidence);
+    }
+}
+
+/// The interface's watched counters over the run, where they moved: on
+/// ENA the allowance counters, a limit no socket counter shows.
+fn print_watched(x: &blastdrop::xstats::WindowXstats) {
+    if let Some(why) = &x.invalid {
+        blastdrop::say!("drop: NIC counters over the run: not believed ({why})");
+        return;
+    }
+    let (deltas, _) = x.counters.to_wire();
+    let moved: Vec<String> = deltas.iter().filter(|(_, &d)| d > 0).map(|(n, d)| format!("{n} +{d}")).collect();
+    if !moved.is_empty() {
+        blastdrop::say!("drop: NIC counters over the run: {}", moved.join(", "));
     }
 }
