@@ -72,7 +72,8 @@ pub struct SocketSnapshot {
     at: Instant,
     lanes: Vec<Tally>,
     buffers: Vec<(u64, u64)>,
-    drops: Vec<u64>,
+    /// Each lane's socket's drops (None: its line in /proc/net/udp could not be read).
+    drops: Vec<Option<u64>>,
     udp: Option<UdpCounters>,
     interface_drops: Option<u64>,
     softnet: Option<udpsock::host::Softnet>,
@@ -88,6 +89,8 @@ pub struct SocketTotals {
     pub tally: Tally,
     /// The sockets' own drops (buffers under GRO), over every generation of lanes.
     pub socket_drops: u64,
+    /// Why a socket's drops could not be read, if one's could not: `socket_drops` is then short.
+    pub unread_drops: Option<String>,
     pub queues: Vec<(u16, Tally)>,
 }
 
@@ -191,11 +194,15 @@ impl SocketReceiver {
         self.stop.store(true, Relaxed);
         let mut first_error = None;
         for lane in self.lanes.drain(..) {
-            let drops = udpsock::socket_drops(&lane.socket).unwrap_or(0);
+            // Read before the thread ends (the lane holds the other handle).
+            let drops = udpsock::socket_drops(&lane.socket);
             let result = lane.thread.join().unwrap_or_else(|_| Err("its thread panicked".to_string()));
             let t = lane.counters.read();
             self.totals.tally.add(&t);
-            self.totals.socket_drops += drops;
+            match drops {
+                Ok(d) => self.totals.socket_drops += d,
+                Err(e) => self.totals.unread_drops = Some(format!("queue {}: {e}", lane.queue)),
+            }
             match self.totals.queues.iter_mut().find(|(q, _)| *q == lane.queue) {
                 Some((_, sum)) => sum.add(&t),
                 None => self.totals.queues.push((lane.queue, t)),
@@ -252,7 +259,7 @@ impl SocketReceiver {
             at: Instant::now(),
             lanes: self.lanes.iter().map(|l| l.counters.read()).collect(),
             buffers: self.lanes.iter().map(|l| (l.buffers.taken.load(Relaxed), l.buffers.coalesced.load(Relaxed))).collect(),
-            drops: self.lanes.iter().map(|l| udpsock::socket_drops(&l.socket).unwrap_or(0)).collect(),
+            drops: self.lanes.iter().map(|l| udpsock::socket_drops(&l.socket).ok()).collect(),
             udp: udpsock::snmp::udp_counters().ok(),
             interface_drops: self.interface.as_deref().and_then(|i| nicstats::link_drops(i).ok()).map(|d| d.total()),
             softnet: udpsock::host::softnet().ok(),
@@ -318,13 +325,21 @@ impl SocketReceiver {
                 .zip(&d)
                 .map(|(l, t)| QueueFigures { queue: l.queue, packets: t.packets, bytes: t.bytes, busy_seconds: 0.0 })
                 .collect(),
-            socket_drops: b.drops.iter().zip(&a.drops).map(|(b, a)| grew(*b, *a)).sum(),
+            socket_drops: b.drops.iter().zip(&a.drops).map(|(b, a)| grew(b.unwrap_or(0), a.unwrap_or(0))).sum(),
             interface_drops,
             udp: Some(Box::new(udp)),
             xstats: watched.as_ref().map_or_else(Default::default, |x| x.counters.to_wire().0),
             levels: watched.as_ref().map_or_else(Default::default, |x| x.counters.to_wire().1),
+            // A counter that could not be read is no zero: the verdict is then unknown.
             xstats_invalid: (a.udp.is_none() || b.udp.is_none())
                 .then(|| "/proc/net/snmp could not be read".to_string())
+                .or_else(|| {
+                    a.drops
+                        .iter()
+                        .chain(&b.drops)
+                        .any(Option::is_none)
+                        .then(|| "a socket's drops could not be read from /proc/net/udp".to_string())
+                })
                 .or_else(|| watched.as_ref().and_then(|x| x.invalid.clone())),
             no_probe: sum.no_probe,
             probe: SeqCounts {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use blastdrop::counters::Tally;
 use blastdrop::signals;
-use blastdrop::socket_rx::{SocketReceiver, SocketRxConfig};
+use blastdrop::socket_rx::{SocketReceiver, SocketRxConfig, SocketTotals};
 use control::PeerInfo;
 use records::window::UdpWindow;
 
@@ -60,7 +60,7 @@ pub(crate) fn receive(args: &Args, spec: &str, mode: Mode) -> Result<(), Failure
     let kernel = receiver.kernel_between(&start, &end);
     let watched = receiver.watched_between(&start, &end);
     let totals = receiver.finish()?;
-    print_summary(&totals.tally, kernel, totals.socket_drops, began.elapsed().as_secs_f64());
+    print_summary(&totals, kernel, began.elapsed().as_secs_f64());
     if let Some(x) = watched {
         print_watched(&x);
     }
@@ -158,7 +158,8 @@ fn watch(rx: &Mutex<SocketReceiver>, args: &Args) {
 
 /// The run's summary: what arrived, the probes' account, the kernel's
 /// counters over the run and the verdict they give.
-fn print_summary(t: &Tally, (udp, interface_drops): (UdpWindow, u64), socket_drops: u64, seconds: f64) {
+fn print_summary(totals: &SocketTotals, (udp, interface_drops): (UdpWindow, u64), seconds: f64) {
+    let (t, socket_drops) = (&totals.tally, totals.socket_drops);
     blastdrop::say!(
         "drop: received {} frames, {} bytes in {seconds:.3} s ({:.3} Mpps over the run); probes: lost (gap estimate) {}, reordered {}, duplicates {}, late {}, without a probe {}",
         t.packets,
@@ -194,6 +195,11 @@ fn print_summary(t: &Tally, (udp, interface_drops): (UdpWindow, u64), socket_dro
     }
     if t.packets == 0 {
         blastdrop::say!("drop: limit: unknown: nothing arrived (does the sender send to {}?)", udp.address);
+        return;
+    }
+    if let Some(why) = &totals.unread_drops {
+        // A drop count that could not be read is no zero: no verdict rests on it.
+        blastdrop::say!("drop: limit: unknown: a socket's drops could not be read ({why})");
         return;
     }
     // The gap estimate stands for the loss: without a sender's counts it
