@@ -268,6 +268,11 @@ impl SocketReceiver {
         }
     }
 
+    /// The running sockets' drops since they opened (None: one could not be read).
+    pub fn socket_drops_now(&self) -> Option<u64> {
+        self.lanes.iter().map(|l| udpsock::socket_drops(&l.socket).ok()).sum()
+    }
+
     /// Where the interface's counters are read, in words (None: not read).
     pub fn watch_source(&self) -> Option<String> {
         self.watch.as_ref().and_then(|w| w.kernel_source()).map(|s| format!("{s} ({})", self.watch_names().join(", ")))

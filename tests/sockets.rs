@@ -350,4 +350,6 @@ fn drop_on_sockets_names_a_full_socket_buffer_and_outlives_a_killed_sender() {
     assert_eq!(d.status.code(), Some(EXIT_INTERRUPTED), "{}\n{}", d.stdout, d.stderr);
     assert!(d.stdout.contains("drop: limit: receiver"), "drop's own summary names the sockets' drops: {}", d.stdout);
     assert!(d.stdout.contains("drop: CPU: the lanes' CPUs [1] spent"), "{}", d.stdout);
+    // And a second's line says the sockets' drops where there were some.
+    assert!(d.stdout.lines().any(|l| l.starts_with("drop: ") && l.contains(", the sockets dropped ")), "{}", d.stdout);
 }

@@ -144,8 +144,14 @@ fn watch(rx: &Mutex<SocketReceiver>, args: &Args) {
         if now.duration_since(last_tick) >= Duration::from_secs(1) {
             let d = cur.since(&last);
             let s = now.duration_since(last_tick).as_secs_f64();
+            // Read once a second, off the lanes: /proc/net/udp's lines of the sockets.
+            let drops = match lock(rx).socket_drops_now() {
+                Some(0) => String::new(),
+                Some(n) => format!(", the sockets dropped {n}"),
+                None => ", the sockets' drops unreadable".into(),
+            };
             blastdrop::say!(
-                "drop: {:.3} Mpps received on {} socket(s), {} frames on them, lost (gap estimate) {}",
+                "drop: {:.3} Mpps received on {} socket(s), {} frames on them, lost (gap estimate) {}{drops}",
                 d.packets as f64 / s / 1e6,
                 lanes.len(),
                 cur.packets,
