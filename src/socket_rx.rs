@@ -314,6 +314,7 @@ impl SocketReceiver {
         let grew = |x: u64, y: u64| x.saturating_sub(y);
         let (buffers, coalesced) = b.buffers.iter().zip(&a.buffers).fold((0, 0), |(t, c), (b, a)| (t + grew(b.0, a.0), c + grew(b.1, a.1)));
         let watched = self.watched_between(a, b);
+        let (xstats, levels) = watched.as_ref().map_or_else(Default::default, |x| x.counters.to_wire());
         let (mut udp, interface_drops) = self.kernel_between(a, b);
         (udp.buffers, udp.coalesced) = (buffers, coalesced);
         if let Some(cpu) = udp.cpu.as_mut() {
@@ -333,8 +334,8 @@ impl SocketReceiver {
             socket_drops: b.drops.iter().zip(&a.drops).map(|(b, a)| grew(b.unwrap_or(0), a.unwrap_or(0))).sum(),
             interface_drops,
             udp: Some(Box::new(udp)),
-            xstats: watched.as_ref().map_or_else(Default::default, |x| x.counters.to_wire().0),
-            levels: watched.as_ref().map_or_else(Default::default, |x| x.counters.to_wire().1),
+            xstats,
+            levels,
             // A counter that could not be read is no zero: the verdict is then unknown.
             xstats_invalid: (a.udp.is_none() || b.udp.is_none())
                 .then(|| "/proc/net/snmp could not be read".to_string())
@@ -484,7 +485,7 @@ impl LaneWork {
                 tally.empty_polls += 1;
             } else {
                 tally.bursts += 1;
-                spend(self.cost_ticks * n as u64);
+                crate::rx::spend(self.cost_ticks * n as u64);
             }
             let (c, t) = (&self.lane.counts, &self.lane.table.totals);
             (tally.packets, tally.bytes, tally.no_probe) = (c.datagrams, c.frame_bytes, c.no_probe);
@@ -503,14 +504,4 @@ fn pin(cpu: usize) -> nix::Result<()> {
     let mut set = nix::sched::CpuSet::new();
     set.set(cpu)?;
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
-}
-
-/// --rx-cost: the work an application would do per datagram.
-fn spend(ticks: u64) {
-    if ticks > 0 {
-        let until = dpdk::rdtsc() + ticks;
-        while dpdk::rdtsc() < until {
-            std::hint::spin_loop();
-        }
-    }
 }

@@ -27,6 +27,15 @@ fn mac_of(ns: &Netns, dev: &str) -> String {
     run("ip", &ns.exec("cat", vec![format!("/sys/class/net/{dev}/address")]), Duration::from_secs(10)).stdout.trim().to_owned()
 }
 
+/// The test's veth pair in a namespace of its own, DST_IP on the receiving
+/// end bd-b, and bd-b's MAC (None: skipped, said why).
+fn receiver_ns(test: &str) -> Option<(Netns, String)> {
+    let ns = netns_or_skip(test, Netns::with_pair)?;
+    ip_in(&ns, &["addr", "add", "198.18.0.2/24", "dev", "bd-b"]);
+    let mac = mac_of(&ns, "bd-b");
+    Some((ns, mac))
+}
+
 /// `work` on a thread of its own inside `ns` (the network namespace is a
 /// thread's: the sockets it opens are the namespace's).
 fn in_ns<T: Send + 'static>(ns: &Netns, work: impl FnOnce() -> T + Send + 'static) -> std::thread::JoinHandle<T> {
@@ -71,9 +80,7 @@ fn socket_lane_in(
 #[test]
 fn blast_on_af_packet_to_a_socket_lane_counts_every_frame() {
     let _g = heavy();
-    let Some(ns) = netns_or_skip("blast_on_af_packet_to_a_socket_lane_counts_every_frame", Netns::with_pair) else { return };
-    ip_in(&ns, &["addr", "add", "198.18.0.2/24", "dev", "bd-b"]);
-    let mac = mac_of(&ns, "bd-b");
+    let Some((ns, mac)) = receiver_ns("blast_on_af_packet_to_a_socket_lane_counts_every_frame") else { return };
     let dir = scratch("sockets-mixed");
     // The last round's receiver cannot keep up: its loss must be named.
     let rounds = [("64", false, false), ("256", true, false), ("1518", true, false), ("256", false, true)];
@@ -258,9 +265,7 @@ fn assert_socket_step(s: &serde_json::Value) -> (u64, u64) {
 #[test]
 fn a_ladder_into_drop_on_sockets_counts_every_step_exactly() {
     let _g = heavy();
-    let Some(ns) = netns_or_skip("a_ladder_into_drop_on_sockets", Netns::with_pair) else { return };
-    ip_in(&ns, &["addr", "add", "198.18.0.2/24", "dev", "bd-b"]);
-    let mac = mac_of(&ns, "bd-b");
+    let Some((ns, mac)) = receiver_ns("a_ladder_into_drop_on_sockets") else { return };
     let dir = scratch("sockets-ladder");
     // A statistic of the interface's kernel driver, watched as on a port (on ENA the allowances are, always).
     let (drop, peer) = drop_on_sockets(&ns, 4, &["--socket-rcvbuf", "4MB", "--watch-xstat", "rx_queue_0_xdp_packets"]);
@@ -297,9 +302,7 @@ fn a_ladder_into_drop_on_sockets_counts_every_step_exactly() {
 #[test]
 fn drop_on_sockets_names_a_full_socket_buffer_and_outlives_a_killed_sender() {
     let _g = heavy();
-    let Some(ns) = netns_or_skip("drop_on_sockets_names_a_full_socket_buffer", Netns::with_pair) else { return };
-    ip_in(&ns, &["addr", "add", "198.18.0.2/24", "dev", "bd-b"]);
-    let mac = mac_of(&ns, "bd-b");
+    let Some((ns, mac)) = receiver_ns("drop_on_sockets_names_a_full_socket_buffer") else { return };
     let dir = scratch("sockets-slow");
     let (mut drop, peer) = drop_on_sockets(&ns, 2, &["--socket-rcvbuf", "16kB", "--no-gro", "--rx-cost", "200000"]);
     // Frames for another port would all be lost to NoPorts: refused before a frame is sent.

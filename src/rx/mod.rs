@@ -216,9 +216,10 @@ impl<'a> Figures<'a> {
     }
 }
 
-/// Busy work an application would spend on the frames (0: none).
+/// Busy work an application would spend on the frames, in TSC ticks (0:
+/// none); drop's socket lanes (src/socket_rx.rs) spend it too.
 #[inline(always)]
-fn spend(cycles: u64) {
+pub(crate) fn spend(cycles: u64) {
     if cycles > 0 {
         let until = dpdk::rdtsc() + cycles;
         while dpdk::rdtsc() < until {

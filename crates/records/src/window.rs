@@ -26,6 +26,10 @@ pub struct PeerInfo {
     /// --reflect needs it, or no probe comes back to time.
     #[serde(default)]
     pub reflect: bool,
+    /// drop --socket: the address and UDP port its sockets are bound to
+    /// (blast's frames must go there); absent for a DPDK port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_socket: Option<std::net::SocketAddr>,
 }
 
 fn one_port() -> u16 {

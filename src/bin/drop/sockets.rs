@@ -21,7 +21,8 @@ use crate::start::StartingAnswer;
 /// served), then prints the summary and its verdict.
 pub(crate) fn receive(args: &Args, spec: &str, mode: Mode) -> Result<(), Failure> {
     let addr = mode::socket_addr(spec)?;
-    let cpus = allowed_cpus();
+    // The CPUs this process may run on (taskset's choice), in order.
+    let cpus: Vec<usize> = blastdrop::eal_args::allowed_cpus().into_iter().map(|c| c as usize).collect();
     let cfg = SocketRxConfig {
         addr,
         max_queues: args.queues,
@@ -45,7 +46,7 @@ pub(crate) fn receive(args: &Args, spec: &str, mode: Mode) -> Result<(), Failure
     let rx = Arc::new(Mutex::new(receiver));
     let history: Arc<Mutex<History>> = Arc::default();
     let server = match mode {
-        Mode::Served(served) => Some(crate::serve(served, &rx, peer_info(args, spec), &history)),
+        Mode::Served(served) => Some(crate::serve(served, &rx, peer_info(args, spec, addr), &history)),
         Mode::Standalone => None,
     };
     blastdrop::unfinished::began_measuring();
@@ -68,7 +69,7 @@ pub(crate) fn receive(args: &Args, spec: &str, mode: Mode) -> Result<(), Failure
 }
 
 /// drop as blast's hello answer describes it.
-fn peer_info(args: &Args, spec: &str) -> PeerInfo {
+fn peer_info(args: &Args, spec: &str, addr: std::net::SocketAddr) -> PeerInfo {
     PeerInfo {
         hostname: blastdrop::environment::hostname(),
         dpdk: "none: the kernel's UDP sockets".into(),
@@ -82,6 +83,7 @@ fn peer_info(args: &Args, spec: &str) -> PeerInfo {
         cpu_model: blastdrop::environment::cpu_model(),
         ports: 1,
         reflect: false,
+        udp_socket: Some(addr),
     }
 }
 
@@ -103,12 +105,6 @@ fn announce(receiver: &SocketReceiver, args: &Args, first: u16, cpus: &[usize]) 
     );
 }
 
-/// The CPUs this process may run on (taskset's choice), in order.
-fn allowed_cpus() -> Vec<usize> {
-    let Ok(set) = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) else { return Vec::new() };
-    (0..nix::sched::CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).collect()
-}
-
 /// A line a second until a signal, --duration, --count or --idle-timeout.
 fn watch(rx: &Mutex<SocketReceiver>, args: &Args) {
     let began = Instant::now();
@@ -128,8 +124,7 @@ fn watch(rx: &Mutex<SocketReceiver>, args: &Args) {
             // New lanes (a ladder changed the queue count) count from zero.
             (lanes_of, last, seen) = (generation, Tally::default(), 0);
         }
-        let mut cur = Tally::default();
-        lanes.iter().for_each(|l| cur.add(&l.read()));
+        let cur = blastdrop::counters::total(&lanes);
         if args.count.is_some_and(|c| cur.packets >= c) {
             return;
         }

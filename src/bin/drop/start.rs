@@ -37,6 +37,7 @@ pub fn peer_info(receiver: &Receiver, settings: &Settings) -> PeerInfo {
         rss: info.rss_offloads != 0,
         cpu_model: environment::cpu_model(),
         reflect: cfg.reflect,
+        udp_socket: None,
     }
 }
 

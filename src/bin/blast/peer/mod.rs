@@ -69,11 +69,10 @@ pub fn connect(settings: &PeerSettings) -> Result<(Option<Peer>, Option<PeerInfo
     Ok((Some(Peer { client, timeout: settings.control_timeout, member: None }), Some(info)))
 }
 
-/// A drop on UDP sockets (`udp:ADDR:PORT`) counts only what is sent to its
+/// A drop on UDP sockets (its hello's `udp_socket`) counts only what is sent to its
 /// address and port: frames sent elsewhere would all be "lost" (NoPorts).
 fn check_socket_destination(info: &PeerInfo, destinations: &[(std::net::Ipv4Addr, u16)]) -> Result<(), Failure> {
-    let Some(at) = info.port_name.strip_prefix("udp:").filter(|_| info.driver == "udp-socket") else { return Ok(()) };
-    let Ok(at) = at.parse::<std::net::SocketAddr>() else { return Ok(()) };
+    let Some(at) = info.udp_socket else { return Ok(()) };
     let ip_fits = |ip: std::net::Ipv4Addr| at.ip().is_unspecified() || at.ip() == std::net::IpAddr::V4(ip);
     match destinations.iter().find(|&&(ip, port)| !ip_fits(ip) || port != at.port()) {
         Some(&(ip, port)) => Err(Failure::usage(format!(
