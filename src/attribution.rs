@@ -11,6 +11,7 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
         offered,
         accepted: w.total.packets,
         ring_full_retries: w.total.ring_full_retries,
+        sender_sockets: w.on_sockets,
         sender_opackets: w.port.opackets,
         sender_oerrors: w.port.oerrors,
         sender_xstats: w.xstats.counters.clone(),

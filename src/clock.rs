@@ -14,13 +14,31 @@ pub fn core() -> &'static topology::CoreClock {
     static CORE: std::sync::OnceLock<topology::CoreClock> = std::sync::OnceLock::new();
     CORE.get_or_init(|| {
         topology::CoreClock::detect(
-            dpdk::tsc_hz(),
+            tsc_hz(),
             topology::TimerKind::of_this_build(),
             &topology::sysfs_root(),
             std::path::Path::new("/proc/cpuinfo"),
             0,
         )
     })
+}
+
+/// Ticks per second of the lanes' counter: DPDK's figure once its EAL
+/// runs; without one (the socket paths, on x86, where DPDK calibrates at
+/// EAL start) measured once against CLOCK_MONOTONIC_RAW over 50 ms.
+pub fn tsc_hz() -> u64 {
+    match dpdk::tsc_hz() {
+        0 => {
+            static MEASURED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+            *MEASURED.get_or_init(|| {
+                let (t0, n0) = pair(ClockId::CLOCK_MONOTONIC_RAW);
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                let (t1, n1) = pair(ClockId::CLOCK_MONOTONIC_RAW);
+                (t1.wrapping_sub(t0) as f64 * 1e9 / n1.saturating_sub(n0).max(1) as f64) as u64
+            })
+        }
+        hz => hz,
+    }
 }
 
 /// CLOCK_REALTIME in nanoseconds, as of a TSC value. The anchor is

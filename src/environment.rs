@@ -21,8 +21,10 @@ pub fn build(
     lcores: impl IntoIterator<Item = QueueLcore>,
     mempools: Vec<MempoolRecord>,
 ) -> Environment {
-    let eal = &started.eal;
-    let lcores = lcore_records(eal, lcores);
+    let lcores = match &started.eal {
+        Some(eal) => lcore_records(eal, lcores),
+        None => thread_records(lcores),
+    };
     let mut ports = ports;
     for port in ports.iter_mut().filter(|p| dpdk::af_xdp::is_af_xdp(&p.driver)) {
         port.xdp = Some(crate::xdp::state(&port.name, &started.eal_args));
@@ -31,11 +33,14 @@ pub fn build(
         hostname: hostname(),
         cpu_model: cpu_model(),
         machine: with_ec2_metadata(machine()),
-        dpdk_runtime: dpdk::runtime_version(),
+        dpdk_runtime: match &started.eal {
+            Some(_) => dpdk::runtime_version(),
+            None => "none: the kernel's UDP sockets".into(),
+        },
         dpdk_built_against: dpdk::built_against().into(),
         tsc_hz,
         clock: crate::clock::core().clone(),
-        hugepages: eal.has_hugepages(),
+        hugepages: started.eal.as_ref().is_some_and(|e| e.has_hugepages()),
         eal_args: started.eal_args.clone(),
         placement: started.placement.clone(),
         port: ports[0].clone(),
@@ -58,6 +63,25 @@ fn lcore_records(eal: &dpdk::Eal, lcores: impl IntoIterator<Item = QueueLcore>) 
         .collect()
 }
 
+/// Without an EAL (the socket paths) each queue's lane is a thread pinned
+/// to one CPU, named where an lcore id would be; its NUMA node from sysfs.
+fn thread_records(lanes: impl IntoIterator<Item = QueueLcore>) -> Vec<LcoreRecord> {
+    lanes
+        .into_iter()
+        .map(|(queue, port, cpu)| LcoreRecord { queue, port, lcore: cpu, cpu: Some(cpu), cpus: vec![cpu], socket: numa_node_of(cpu) })
+        .collect()
+}
+
+/// The NUMA node holding `cpu` (its `nodeN` entry in sysfs; 0 where none is listed).
+fn numa_node_of(cpu: u32) -> u32 {
+    std::fs::read_dir(format!("/sys/devices/system/cpu/cpu{cpu}"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Workers that may share a CPU, each lcore once (two queues on one lcore
 /// are one lane).
 fn shared_cpus(lcores: &[LcoreRecord]) -> Option<String> {
@@ -72,6 +96,10 @@ fn shared_cpus(lcores: &[LcoreRecord]) -> Option<String> {
 
 /// The sender's environment, its first `queues` queues' lcores.
 pub fn of_sender(started: &Started, sender: &Sender, queues: u16) -> Environment {
+    if let Some(side) = sender.socket_side() {
+        let lcores = (0..queues).map(|q| (q, 0, sender.lcores()[usize::from(q)]));
+        return build(started, sender.tsc_hz(), vec![socket_port_record(side)], lcores, Vec::new());
+    }
     let nports = sender.sides().len() as u16;
     let ports = sender
         .sides()
@@ -86,6 +114,32 @@ pub fn of_sender(started: &Started, sender: &Sender, queues: u16) -> Environment
         .enumerate()
         .map(|(q, &l)| (q as u16, layout::Spread::new(queues, nports).port_of(q as u16).0, l));
     build(started, sender.tsc_hz(), ports, lcores, sender.mempools.clone())
+}
+
+/// blast --socket's path where a port's record goes: the interface that
+/// holds --src-ip, its MTU, MAC, state and speed as the kernel says them.
+fn socket_port_record(side: &crate::sender::SocketSide) -> PortRecord {
+    let sys = |leaf: &str| std::fs::read_to_string(format!("/sys/class/net/{}/{leaf}", side.interface)).unwrap_or_default();
+    PortRecord {
+        id: 0,
+        name: side.info.name.clone(),
+        driver: side.info.driver.clone(),
+        socket: -1,
+        mac: side.mac.to_string(),
+        max_rx_queues: 0,
+        max_tx_queues: u16::MAX,
+        max_frame: side.info.max_rx_pktlen,
+        mtu: side.mtu,
+        rss: false,
+        tx_offloads: if side.cfg.segments > 1 { vec!["UDP_SEGMENT (GSO)".into()] } else { Vec::new() },
+        promiscuous: false,
+        link_up: sys("operstate").trim() == "up",
+        // veth and other virtual links say -1 (unknown): 0 here, as a port without a speed.
+        link_speed_mbps: sys("speed").trim().parse::<i64>().ok().filter(|&s| s > 0).map_or(0, |s| s as u32),
+        ena: None,
+        xdp: None,
+        counters_from: side.watch.as_ref().and_then(|w| w.kernel_source()),
+    }
 }
 
 /// The receiver's environment, with the lcores of the queues in `totals`.

@@ -51,6 +51,14 @@ pub enum Error {
     /// A socket lane that could not run.
     #[error("socket lane {queue}: {why}")]
     SocketLane { queue: u16, why: String },
+    /// blast --socket from an address no interface here holds.
+    #[error(
+        "--socket: --src-ip {ip} is on no interface of this network namespace: give the sending interface's own address with --src-ip"
+    )]
+    SocketSourceNotLocal { ip: std::net::Ipv4Addr },
+    /// blast --socket with frames the sending interface cannot carry whole.
+    #[error("--socket: frames of {size} B do not fit {interface}'s MTU of {mtu} B (at most {} B with the Ethernet header and FCS): give --size up to that, or raise the interface's MTU", mtu + 18)]
+    SocketFrameAboveMtu { size: u32, interface: String, mtu: u32 },
     /// A net_memif socket that cannot be used.
     #[error(transparent)]
     Memif(#[from] MemifError),

@@ -24,6 +24,7 @@ pub mod sender;
 pub mod session;
 pub mod signals;
 pub mod socket_rx;
+pub mod socket_tx;
 pub mod timeline;
 pub mod trial;
 pub mod tx;

@@ -420,7 +420,7 @@ impl Drop for SocketReceiver {
 /// The interface's driver statistics, when its driver lists any: a driver
 /// that cannot be asked (the ethtool ioctl refused) is said and left out,
 /// unless --watch-xstat named statistics of it.
-fn watch_of(interface: &str, extra: &[String]) -> Result<Option<crate::xstats::Watch>, Error> {
+pub(crate) fn watch_of(interface: &str, extra: &[String]) -> Result<Option<crate::xstats::Watch>, Error> {
     match crate::xstats::Watch::of_interface(interface, extra) {
         Ok(w) if w.is_empty() => Ok(None),
         Ok(w) => Ok(Some(w)),
@@ -438,7 +438,7 @@ fn without_run(edges: &[StreamEdge]) -> Vec<StreamEdge> {
 }
 
 /// The interface that holds `ip` in this namespace (None for a wildcard).
-fn interface_of(ip: IpAddr) -> Option<String> {
+pub(crate) fn interface_of(ip: IpAddr) -> Option<String> {
     if ip.is_unspecified() {
         return None;
     }
@@ -500,7 +500,8 @@ impl LaneWork {
     }
 }
 
-fn pin(cpu: usize) -> nix::Result<()> {
+/// Pins the calling thread to `cpu` (a socket lane's, as an lcore is).
+pub(crate) fn pin(cpu: usize) -> nix::Result<()> {
     let mut set = nix::sched::CpuSet::new();
     set.set(cpu)?;
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)

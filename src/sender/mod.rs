@@ -9,6 +9,7 @@
 mod failure;
 mod outcome;
 mod phase;
+mod socket_phase;
 mod step;
 mod window;
 
@@ -122,8 +123,29 @@ impl DerefMut for TxSide {
     }
 }
 
+/// blast on the kernel's UDP sockets (`--socket`): what stands in for a
+/// port. There is no port, pool or lcore: each queue is a thread with its
+/// own socket (crate::socket_tx).
+pub struct SocketSide {
+    pub cfg: crate::socket_tx::SocketTxConfig,
+    /// The path as a record names a port: "udp:198.18.0.2:9", driver "udp-socket".
+    pub info: DeviceInfo,
+    /// The interface that holds --src-ip, its kernel driver ("veth", "ena";
+    /// empty where it cannot be read), MAC and MTU.
+    pub interface: String,
+    pub driver: String,
+    pub mac: MacAddr,
+    pub mtu: u32,
+    /// Its kernel driver's statistics (on ENA the allowance counters), where it has any.
+    pub watch: Option<Watch>,
+    /// Each socket's send buffer as the kernel granted it (0 before the first step).
+    pub sndbuf_granted: usize,
+}
+
 pub struct Sender {
     sides: Vec<TxSide>,
+    /// On sockets: the path, and no `sides`.
+    sockets: Option<SocketSide>,
     cfg: SenderConfig,
     /// By global queue id.
     lcores: Vec<u32>,
@@ -210,6 +232,7 @@ impl Sender {
         let pools = tx_made.into_iter().map(|(pool, _)| Arc::new(pool)).collect();
         Ok(Sender {
             sides,
+            sockets: None,
             cfg,
             lcores,
             pools,
@@ -228,6 +251,50 @@ impl Sender {
         })
     }
 
+    /// A sender on the kernel's UDP sockets, no EAL: `cfg`'s one addressing
+    /// (its --src-ip held by an interface here) and `tx`.
+    pub fn on_sockets(cfg: SenderConfig, tx: crate::socket_tx::SocketTxConfig) -> Result<Sender, Error> {
+        let ip = tx.src_ip;
+        let interface = crate::socket_rx::interface_of(std::net::IpAddr::V4(ip)).ok_or(Error::SocketSourceNotLocal { ip })?;
+        let sys = |leaf: &str| std::fs::read_to_string(format!("/sys/class/net/{interface}/{leaf}")).unwrap_or_default();
+        let mtu: u32 = sys("mtu").trim().parse().unwrap_or(0);
+        if mtu > 0 && cfg.max_size > mtu + 18 {
+            return Err(Error::SocketFrameAboveMtu { size: cfg.max_size, interface, mtu });
+        }
+        let mac = sys("address").trim().parse().unwrap_or(MacAddr([0; 6]));
+        let watch = crate::socket_rx::watch_of(&interface, &cfg.watch_xstats)?;
+        let driver = nicstats::Interface::open(&interface).and_then(|i| i.driver()).unwrap_or_default();
+        let info = socket_device(&tx, mtu);
+        let lcores = (0..cfg.max_queues).map(|q| tx.cpu_of(q) as u32).collect();
+        let hz = crate::clock::tsc_hz();
+        Ok(Sender {
+            sides: Vec::new(),
+            sockets: Some(SocketSide { cfg: tx, info, interface, driver, mac, mtu, watch, sndbuf_granted: 0 }),
+            cfg,
+            lcores,
+            pools: Vec::new(),
+            rx_pools: Vec::new(),
+            home: QueueHome::default(),
+            configured_queues: None,
+            seqs: vec![0; 65536],
+            templates: None,
+            mixes: Vec::new(),
+            // The kernel writes the IPv4 identification field: these frames
+            // carry no run id, and receivers count them under run 0.
+            run_id: seqtrack::NO_RUN,
+            mempools: Vec::new(),
+            hz,
+            clock: crate::clock::WallClock::new(hz),
+            own_streams: None,
+            timeline: None,
+        })
+    }
+
+    /// On sockets: the path in place of a port (None on a port).
+    pub fn socket_side(&self) -> Option<&SocketSide> {
+        self.sockets.as_ref()
+    }
+
     fn port_config(cfg: &SenderConfig, queues: u16) -> PortConfig {
         PortConfig::paired(queues, cfg.tx_ring, cfg.max_size, true)
     }
@@ -243,15 +310,19 @@ impl Sender {
     }
 
     pub fn info(&self) -> &DeviceInfo {
-        &self.sides[0].info
+        match &self.sockets {
+            Some(s) => &s.info,
+            None => &self.sides[0].info,
+        }
     }
 
     pub fn own_mac(&self) -> MacAddr {
-        self.sides[0].own_mac
+        self.sockets.as_ref().map_or_else(|| self.sides[0].own_mac, |s| s.mac)
     }
 
+    /// The frames' source MAC (on sockets the interface's: the kernel writes it).
     pub fn src_mac(&self) -> MacAddr {
-        self.sides[0].src_mac
+        self.sockets.as_ref().map_or_else(|| self.sides[0].src_mac, |s| s.mac)
     }
 
     /// Every port, in --port order.
@@ -261,7 +332,10 @@ impl Sender {
 
     /// Every port's device name, in --port order.
     pub fn port_names(&self) -> Vec<String> {
-        self.sides.iter().map(|s| s.info.name.clone()).collect()
+        match &self.sockets {
+            Some(s) => vec![s.info.name.clone()],
+            None => self.sides.iter().map(|s| s.info.name.clone()).collect(),
+        }
     }
 
     pub fn lcores(&self) -> &[u32] {
@@ -269,7 +343,7 @@ impl Sender {
     }
 
     pub fn link(&self) -> Link {
-        self.sides[0].link
+        self.sides.first().map_or_else(Link::default, |s| s.link)
     }
 
     pub fn tsc_hz(&self) -> u64 {
@@ -281,9 +355,12 @@ impl Sender {
         plane::watch_text(&self.sides)
     }
 
-    /// The first port's watched counters (allowances on ENA, --watch-xstat names).
-    pub fn watch(&self) -> &Watch {
-        &self.sides[0].watch
+    /// Every watched set of counters (each port's; on sockets the interface's, where it has any).
+    pub fn watches(&self) -> Vec<&Watch> {
+        match &self.sockets {
+            Some(s) => s.watch.iter().collect(),
+            None => self.sides.iter().map(|s| &s.watch).collect(),
+        }
     }
 
     /// (Re)configures every port for its share of `queues`, starts them and
@@ -291,6 +368,11 @@ impl Sender {
     /// (a port cannot have none) that no lane uses.
     pub fn set_queues(&mut self, queues: u16) -> Result<(), Error> {
         if self.configured_queues == Some(queues) {
+            return Ok(());
+        }
+        if self.sockets.is_some() {
+            // Each phase opens its lanes' sockets.
+            self.configured_queues = Some(queues);
             return Ok(());
         }
         let first = self.configured_queues.is_none().then_some(self.cfg.xstats_interval);
@@ -336,11 +418,14 @@ impl Sender {
     }
 
     pub fn mtu(&self) -> u32 {
-        self.sides[0].port.configured().map_or(0, |c| c.mtu)
+        match &self.sockets {
+            Some(s) => s.mtu,
+            None => self.sides[0].port.configured().map_or(0, |c| c.mtu),
+        }
     }
 
     pub fn configured(&self) -> dpdk::Configured {
-        self.sides[0].port.configured().cloned().unwrap_or_default()
+        self.sides.first().and_then(|s| s.port.configured().cloned()).unwrap_or_default()
     }
 
     /// Configures the ports again before the next step, even for the same
@@ -350,6 +435,28 @@ impl Sender {
         if self.sides.iter().any(|s| s.port.peer_managed()) {
             self.configured_queues = None;
         }
+    }
+}
+
+/// The socket path described as a device, for what names a port.
+fn socket_device(tx: &crate::socket_tx::SocketTxConfig, mtu: u32) -> DeviceInfo {
+    let unlimited = dpdk::DescLimits { max: 0, min: 0, align: 0 };
+    DeviceInfo {
+        name: tx.name(),
+        driver: "udp-socket".into(),
+        socket: -1,
+        max_rx_queues: 0,
+        max_tx_queues: u16::MAX,
+        max_rx_pktlen: mtu + 18,
+        min_mtu: 0,
+        max_mtu: mtu.min(u32::from(u16::MAX)) as u16,
+        rx_desc: unlimited,
+        tx_desc: unlimited,
+        rss_offloads: 0,
+        tx_offload_capa: 0,
+        rx_offload_capa: 0,
+        reta_size: 0,
+        if_index: 0,
     }
 }
 

@@ -46,6 +46,9 @@ pub struct SenderWindow {
     /// Ports whose TX had not drained when the trial's counts were taken
     /// (`Sender::drain_tx`): frames counted as sent there may not have left.
     pub tx_undrained: Vec<String>,
+    /// Sent on the kernel's UDP sockets (blast --socket): `port` holds what
+    /// the sockets took, there being no port.
+    pub on_sockets: bool,
 }
 
 impl SenderWindow {

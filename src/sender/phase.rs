@@ -38,6 +38,9 @@ impl Sender {
         count: Option<u64>,
         hooks: &mut dyn WindowHooks,
     ) -> Result<Phase, Error> {
+        if self.sockets.is_some() {
+            return self.run_socket_phase(plan, p, duration, count, hooks);
+        }
         let frame_len = (p.size - wire::FCS_LEN as u32) as u16;
         crate::unfinished::began_measuring();
         let plan = plan.clone().with_count(count);
@@ -202,7 +205,7 @@ impl Sender {
     }
 
     /// The main thread's part of a phase: live lines, and the reasons to end.
-    fn drive(
+    pub(super) fn drive(
         &mut self,
         p: &StepParams,
         duration: Option<Duration>,

@@ -53,7 +53,7 @@ impl Sender {
     pub fn run_step(&mut self, p: &StepParams, hooks: &mut dyn WindowHooks) -> Result<StepOutcome, Error> {
         let plan = self.layout(p)?;
         self.set_queues(p.queues)?;
-        if p.replay.is_none() {
+        if p.replay.is_none() && self.sockets.is_none() {
             self.write_templates(&plan, p.size, p.mix.as_ref())?;
         }
         if !p.window {
@@ -106,7 +106,7 @@ impl Sender {
 
     /// The step's layout over this sender's ports.
     pub fn layout(&self, p: &StepParams) -> Result<StepLayout, Error> {
-        let base = self.sides[0].addressing.src_port;
+        let base = self.cfg.addressing[0].src_port;
         let mut layout = StepLayout::new(p.queues, self.sides.len() as u16, p.flows, base).map_err(Error::Layout)?;
         if let Some((first, room)) = self.own_streams {
             layout = layout.with_streams_from(first, room).map_err(Error::Layout)?;

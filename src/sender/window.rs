@@ -56,6 +56,7 @@ impl Sender {
             latency: latency.map(|l| l.0),
             tx_wall_pct: tx_wall_pct(&trial.lanes),
             tx_undrained: trial.tx_undrained.clone(),
+            on_sockets: self.sockets.is_some(),
             ..Default::default()
         };
         for l in &trial.lanes {
@@ -65,11 +66,19 @@ impl Sender {
             window.stalls.add(l.queue, t.stalls, t.stalled_ticks, l.outcome.longest_stall, self.hz);
             window.reflected_stale += l.outcome.reflected_stale;
         }
+        if self.sockets.is_some() {
+            // No port counts what left: what the sockets took is what left blast.
+            (window.port.opackets, window.port.obytes) = (window.total.packets, window.total.bytes);
+        }
         window
     }
 
-    /// Every port's counters now.
+    /// Every port's counters now (on sockets, the interface's watched
+    /// counters: there is no port to count what left).
     pub fn read_counters(&self) -> Reading {
+        if let Some(s) = &self.sockets {
+            return s.watch.iter().map(|w| (None, w.sample())).collect();
+        }
         self.sides.iter().map(|s| (s.port.stats().ok(), s.watch.sample())).collect()
     }
 
@@ -79,6 +88,13 @@ impl Sender {
     pub fn counters_between(&self, a: &Reading, b: &Reading) -> (PortStats, WindowXstats, Vec<(PortStats, WindowXstats)>) {
         let mut per = Vec::new();
         let (mut port, mut xs) = (PortStats::default(), WindowXstats::default());
+        if let Some(s) = &self.sockets {
+            // The lanes' own counts stand for the port's (`trial_window`).
+            if let (Some(w), Some((_, xa)), Some((_, xb))) = (&s.watch, a.first(), b.first()) {
+                xs.merge(&s.info.name, &w.window(xa, xb));
+            }
+            return (port, xs, per);
+        }
         for (side, ((pa, xa), (pb, xb))) in self.sides.iter().zip(a.iter().zip(b)) {
             let d = match (pa, pb) {
                 (Some(pa), Some(pb)) => pb.since(pa),

@@ -34,7 +34,8 @@ pub fn init_logging(verbose: u8) {
 /// The EAL, started with the user's arguments plus defaults for what they
 /// left out.
 pub struct Started {
-    pub eal: Eal,
+    /// None on the socket paths (blast --socket), which start no EAL.
+    pub eal: Option<Eal>,
     pub eal_args: Vec<String>,
     /// Where blastdrop put the lcores (None when the user gave -l/--lcores).
     pub placement: Option<topology::Placement>,
@@ -76,7 +77,14 @@ pub fn start_eal(tool: &str, user: &[String], workers: u16, ports: &[String]) ->
             tracing::warn!("{w}");
         }
     }
-    Ok(Started { eal, eal_args: plan.args, placement: plan.placement })
+    Ok(Started { eal: Some(eal), eal_args: plan.args, placement: plan.placement })
+}
+
+impl Started {
+    /// A run on the socket paths: no EAL, no placement.
+    pub fn without_eal() -> Started {
+        Started { eal: None, eal_args: Vec::new(), placement: None }
+    }
 }
 
 /// Opens `spec`, or says which ports exist and how to add one.

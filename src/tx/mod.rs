@@ -200,20 +200,47 @@ fn write_probe(frame: &mut [u8; HEAD], p: Probe) {
     p.stamp(probe.try_into().expect("HEAD ends at the probe's end"));
 }
 
-/// The pace of a paced lane and the shape it achieved.
-struct Pace {
-    schedule: Option<Schedule>,
-    shape: ShapeStats,
+/// The pace of a paced lane and the shape it achieved (a port's lanes and
+/// the socket lanes alike).
+pub(crate) struct Pace {
+    pub(crate) schedule: Option<Schedule>,
+    pub(crate) shape: ShapeStats,
     /// When the last burst was built, and its frames (a paced lane's end).
     last_send: Option<(u64, u32)>,
     /// Whether the loop stood still between its TSC reads.
-    stall: StallWatch,
+    pub(crate) stall: StallWatch,
 }
 
 impl Pace {
+    pub(crate) fn new(schedule: Option<Schedule>, stall: StallWatch) -> Pace {
+        Pace { schedule, shape: ShapeStats::default(), last_send: None, stall }
+    }
+
+    /// How many frames to build now: a burst, or, paced, what is due once
+    /// the next send's time comes (the wait is not busy time; `poll` runs
+    /// meanwhile: a reflecting lane collects its reflections).
+    #[inline(always)]
+    pub(crate) fn wait_due(&mut self, burst: usize, tally: &mut Tally, last: &mut u64, stop: &AtomicBool, mut poll: impl FnMut()) -> usize {
+        let Pace { schedule, stall, .. } = self;
+        let Some(p) = schedule.as_mut() else { return burst };
+        let mut now = dpdk::rdtsc();
+        stall.at(now, tally);
+        if now < p.deadline() {
+            tally.busy_cycles += now - *last;
+            while now < p.deadline() && !stop.load(Relaxed) {
+                poll();
+                std::hint::spin_loop();
+                now = dpdk::rdtsc();
+                stall.at(now, tally);
+            }
+            *last = now;
+        }
+        p.take_due(now, burst as u32) as usize
+    }
+
     /// Records a burst of `n` frames built at `tsc`.
     #[inline(always)]
-    fn sent(&mut self, tsc: u64, n: usize) {
+    pub(crate) fn sent(&mut self, tsc: u64, n: usize) {
         self.last_send = Some((tsc, n as u32));
         if self.schedule.is_some() {
             self.shape.record(tsc, n as u32);
@@ -227,7 +254,7 @@ impl Pace {
     /// its last moments, and that stall would read as a sender short of
     /// its pace). A lane too slow for its pace sends all the time, so its
     /// shortfall still shows.
-    fn end(&self, now: u64, rate: Option<f64>, hz: u64) -> u64 {
+    pub(crate) fn end(&self, now: u64, rate: Option<f64>, hz: u64) -> u64 {
         match (rate, self.last_send) {
             (Some(r), Some((at, n))) if r > 0.0 => now.min(at + (hz as f64 * f64::from(n) / r) as u64),
             _ => now,
@@ -247,7 +274,7 @@ impl TxLane {
         let mut pkts = Burst::new();
         let (mut tally, mut remaining, mut last) = (Tally::default(), self.quota.unwrap_or(u64::MAX), dpdk::rdtsc());
         let schedule = self.rate.and_then(|r| Schedule::new(self.shape, self.tsc_hz, r, last, self.seed));
-        let mut pace = Pace { schedule, shape: ShapeStats::default(), last_send: None, stall: StallWatch::new(last, self.tsc_hz) };
+        let mut pace = Pace::new(schedule, StallWatch::new(last, self.tsc_hz));
         let mut reflect = self.reflect.take();
         let mut clock = self.clock;
         if let Some(r) = reflect.as_mut() {
@@ -264,7 +291,11 @@ impl TxLane {
                 if remaining == 0 {
                     break;
                 }
-                let due = self.wait_due(&mut pace, burst, &mut tally, &mut last, &mut reflect, stop);
+                let due = pace.wait_due(burst, &mut tally, &mut last, stop, || {
+                    if let Some(r) = reflect.as_mut() {
+                        r.poll();
+                    }
+                });
                 if !pkts.alloc(&self.pool, due.min(remaining.min(MAX_BURST as u64) as usize)) {
                     tally.alloc_failures += 1;
                     self.counters.publish(&tally);
@@ -312,37 +343,6 @@ impl TxLane {
             }
         }
         self.finish(start_tsc, last, tally, pkts.len() as u64, &pace, stamper.seqs.len(), reflect)
-    }
-
-    /// How many frames to build now: a burst, or, paced, what is due once
-    /// the next send's time comes (the wait is not busy time; reflections
-    /// are collected meanwhile).
-    #[inline(always)]
-    fn wait_due(
-        &self,
-        pace: &mut Pace,
-        burst: usize,
-        tally: &mut Tally,
-        last: &mut u64,
-        reflect: &mut Option<Reflect>,
-        stop: &AtomicBool,
-    ) -> usize {
-        let Some(p) = pace.schedule.as_mut() else { return burst };
-        let mut now = dpdk::rdtsc();
-        pace.stall.at(now, tally);
-        if now < p.deadline() {
-            tally.busy_cycles += now - *last;
-            while now < p.deadline() && !stop.load(Relaxed) {
-                if let Some(r) = reflect.as_mut() {
-                    r.poll();
-                }
-                std::hint::spin_loop();
-                now = dpdk::rdtsc();
-                pace.stall.at(now, tally);
-            }
-            *last = now;
-        }
-        p.take_due(now, burst as u32) as usize
     }
 
     /// The lane's end: busy time closed, late reflections collected, the

@@ -9,6 +9,7 @@ use pace::ShapeStats;
 use crate::counters::Tally;
 
 /// What a send loop reports when it ends.
+#[derive(Default)]
 pub struct TxOutcome {
     pub tally: Tally,
     /// Frames built but never accepted by the device (freed at stop).

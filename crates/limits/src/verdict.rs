@@ -18,6 +18,11 @@ pub struct WindowCounters {
     /// measured: unpaced lanes, a replay's).
     #[serde(default)]
     pub sender_tx_pct: Option<f64>,
+    /// The sender sent on the kernel's UDP sockets (blast --socket): its
+    /// calls are sendmmsg, and a call that came back short met a full
+    /// socket buffer or queueing discipline, not a ring.
+    #[serde(default)]
+    pub sender_sockets: bool,
     /// The sender port's own counters.
     pub sender_opackets: u64,
     pub sender_oerrors: u64,
@@ -288,21 +293,24 @@ fn sender_limit(w: &WindowCounters) -> Option<Limit> {
             (short as f64 > offered as f64 * SENDER_SHORTFALL).then(|| Limit {
                 kind: LimitKind::Sender,
                 side: Side::Sender,
-                counters: vec!["tx_burst".into()],
+                counters: vec![send_call(w).into()],
                 delta: w.ring_full_retries,
                 frames: short,
-                evidence: sender_shortfall(w.accepted, offered, w.ring_full_retries, w.sender_tx_pct) + &stalled(w),
+                evidence: sender_shortfall(w, offered) + &stalled(w),
             })
         }
         None => Some(Limit {
             kind: LimitKind::Sender,
             side: Side::Sender,
-            counters: vec!["tx_burst".into()],
+            counters: vec![send_call(w).into()],
             delta: w.ring_full_retries,
             frames: 0,
             evidence: format!(
-                "unpaced: the sender sent as fast as its cores and queues took frames ({} accepted, {} tx_burst calls came back short)",
-                w.accepted, w.ring_full_retries
+                "unpaced: the sender sent as fast as its cores and {} took frames ({} accepted, {} {} calls came back short)",
+                if w.sender_sockets { "sockets" } else { "queues" },
+                w.accepted,
+                w.ring_full_retries,
+                send_call(w)
             ),
         }),
     }
@@ -418,23 +426,39 @@ fn stalled(w: &WindowCounters) -> String {
 /// cores fall behind spends it building frames, not inside the driver.
 pub const PUSHED_BACK_TX_PCT: f64 = 50.0;
 
+/// The call a sending lane hands frames over with.
+fn send_call(w: &WindowCounters) -> &'static str {
+    if w.sender_sockets {
+        "sendmmsg"
+    } else {
+        "tx_burst"
+    }
+}
+
 /// Why a paced sender fell short, in words: a queue that pushed back
 /// (ring full) is a different cause from a core that was late to offer.
-fn sender_shortfall(accepted: u64, offered: u64, ring_full: u64, tx_pct: Option<f64>) -> String {
+fn sender_shortfall(w: &WindowCounters, offered: u64) -> String {
+    let (accepted, ring_full, call) = (w.accepted, w.ring_full_retries, send_call(w));
     let pct = offered.saturating_sub(accepted) as f64 / offered.max(1) as f64 * 100.0;
     let cause = if ring_full == 0 {
-        match tx_pct.filter(|&p| p >= PUSHED_BACK_TX_PCT) {
+        match w.sender_tx_pct.filter(|&p| p >= PUSHED_BACK_TX_PCT) {
             Some(p) => format!(
-                "no tx_burst call came back short, but the lanes spent {p:.0}% of their time inside tx_burst: the path beneath \
-                 the queues pushed back by taking its time (a shaper or queueing discipline under a kernel socket such as \
-                 net_af_packet's, or a driver waiting on its device), not the sending cores"
+                "no {call} call came back short, but the lanes spent {p:.0}% of their time inside {call}: the path beneath \
+                 the {} pushed back by taking its time (a shaper or queueing discipline under a kernel socket such as \
+                 net_af_packet's, or a driver waiting on its device), not the sending cores",
+                if w.sender_sockets { "sockets" } else { "queues" }
             ),
-            None => "no tx_burst call came back short, so the sending cores, not the queues, fell behind the pace".to_string(),
+            None => format!(
+                "no {call} call came back short, so the sending cores, not the {}, fell behind the pace",
+                if w.sender_sockets { "sockets" } else { "queues" }
+            ),
         }
+    } else if w.sender_sockets {
+        format!("{ring_full} sendmmsg calls came back short (a full socket buffer or queueing discipline)")
     } else {
         format!("{ring_full} tx_burst calls came back short (ring full)")
     };
-    format!("tx_burst accepted {accepted} of the {offered} frames the pace asked for ({pct:.2}% short); {cause}")
+    format!("{call} accepted {accepted} of the {offered} frames the pace asked for ({pct:.2}% short); {cause}")
 }
 
 #[cfg(test)]

@@ -29,6 +29,12 @@ impl Messages {
         Messages { bufs, stride, _iovs: iovs, headers }
     }
 
+    /// Has buffer `i`'s message carry its first `len` bytes (at most its stride).
+    pub(crate) fn set_len(&mut self, i: usize, len: usize) {
+        // SAFETY: each header's iovec pointer is into `_iovs`, which lives as long as the array.
+        unsafe { (*self.headers[i].msg_hdr.msg_iov).iov_len = len.min(self.stride) };
+    }
+
     /// Buffer `i`'s first `len` bytes.
     pub(crate) fn buffer(&self, i: usize, len: usize) -> &[u8] {
         &self.bufs[i * self.stride..i * self.stride + len.min(self.stride)]

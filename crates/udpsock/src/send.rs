@@ -73,6 +73,11 @@ impl SendLane {
         self.segments * self.messages.batch()
     }
 
+    /// Each datagram's frame on the wire, FCS included (the step's frame size).
+    pub fn frame_bytes(&self) -> u64 {
+        frame_len(self.payload) as u64
+    }
+
     /// Datagrams per GSO buffer.
     pub fn segments(&self) -> usize {
         self.segments
@@ -83,20 +88,40 @@ impl SendLane {
         self.next_seq
     }
 
+    /// Continues the stream from `seq` (a ladder's steps keep numbering
+    /// each stream where the last step left it).
+    pub fn set_next_seq(&mut self, seq: u32) {
+        self.next_seq = seq;
+    }
+
     /// Stamps a call's probes (sequence numbers from the next one on, sent
     /// at `tx_ns`) and hands up to `buffers` GSO buffers to the kernel.
     /// Returns the datagrams it took; the sequence numbers of what it did
     /// not take are sent next time, so a receiver never counts them lost.
     pub fn send(&mut self, buffers: usize, tx_ns: u64) -> std::io::Result<usize> {
-        let buffers = buffers.clamp(1, self.messages.batch());
-        let datagrams = buffers * self.segments;
+        self.send_datagrams(buffers.clamp(1, self.messages.batch()) * self.segments, tx_ns)
+    }
+
+    /// As [`send`](Self::send), for `datagrams` datagrams (at most
+    /// [`per_call`](Self::per_call)): whole GSO buffers, and the rest in one
+    /// shorter buffer (a paced lane sends what is due, not a whole call).
+    pub fn send_datagrams(&mut self, datagrams: usize, tx_ns: u64) -> std::io::Result<usize> {
+        let datagrams = datagrams.clamp(1, self.per_call());
+        let (whole, rest) = (datagrams / self.segments, datagrams % self.segments);
+        let buffers = whole + usize::from(rest > 0);
         for d in 0..datagrams {
             let at = d * self.payload;
             let probe: &mut [u8; PROBE_LEN] = (&mut self.messages.bufs[at..at + PROBE_LEN]).try_into().expect("a payload holds a probe");
             Probe { stream: self.stream, seq: self.next_seq.wrapping_add(d as u32), tx_ns }.write_kernel_sent(probe);
         }
+        if rest > 0 {
+            self.messages.set_len(whole, rest * self.payload);
+        }
         // SAFETY: the headers point at iovecs over this lane's own buffers.
         let n = unsafe { libc::sendmmsg(self.fd.as_raw_fd(), self.messages.headers.as_mut_ptr(), buffers as _, 0) };
+        if rest > 0 {
+            self.messages.set_len(whole, self.messages.stride);
+        }
         self.counts.calls += 1;
         if n < 0 {
             let e = std::io::Error::last_os_error();
@@ -111,7 +136,9 @@ impl SendLane {
                 _ => Err(e),
             };
         }
-        let taken = n as usize * self.segments;
+        // Buffers go in order: the short one, if taken, is the last.
+        let n = n as usize;
+        let taken = if n > whole { datagrams } else { n * self.segments };
         self.next_seq = self.next_seq.wrapping_add(taken as u32);
         self.counts.datagrams += taken as u64;
         self.counts.frame_bytes += (taken * frame_len(self.payload)) as u64;

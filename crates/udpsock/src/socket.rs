@@ -73,10 +73,14 @@ pub fn receiver_socket(addr: SocketAddr, rcvbuf: Option<usize>, gro: bool) -> Re
 /// A sending socket connected to `dest` (bound to `local` first when
 /// given, so that each lane's flow has its own source port), its send
 /// buffer set to `sndbuf` bytes when given. Sends block while the buffer is
-/// full: a sender that outruns the stack waits rather than drops.
+/// full (for up to [`RECEIVE_WAIT`]): a sender that outruns the stack waits rather than drops.
 pub fn sender_socket(local: Option<SocketAddr>, dest: SocketAddr, sndbuf: Option<usize>) -> Result<(OwnedFd, Buffer), SocketError> {
     let fd = socket::socket(family(&dest), SockType::Datagram, SockFlag::SOCK_CLOEXEC, None).map_err(SocketError::Open)?;
     let buffer = size(&fd, sndbuf, sockopt::SndBufForce, sockopt::SndBuf, sockopt::SndBuf)?;
+    // A send that blocks on a full buffer returns within the wait (EAGAIN,
+    // nothing sent), so a lane looks at its stop flag.
+    let wait = TimeVal::new(0, RECEIVE_WAIT.as_micros() as _);
+    option("SO_SNDTIMEO", socket::setsockopt(&fd, sockopt::SendTimeout, &wait))?;
     if let Some(addr) = local {
         socket::bind(fd.as_raw_fd(), &SockaddrStorage::from(addr)).map_err(|error| SocketError::Bind { addr, error })?;
     }

@@ -91,14 +91,18 @@ fn run(args: Args) -> Result<(), Failure> {
         events::emit("start", &serde_json::json!({ "mode": mode.name(), "version": env!("CARGO_PKG_VERSION"), "config": &args }));
     }
     let endpoint = blastdrop::timeline::bind_metrics(&settings.outputs.timeline)?;
-    let started = session::start_eal("blast", &args.eal, settings.sender.max_queues, &settings.sender.ports)?;
+    // The socket path starts no EAL.
+    let started = match settings.socket {
+        Some(_) => session::Started::without_eal(),
+        None => session::start_eal("blast", &args.eal, settings.sender.max_queues, &settings.sender.ports)?,
+    };
     let largest = match &mode {
         Mode::Replay(r) => Some(r.capture.largest() as u32),
         _ => None,
     };
     // A ladder drops the queue counts its ports cannot take before they open for the largest.
     let max_queues = match &mut mode {
-        Mode::Ladder(m) => {
+        Mode::Ladder(m) if settings.socket.is_none() => {
             ladder_run::fit_to_ports(&settings.sender.ports, m);
             m.ladder.max_queues()
         }
@@ -131,9 +135,24 @@ fn sender(
         cfg.max_size = largest;
         cfg.size_from_capture = true;
     }
-    let mut sender = Sender::new(&started.eal, cfg)?;
-    let columns = blastdrop::timeline::counter_columns(&sender.sides().iter().map(|s| &s.watch).collect::<Vec<_>>());
+    let mut sender = match &settings.socket {
+        Some(socket) => Sender::on_sockets(cfg, socket.clone())?,
+        None => Sender::new(started.eal.as_ref().ok_or_else(|| Failure::runtime("the EAL did not start"))?, cfg)?,
+    };
+    let columns = blastdrop::timeline::counter_columns(&sender.watches());
     sender.set_timeline(blastdrop::timeline::Timeline::new(&settings.outputs.timeline, columns, endpoint)?);
+    if let Some(side) = sender.socket_side() {
+        blastdrop::say!(
+            "blast: sending on UDP sockets from {} ({}, MTU {}) to {}, {}, lanes on CPUs {:?}",
+            side.cfg.src_ip,
+            side.interface,
+            side.mtu,
+            side.cfg.dest,
+            if side.cfg.segments > 1 { format!("up to {} datagrams per GSO buffer", side.cfg.segments) } else { "no GSO".into() },
+            side.cfg.cpus
+        );
+        return Ok(sender);
+    }
     blastdrop::say!(
         "blast: memory: {}; {}",
         sender.mempools[0].describe("TX mempools"),

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crate::fail::Failure;
 use blastdrop::sender::{Addressing, SenderConfig};
+use blastdrop::socket_tx::SocketTxConfig;
 use blastdrop::timeline::TimelineConfig;
 
 use crate::args::Args;
@@ -21,6 +22,8 @@ pub(crate) struct Settings<'a> {
     /// the flags ask for (a ladder fitted to its ports, or a replay's
     /// largest frame, adjust it in `main`).
     pub sender: SenderConfig,
+    /// --socket: the kernel's UDP sockets in place of a port (None: a DPDK port).
+    pub socket: Option<SocketTxConfig>,
     pub traffic: Traffic,
     pub peer: PeerSettings,
     pub timing: Timing,
@@ -123,6 +126,7 @@ impl<'a> Settings<'a> {
     pub fn of(args: &'a Args) -> Result<Settings<'a>, Failure> {
         Ok(Settings {
             sender: sender_config(args)?,
+            socket: args.socket.then(|| socket_config(args)),
             traffic: Traffic {
                 flows: args.flows,
                 reflect: args.reflect,
@@ -163,6 +167,18 @@ impl<'a> Settings<'a> {
             },
             config: AsGiven::new(args),
         })
+    }
+}
+
+/// --socket's lanes: the first addresses (mode checks refuse more), a GSO
+/// buffer of up to --burst datagrams, and a lane on each CPU blast may use in turn.
+fn socket_config(args: &Args) -> SocketTxConfig {
+    SocketTxConfig {
+        src_ip: args.src_ip[0],
+        dest: std::net::SocketAddrV4::new(args.dst_ip[0], args.dst_port),
+        sndbuf: args.socket_sndbuf.map(|b| b as usize),
+        segments: if args.no_gso { 1 } else { args.burst.min(udpsock::MAX_SEGMENTS) },
+        cpus: blastdrop::eal_args::allowed_cpus().into_iter().map(|c| c as usize).collect(),
     }
 }
 

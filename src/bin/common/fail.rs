@@ -102,7 +102,9 @@ pub fn explain(e: Error) -> Failure {
         Error::Socket(e @ udpsock::SocketError::Bind { .. }) => Failure::usage(format!("--socket: {e}")),
         Error::Socket(e) => Failure::runtime(format!("--socket: {e}")),
         e @ Error::SocketLane { .. } => Failure::runtime(e),
-        e @ Error::SocketWatchWithoutInterface { .. } => Failure::usage(e),
+        e @ (Error::SocketWatchWithoutInterface { .. } | Error::SocketSourceNotLocal { .. } | Error::SocketFrameAboveMtu { .. }) => {
+            Failure::usage(e)
+        }
         e @ (Error::Memif(_) | Error::ArrivalClock(_) | Error::NoSuchXstat { .. } | Error::NoSuchKernelStat { .. } | Error::Frame(_)) => {
             Failure::usage(e)
         }

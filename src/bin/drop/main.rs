@@ -94,7 +94,8 @@ fn receive(settings: &Settings, mode: Mode) -> Result<(), Failure> {
     let endpoint = blastdrop::timeline::bind_metrics(&settings.outputs.timeline)?;
     let answering = mode.listener().map(start::StartingAnswer::begin).transpose()?;
     let started = session::start_eal("drop", &settings.eal, cfg.max_queues, &cfg.ports)?;
-    let mut receiver = Receiver::new(&started.eal, cfg.clone())?;
+    let eal = started.eal.as_ref().expect("drop on a port starts the EAL");
+    let mut receiver = Receiver::new(eal, cfg.clone())?;
     blastdrop::say!("drop: memory: {}", receiver.mempools[0].describe("RX mempools"));
     let first = mode.first_queues(cfg.max_queues);
     receiver.start(first)?;

@@ -53,6 +53,20 @@ pub struct Args {
     /// queues are spread over them round robin, and each port gets its own rows and verdict
     #[arg(long, default_value = "0")]
     pub port: Vec<String>,
+    /// Send on the kernel's UDP sockets instead of a DPDK port, with no EAL: one connected socket
+    /// and one thread per queue, from --src-ip (an address of this host) and --src-port + queue to
+    /// --dst-ip:--dst-port, with sendmmsg and UDP GSO, each thread pinned to a CPU blast may run on
+    /// (taskset chooses them); each queue is one flow. The frames carry the same probes, so drop
+    /// (on a port or on sockets) counts them exactly (docs/sockets.md)
+    #[arg(long)]
+    pub socket: bool,
+    /// With --socket: each socket's send buffer in bytes (SO_SNDBUF, forced past
+    /// net.core.wmem_max where blast may) [default: the kernel's]
+    #[arg(long, value_parser = parse::bytes, value_name = "BYTES", requires = "socket")]
+    pub socket_sndbuf: Option<u64>,
+    /// With --socket: send one datagram per buffer, without UDP GSO (as most socket programs do)
+    #[arg(long, requires = "socket")]
+    pub no_gso: bool,
     /// TX queues, each driven by its own worker lcore: a number, a list (1,2,4,8) or a doubling range (1..32)
     /// (a list's counts beyond what a port takes are left out, with a line saying so; a single one is refused)
     #[arg(long, default_value = "1", value_parser = parse::queue_list)]

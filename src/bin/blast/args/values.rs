@@ -4,6 +4,11 @@
 use super::Args;
 
 impl Args {
+    /// --dst-mac was given (its default is no choice of the user's).
+    pub fn dst_mac_given(&self) -> bool {
+        self.dst_mac.len() != 1 || self.dst_mac[0] != wire::MacAddr([2, 0, 0, 0, 0, 2])
+    }
+
     pub fn max_queues(&self) -> u16 {
         self.queues.iter().copied().max().unwrap_or(1)
     }

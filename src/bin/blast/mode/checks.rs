@@ -13,6 +13,9 @@ pub fn is_ladder(args: &Args) -> bool {
 
 /// Every check clap cannot make alone, before anything starts.
 pub fn check(args: &Args) -> Result<(), Failure> {
+    if args.socket {
+        check_socket(args)?;
+    }
     if args.src_mac.iter().any(|m| m.is_multicast()) {
         return Err(Failure::usage("--src-mac must be a unicast address (its first byte even)"));
     }
@@ -148,4 +151,33 @@ pub fn check_replay(args: &Args) -> Result<(), Failure> {
     }
     // Output files are checked now, whatever the timing, not after the replay.
     crate::cli::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref())])
+}
+
+/// blast --socket: what the socket lanes cannot do (yet), each named.
+fn check_socket(args: &Args) -> Result<(), Failure> {
+    let given = [
+        ("--port", args.port != ["0"]),
+        ("--reflect", args.reflect),
+        ("--pcap", args.pcap.is_some()),
+        ("--size-mix", args.size_mix.is_some()),
+        ("--flows (each queue is one flow: its own socket and source port)", args.flows.is_some()),
+        ("--src-mac", !args.src_mac.is_empty()),
+        ("--dst-mac (the kernel resolves it)", args.dst_mac_given()),
+        ("--group", args.group.is_some()),
+        ("--rx-queues", args.rx_queues.is_some()),
+        ("EAL arguments after --", !args.eal.is_empty()),
+    ];
+    let unsupported: Vec<&str> = given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect();
+    if !unsupported.is_empty() {
+        return Err(Failure::usage(format!(
+            "--socket sends on the kernel's UDP sockets, where {} {} not supported yet: leave {} out",
+            unsupported.join(", "),
+            if unsupported.len() == 1 { "is" } else { "are" },
+            if unsupported.len() == 1 { "it" } else { "them" },
+        )));
+    }
+    if args.src_ip.len() > 1 || args.dst_ip.len() > 1 {
+        return Err(Failure::usage("--socket sends from one address to one: give --src-ip and --dst-ip once each"));
+    }
+    Ok(())
 }

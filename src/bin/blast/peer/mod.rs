@@ -84,6 +84,21 @@ fn check_socket_destination(info: &PeerInfo, destinations: &[(std::net::Ipv4Addr
     }
 }
 
+/// blast --socket with GSO over a veth to drop on a port: veth hands each
+/// GSO buffer to its peer whole (a NIC, or the kernel before a driver
+/// without GSO, cuts it into frames), so a DPDK receiver (af_packet, AF_XDP)
+/// would take one frame, holding one probe, for every buffer.
+pub fn check_gso_path(info: &PeerInfo, sender: &Sender) -> Result<(), Failure> {
+    let Some(side) = sender.socket_side() else { return Ok(()) };
+    if side.cfg.segments > 1 && side.driver == "veth" && info.udp_socket.is_none() {
+        return Err(Failure::usage(format!(
+            "blast --socket over veth ({}) to drop on a DPDK port ({}): veth hands each GSO buffer to its peer whole, as one frame that drop's port counts once: give --no-gso",
+            side.interface, info.driver
+        )));
+    }
+    Ok(())
+}
+
 /// Joins the --group with this sender's whole plan, and numbers this
 /// sender's streams from its share of the group's ids.
 pub fn join(p: &mut Peer, settings: &PeerSettings, plan: control::StepPlan, sender: &mut Sender) -> Result<(), Failure> {

@@ -14,7 +14,10 @@ pub fn announce(paced_rate: Option<f64>, m: &Single, sender: &Sender) {
         (None, Some(d)) => format!("{d:.1?}"),
         (None, None) => unreachable!("a duration defaults when there is no count"),
     };
-    let ports: Vec<String> = sender.sides().iter().map(|s| format!("{} ({}, {})", s.port.id(), s.info.name, s.info.driver)).collect();
+    let ports: Vec<String> = match sender.socket_side() {
+        Some(side) => vec![format!("{} ({}, from {})", side.info.name, side.info.driver, side.cfg.src_ip)],
+        None => sender.sides().iter().map(|s| format!("{} ({}, {})", s.port.id(), s.info.name, s.info.driver)).collect(),
+    };
     blastdrop::say!(
         "blast: port{} {}, {} queue(s), {} (FCS incl.), {} flow(s), {}, {}; sender-side figures",
         if ports.len() > 1 { "s" } else { "" },

@@ -1,0 +1,109 @@
+//! One phase of a step on the kernel's UDP sockets: a thread per queue,
+//! each with its own socket, under the same watch as a port's lanes
+//! (`Sender::drive`), handing back the same outcomes.
+
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use layout::StepLayout;
+
+use super::outcome::{LaneResult, Phase};
+use super::window::WindowHooks;
+use super::{Sender, StepParams};
+use crate::counters::LaneCounters;
+use crate::error::Error;
+use crate::signals;
+use crate::socket_tx::{self, SocketTxLane};
+use crate::tx::TxOutcome;
+
+type Running = (u16, u32, Arc<LaneCounters>, JoinHandle<Result<TxOutcome, String>>);
+
+impl Sender {
+    /// As `run_phase`, on sockets: every lane's socket is opened first (one
+    /// that cannot be fails the step before any frame leaves), then each
+    /// lane runs on its thread until the duration, the count, a failure or a signal.
+    pub(super) fn run_socket_phase(
+        &mut self,
+        plan: &StepLayout,
+        p: &StepParams,
+        duration: Option<Duration>,
+        count: Option<u64>,
+        hooks: &mut dyn WindowHooks,
+    ) -> Result<Phase, Error> {
+        let side = self.sockets.as_mut().expect("a socket phase runs on sockets");
+        crate::unfinished::began_measuring();
+        let plan = plan.clone().with_count(count);
+        let mut lanes = Vec::new();
+        for slot in plan.slots() {
+            // One flow per queue: mode checks refuse --flows on sockets.
+            let stream = slot.streams[0];
+            let (lane, granted) = socket_tx::open_lane(&side.cfg, stream.src_port, stream.id, p.size as usize, self.cfg.burst)?;
+            side.sndbuf_granted = granted;
+            let counters = Arc::new(LaneCounters::default());
+            let cpu = side.cfg.cpu_of(slot.queue);
+            lanes.push(SocketTxLane {
+                lane,
+                first_seq: self.seqs[usize::from(stream.id)],
+                quota: slot.quota,
+                rate: slot.rate,
+                shape: p.shape,
+                seed: 0x9e37_79b9_7f4a_7c15 ^ (u64::from(slot.queue) << 32) ^ dpdk::rdtsc(),
+                tsc_hz: self.hz,
+                clock: self.clock,
+                counters,
+                cpu,
+            });
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut running: Vec<Running> = Vec::new();
+        for (slot, lane) in plan.slots().zip(lanes) {
+            let (queue, cpu, counters, lane_stop) = (slot.queue, lane.cpu as u32, lane.counters.clone(), stop.clone());
+            match std::thread::Builder::new().name(format!("blast-socket-{queue}")).spawn(move || lane.run(&lane_stop)) {
+                Ok(thread) => running.push((queue, cpu, counters, thread)),
+                Err(e) => {
+                    stop.store(true, SeqCst);
+                    drop(join(running));
+                    return Err(Error::SocketLane { queue, why: format!("its thread did not start: {e}") });
+                }
+            }
+        }
+        let counters: Vec<Arc<LaneCounters>> = running.iter().map(|r| r.2.clone()).collect();
+        let failure = self.drive(p, duration, count, &counters, Instant::now(), hooks);
+        stop.store(true, SeqCst);
+        let results = join(running)?;
+        if let Some(timeline) = self.timeline.as_mut() {
+            timeline.phase_done(results.iter().map(|l| (l.queue, l.outcome.tally)));
+        }
+        for l in &results {
+            for (s, next) in plan.streams(l.queue).iter().zip(&l.outcome.next_seqs) {
+                self.seqs[usize::from(s.id)] = *next;
+            }
+        }
+        let start = results.iter().map(|l| l.outcome.start_tsc).min().unwrap_or(0);
+        let end = results.iter().map(|l| l.outcome.end_tsc).max().unwrap_or(0);
+        Ok(Phase {
+            lanes: results,
+            failure,
+            interrupted: signals::interrupted(),
+            seconds: end.saturating_sub(start) as f64 / self.hz as f64,
+            tx_undrained: Vec::new(),
+        })
+    }
+}
+
+/// Waits for every lane (the stop flag set); the first that failed fails
+/// the phase, after all are joined.
+fn join(running: Vec<Running>) -> Result<Vec<LaneResult>, Error> {
+    let mut results = Vec::with_capacity(running.len());
+    let mut failed = None;
+    for (queue, lcore, _, thread) in running {
+        match thread.join() {
+            Ok(Ok(outcome)) => results.push(LaneResult { queue, lcore, outcome }),
+            Ok(Err(why)) => failed = failed.or(Some(Error::SocketLane { queue, why })),
+            Err(_) => failed = failed.or(Some(Error::SocketLane { queue, why: "its thread panicked".into() })),
+        }
+    }
+    failed.map_or(Ok(results), Err)
+}
