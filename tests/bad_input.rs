@@ -532,3 +532,21 @@ fn drop_on_sockets_refuses_what_it_cannot_do_in_one_line() {
     let e = quick_error(DROP, &["--socket", "203.0.113.77:9", "--duration", "1"]);
     assert!(e.contains("binding a UDP socket to 203.0.113.77:9 failed") && e.contains("is the address on an interface"), "{e}");
 }
+
+/// blast --socket: what its lanes cannot do is refused before anything is
+/// sent, one line each, naming the flag; so is a source address no interface holds.
+#[test]
+fn blast_on_sockets_refuses_what_it_cannot_do_in_one_line() {
+    let e = quick_error(BLAST, &["--socket", "--port", "1", "--reflect"]);
+    assert!(e.contains("--socket sends on the kernel's UDP sockets, where --port, --reflect are not supported yet: leave them out"), "{e}");
+    let e = quick_error(BLAST, &["--socket", "--flows", "4"]);
+    assert!(e.contains("--flows (each queue is one flow: its own socket and source port)"), "{e}");
+    let e = quick_error(BLAST, &["--socket", "--dst-ip", "127.0.0.1", "--dst-ip", "127.0.0.2"]);
+    assert!(e.contains("give --src-ip and --dst-ip once each"), "{e}");
+    let e = quick_error(BLAST, &["--socket", "--", "--no-huge"]);
+    assert!(e.contains("EAL arguments after --"), "{e}");
+    let e = quick_error(BLAST, &["--no-gso"]);
+    assert!(e.contains("needs --socket too"), "{e}");
+    let e = quick_error(BLAST, &["--socket", "--src-ip", "203.0.113.9", "--dst-ip", "127.0.0.1", "--duration", "1"]);
+    assert!(e.contains("--src-ip 203.0.113.9 is on no interface of this network namespace"), "{e}");
+}

@@ -253,6 +253,26 @@ impl Netns {
         self.link(&["set", dev, "mtu", &mtu.to_string()])
     }
 
+    /// Two namespaces, `name` and `name`-b: bd-a (198.18.0.1/24) in the
+    /// first to bd-b (198.18.0.2/24) in the second, and bd-c (10.99.0.1/24)
+    /// to bd-d (10.99.0.2/24) for the control channel. A socket sender and
+    /// a socket receiver in one namespace would talk over loopback, never
+    /// the pair.
+    pub fn apart(name: &str) -> Result<(Netns, Netns), String> {
+        let (a, b) = (Self::create(name)?, Self::create(&format!("{name}-b"))?);
+        for (x, i, y, j) in [("bd-a", 1, "bd-b", 2), ("bd-c", 3, "bd-d", 4)] {
+            let (ix, iy) = ((4096 * i).to_string(), (4096 * j).to_string());
+            a.link(&["add", x, "index", &ix, "type", "veth", "peer", "name", y, "index", &iy, "netns", &b.0])?;
+        }
+        for (ns, dev, addr) in
+            [(&a, "bd-a", "198.18.0.1/24"), (&b, "bd-b", "198.18.0.2/24"), (&a, "bd-c", "10.99.0.1/24"), (&b, "bd-d", "10.99.0.2/24")]
+        {
+            Self::ip(&["-n", &ns.0, "addr", "add", addr, "dev", dev])?;
+            ns.link(&["set", dev, "up"])?;
+        }
+        Ok((a, b))
+    }
+
     /// bd-a <-> bd-b.
     pub fn with_pair(name: &str) -> Result<Netns, String> {
         let ns = Self::create(name)?;

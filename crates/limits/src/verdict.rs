@@ -843,4 +843,20 @@ mod tests {
         assert!(v.limits[0].evidence.ends_with("; fell behind"));
         assert_eq!(v.limits[0].frames, 50);
     }
+
+    #[test]
+    fn a_sender_on_sockets_is_named_by_its_sendmmsg_calls() {
+        let w = WindowCounters { sender_sockets: true, accepted: 1_000, received: Some(1_000), ring_full_retries: 3, ..Default::default() };
+        let v = verdict(&w);
+        assert_eq!(v.limits[0].counters, vec!["sendmmsg".to_string()]);
+        assert!(
+            v.limits[0].evidence.contains("cores and sockets took frames") && v.limits[0].evidence.contains("3 sendmmsg calls"),
+            "{}",
+            v.limits[0].evidence
+        );
+        let paced = WindowCounters { offered: Some(2_000), ..w };
+        let e = &verdict(&paced).limits[0].evidence;
+        assert!(e.starts_with("sendmmsg accepted 1000 of the 2000") && e.contains("a full socket buffer or queueing discipline"), "{e}");
+        assert!(!e.contains("tx_burst"), "{e}");
+    }
 }

@@ -165,3 +165,29 @@ fn a_frame_too_small_for_a_probe_is_refused_in_one_line() {
     let e = SendLane::new(fd, 0, 63, 64, 8).err().expect("63 B carries no probe");
     assert_eq!(e.to_string(), "a frame of 63 B cannot carry a probe: frames are 64 B at least");
 }
+
+/// A paced lane sends what is due, not whole calls: 5 datagrams with 4 to a
+/// GSO buffer go as a buffer of 4 and one of 1, numbered on from where the
+/// lane was told to continue.
+#[test]
+fn a_short_call_sends_whole_buffers_and_one_shorter_numbered_on() {
+    let (rx, _) = receiver_socket(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), Some(1 << 20), false).unwrap();
+    let port = nix::sys::socket::getsockname::<nix::sys::socket::SockaddrIn>(std::os::fd::AsRawFd::as_raw_fd(&rx)).unwrap().port();
+    let (fd, _) = sender_socket(None, SocketAddr::from((Ipv4Addr::LOCALHOST, port)), None).unwrap();
+    let mut lane = SendLane::new(fd, 0, 128, 4, 2).unwrap();
+    assert_eq!((lane.per_call(), lane.frame_bytes()), (8, 128));
+    lane.set_next_seq(100);
+    assert_eq!(lane.send_datagrams(5, 0).unwrap(), 5);
+    assert_eq!(lane.send_datagrams(8, 0).unwrap(), 8);
+    assert_eq!(lane.next_seq(), 113);
+    let mut recv = RecvLane::new(rx, 32, 1);
+    let mut got = 0;
+    for _ in 0..20 {
+        got += recv.poll().unwrap();
+        if got >= 13 {
+            break;
+        }
+    }
+    assert_eq!(recv.counts.datagrams, 13, "every datagram of both calls arrived, one each");
+    assert_eq!(recv.counts.frame_bytes, 13 * 128);
+}
