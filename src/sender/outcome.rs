@@ -49,6 +49,8 @@ pub struct SenderWindow {
     /// Sent on the kernel's UDP sockets (blast --socket): `port` holds what
     /// the sockets took, there being no port.
     pub on_sockets: bool,
+    /// On sockets: the kernel's figures over the window.
+    pub udp: Option<records::window::UdpSendWindow>,
 }
 
 impl SenderWindow {

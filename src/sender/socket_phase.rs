@@ -8,6 +8,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use layout::StepLayout;
+use records::window::{KernelCpu, UdpSendWindow};
 
 use super::outcome::{LaneResult, Phase};
 use super::window::WindowHooks;
@@ -17,6 +18,55 @@ use crate::error::Error;
 use crate::signals;
 use crate::socket_tx::{self, SocketTxLane};
 use crate::tx::TxOutcome;
+
+/// The kernel's counters a socket sender's window reads: the namespace's
+/// UDP counters and the lanes' CPUs' time (None where unreadable).
+pub struct KernelReading {
+    cpus: Vec<usize>,
+    udp: Option<udpsock::snmp::UdpCounters>,
+    cpu: Option<(udpsock::host::CpuTime, udpsock::host::CpuTime)>,
+}
+
+impl super::SocketSide {
+    /// The kernel's counters now, for a step of `queues` lanes.
+    pub fn kernel_reading(&self, queues: u16) -> KernelReading {
+        let mut cpus: Vec<usize> = (0..queues).map(|q| self.cfg.cpu_of(q)).collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        KernelReading { udp: udpsock::snmp::udp_counters().ok(), cpu: udpsock::host::cpu_time(&cpus).ok(), cpus }
+    }
+
+    /// The window between two readings, `sent` frames sent in it.
+    pub fn kernel_window(&self, a: &KernelReading, b: &KernelReading, sent: u64) -> UdpSendWindow {
+        let udp = match (&a.udp, &b.udp) {
+            (Some(a), Some(b)) => b.since(a),
+            _ => Default::default(),
+        };
+        let cpu = match (&a.cpu, &b.cpu) {
+            (Some((al, ah)), Some((bl, bh))) => {
+                let (lanes, host, tick) = (bl.since(al), bh.since(ah), udpsock::host::seconds_per_tick());
+                let spent = (lanes.user + lanes.system + lanes.softirq) as f64 * tick;
+                Some(KernelCpu {
+                    cpus: b.cpus.clone(),
+                    user_seconds: lanes.user as f64 * tick,
+                    system_seconds: lanes.system as f64 * tick,
+                    softirq_seconds: lanes.softirq as f64 * tick,
+                    host_softirq_seconds: host.softirq as f64 * tick,
+                    ns_per_frame: (sent > 0).then(|| spent * 1e9 / sent as f64),
+                })
+            }
+            _ => None,
+        };
+        UdpSendWindow {
+            destination: self.cfg.dest.to_string(),
+            gso_segments: self.cfg.segments as u64,
+            sndbuf_bytes: self.sndbuf_granted as u64,
+            out_datagrams: udp.out_datagrams,
+            sndbuf_errors: udp.sndbuf_errors,
+            cpu,
+        }
+    }
+}
 
 type Running = (u16, u32, Arc<LaneCounters>, JoinHandle<Result<TxOutcome, String>>);
 

@@ -83,6 +83,7 @@ impl Sender {
             });
         }
         let before = self.read_counters();
+        let kernel_before = self.sockets.as_ref().map(|s| s.kernel_reading(p.queues));
         let cpu_before = crate::host::CpuTimes::now();
         let trial = self.run_phase(&plan, p, p.duration, None, hooks)?;
         let host_steal_pct = crate::host::CpuTimes::steal_pct(cpu_before, crate::host::CpuTimes::now());
@@ -90,6 +91,9 @@ impl Sender {
         std::thread::sleep(self.cfg.drain);
         let after = self.read_counters();
         let mut window = self.trial_window(&trial, &before, &after);
+        if let (Some(s), Some(a)) = (&self.sockets, kernel_before) {
+            window.udp = Some(s.kernel_window(&a, &s.kernel_reading(p.queues), window.total.packets));
+        }
         window.all_probed = p.replay.is_none();
         (window.streams_at_start, window.streams_at_end) = (streams_at_start, self.stream_edge(&plan));
         window.host_steal_pct = host_steal_pct;

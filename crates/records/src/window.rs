@@ -198,6 +198,32 @@ pub struct UdpWindow {
     pub cpu: Option<KernelCpu>,
 }
 
+/// A sender on the kernel's UDP sockets (blast --socket) over a window:
+/// its sockets, the growth of its network namespace's UDP send counters
+/// (`/proc/net/snmp`: every socket's in the namespace, not only blast's),
+/// and the CPU time sending cost, the kernel's included.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct UdpSendWindow {
+    /// Where the sockets send to (each connected, from its own source port).
+    pub destination: String,
+    /// Datagrams per UDP GSO buffer at most (1: no GSO).
+    pub gso_segments: u64,
+    /// Each socket's send buffer as the kernel granted it, in bytes.
+    pub sndbuf_bytes: u64,
+    /// The namespace's `OutDatagrams`: under GSO the kernel counts one per
+    /// buffer it sends (up to `gso_segments` frames), not one per frame.
+    pub out_datagrams: u64,
+    /// Sends the kernel refused for want of buffer room (ENOBUFS); blast
+    /// offers their frames again, with the same numbers: no frame is lost
+    /// to them, the lanes only waited.
+    pub sndbuf_errors: u64,
+    /// The lanes' CPUs' time (user, system, softirq) over the window; its
+    /// `ns_per_frame` is per frame sent. A paced lane waits for its next send
+    /// by spinning, as a DPDK lane does: that time is in `user_seconds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<KernelCpu>,
+}
+
 /// CPU time over a window (from `/proc/stat`, in its clock ticks): the
 /// lanes' CPUs' user, system and softirq time (anything else on those
 /// CPUs counts too), and the host's softirq time (receive processing runs
@@ -209,8 +235,8 @@ pub struct KernelCpu {
     pub system_seconds: f64,
     pub softirq_seconds: f64,
     pub host_softirq_seconds: f64,
-    /// The lanes' CPUs' user, system and softirq time per frame received, in
-    /// nanoseconds (None when nothing arrived).
+    /// The lanes' CPUs' user, system and softirq time per frame received
+    /// (a sender's: sent), in nanoseconds (None when there was none).
     pub ns_per_frame: Option<f64>,
 }
 

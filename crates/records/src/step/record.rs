@@ -53,6 +53,9 @@ pub struct StepRecord {
     pub sender_xstats: BTreeMap<String, u64>,
     /// Levels on the sender at the window's end (conntrack_allowance_available).
     pub sender_levels: BTreeMap<String, u64>,
+    /// blast on the kernel's UDP sockets: its sockets' kernel figures over the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_udp: Option<crate::window::UdpSendWindow>,
     /// Receiver-side: frames that arrived during the window (None without `--peer`).
     pub received: Option<Rates>,
     /// drop's full figures for the window.

@@ -88,6 +88,7 @@ fn sender_figures(rec: &mut StepRecord, w: &SenderWindow, sender: &Sender, shape
     rec.sender_oerrors = w.port.oerrors;
     rec.sender_xstats = w.xstats.counters.deltas();
     rec.sender_levels = w.xstats.counters.levels.clone();
+    rec.sender_udp = w.udp.clone();
     rec.achieved_shape = Some(achieved_shape(&w.shape, sender.tsc_hz(), w.seconds));
     if let Some(h) = &w.latency {
         rec.latency = Some(h.summary());

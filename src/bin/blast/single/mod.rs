@@ -51,7 +51,7 @@ pub fn run(settings: &Settings, m: &Single, started: &Started, sender: &mut Send
     let host_steal_pct = blastdrop::host::CpuTimes::steal_pct(cpu_before, blastdrop::host::CpuTimes::now());
     let after = sender.read_counters();
     let summary = summary::summarize(settings.traffic.paced_rate, m, sender, &outcome, (&before, &after), host_steal_pct);
-    print::print_summary(&summary);
+    print::print_summary(&summary, sender.socket_side().is_some());
     let (series, series_analysis) = crate::over_time::finish(&settings.outputs, sender, "blast: sent over time")?;
     if let Some(path) = &settings.outputs.json {
         let environment = blastdrop::environment::of_sender(started, sender, m.queues);

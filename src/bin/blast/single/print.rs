@@ -41,8 +41,10 @@ pub fn frames_text(size: u32, mix: Option<&wire::SizeMix>) -> String {
     }
 }
 
-pub fn print_summary(s: &Summary) {
-    blastdrop::say!("--- blast summary (sender-side: frames accepted by tx_burst) ---");
+/// `on_sockets`: blast sent on the kernel's UDP sockets (sendmmsg, no port).
+pub fn print_summary(s: &Summary, on_sockets: bool) {
+    let taken_by = if on_sockets { "datagrams the sockets' sendmmsg took" } else { "frames accepted by tx_burst" };
+    blastdrop::say!("--- blast summary (sender-side: {taken_by}) ---");
     blastdrop::say!(
         "sent {} frames, {} bytes in {:.3} s: {:.3} Mpps, {:.3} Gb/s of frames, {:.3} Gb/s on the wire (+20 B/frame)",
         s.sent.packets,
@@ -55,14 +57,18 @@ pub fn print_summary(s: &Summary) {
     if let Some(o) = s.offered_mpps {
         blastdrop::say!("offered {o:.3} Mpps (paced)");
     }
+    let port = if on_sockets {
+        "no port: what the sockets took is what left".to_string()
+    } else {
+        format!("port opackets {} oerrors {}", s.port.opackets, s.port.oerrors)
+    };
+    let retries = if on_sockets { "short sendmmsg calls" } else { "ring-full retries" };
     blastdrop::say!(
-        "{}  ring-full retries {}  alloc failures {}  unsent at stop {}  port opackets {} oerrors {}{}",
+        "{}  {retries} {}  alloc failures {}  unsent at stop {}  {port}{}",
         s.busy,
         s.ring_full_retries,
         s.alloc_failures,
         s.unsent,
-        s.port.opackets,
-        s.port.oerrors,
         if s.interrupted { "  (interrupted)" } else { "" }
     );
     print_shape(s);

@@ -18,10 +18,17 @@ pub fn summarize(
     (before, after): (&Reading, &Reading),
     host_steal_pct: Option<f64>,
 ) -> Summary {
-    let (port_stats, xstats, per_port) = sender.counters_between(before, after);
+    let (mut port_stats, xstats, per_port) = sender.counters_between(before, after);
+    let on_sockets = sender.socket_side().is_some();
+    if on_sockets {
+        // No port counts what left: what the sockets took did.
+        let t = outcome.total();
+        (port_stats.opackets, port_stats.obytes) = (t.packets, t.bytes);
+    }
     let run_window = SenderWindow {
         seconds: outcome.seconds,
         total: outcome.total(),
+        on_sockets,
         port: port_stats,
         xstats,
         ports: sender.port_windows(per_port, &outcome.lanes, outcome.seconds),
