@@ -18,6 +18,10 @@ blastdrop_deps() {
         need+=(libclang-dev)
     fi
     command -v ip >/dev/null 2>&1 || need+=(iproute2)
+    # "bench-sockets": scripts/bench --sockets runs iperf3 -u beside blast's socket sender.
+    if [ "${1:-}" = bench-sockets ]; then
+        command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
+    fi
     # "test": the test command, which also lints the shell scripts; "run": the rest.
     if [ "${1:-}" = test ]; then
         command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)

@@ -47,9 +47,10 @@ impl SocketTxConfig {
         }
     }
 
-    /// What names this path in records and lines: "udp:198.18.0.2:9".
+    /// What names this path where a port's name goes: the sending address,
+    /// "udp:198.18.0.1" (where it sends to is in the step's `sender_udp`).
     pub fn name(&self) -> String {
-        format!("udp:{}", self.dest)
+        format!("udp:{}", self.src_ip)
     }
 }
 

@@ -400,12 +400,14 @@ fn blast_on_sockets(tx: &Netns, peer: &str, plan: &[&str], json: &std::path::Pat
 /// count the sockets' (there is no port), and a sender limit that names sendmmsg.
 fn assert_sent_on_sockets(v: &serde_json::Value) {
     let port = &v["environment"]["sender"]["port"];
-    assert_eq!(port["name"], "udp:198.18.0.2:9", "{port}");
+    assert_eq!(port["name"], "udp:198.18.0.1", "the sending address: {port}");
     assert_eq!(port["driver"], "udp-socket", "{port}");
     assert_eq!(port["mtu"], 1500, "bd-a's MTU: {port}");
     assert_eq!(v["environment"]["sender"]["dpdk_runtime"], "none: the kernel's UDP sockets", "{}", v["environment"]["sender"]);
     for s in v["steps"].as_array().unwrap() {
         assert_eq!(s["sender_opackets"], s["sent"]["packets"], "{s}");
+        assert_eq!(s["sender_udp"]["destination"], "198.18.0.2:9", "{s}");
+        assert!(s["sender_udp"]["cpu"]["ns_per_frame"].as_f64().is_some_and(|ns| ns > 0.0), "{s}");
         for l in s["verdict"]["limits"].as_array().unwrap().iter().filter(|l| l["kind"] == "sender") {
             assert_eq!(l["counters"][0], "sendmmsg", "{l}");
             assert!(!l["evidence"].as_str().unwrap().contains("tx_burst"), "{l}");
@@ -459,6 +461,27 @@ fn blast_on_sockets_to_drop_on_sockets_counts_every_step_exactly() {
     assert_eq!(first["counters"][0], "socket_drops", "{s}");
     assert_eq!(first["frames"].as_u64(), Some(lost), "the sockets' drops account for every lost frame: {s}");
     assert!(s["limit"].as_str().unwrap().starts_with("receiver"), "{s}");
+
+    // Alone (no --peer), its series kept, ended by Ctrl-C: its summary and record are written.
+    let (json, csv) = (dir.join("ctrl-c.json"), dir.join("ctrl-c.csv"));
+    let mut b = strings(&[TOKEN, "taskset", "-c", "0", BLAST, "--socket", "--src-ip", "198.18.0.1", "--dst-ip", "198.18.0.2"]);
+    b.extend(strings(&["--dst-port", "9", "--rate", "50k", "--duration", "60", "--json", &json.display().to_string()]));
+    b.extend(strings(&["--series", &csv.display().to_string()]));
+    let mut blast = spawn("ip", &tx.exec("env", b));
+    blast.wait_for_line("sent ", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(2200));
+    sigint(&blast);
+    let b = blast.finish(Duration::from_secs(30));
+    assert_eq!(b.status.code(), Some(EXIT_INTERRUPTED), "{}\n{}", b.stdout, b.stderr);
+    assert!(b.stdout.contains("--- blast summary (sender-side: datagrams the sockets' sendmmsg took) ---"), "{}", b.stdout);
+    assert!(b.stdout.contains("no port: what the sockets took is what left"), "{}", b.stdout);
+    let v = read_json(&json);
+    assert_eq!(v["summary"]["interrupted"], true, "{v}");
+    let sent = v["summary"]["sent"]["packets"].as_u64().unwrap();
+    assert!(sent > 50_000, "about 2 s at 50 kpps: {v}");
+    assert_eq!(v["summary"]["port"]["opackets"].as_u64(), Some(sent), "what the sockets took: {v}");
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert!(rows.lines().count() >= 3, "a header and a row a second: {rows}");
 
     // Frames bd-a cannot carry whole: refused in one line, naming the fix.
     let plan = ["--queues", "1", "--size", "1600", "--rate", "1k", "--duration", "1"];

@@ -128,7 +128,7 @@ impl DerefMut for TxSide {
 /// own socket (crate::socket_tx).
 pub struct SocketSide {
     pub cfg: crate::socket_tx::SocketTxConfig,
-    /// The path as a record names a port: "udp:198.18.0.2:9", driver "udp-socket".
+    /// The path as a record names a port: "udp:198.18.0.1" (the sending address), driver "udp-socket".
     pub info: DeviceInfo,
     /// The interface that holds --src-ip, its kernel driver ("veth", "ena";
     /// empty where it cannot be read), MAC and MTU.

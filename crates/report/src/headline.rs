@@ -92,11 +92,9 @@ fn ladder(l: &LadderBody) -> String {
         1 => String::new(),
         n => format!("; {} more size(s) or rate(s) in the ceilings table", n - 1),
     };
-    let port = &l.environment.sender.port;
     format!(
-        "{} ({}): {} Mpps at {}{wall}, {}; limit: {}{more}",
-        port.name,
-        port.driver,
+        "{}: {} Mpps at {}{wall}, {}; limit: {}{more}",
+        path_of(&l.environment),
         mpps(c.ceiling.mpps),
         conditions(step),
         side(l.analysis.receiver_side),
@@ -117,17 +115,31 @@ fn best_step(l: &LadderBody) -> String {
         1 => String::new(),
         n => format!("; {} more size(s) in the steps table", n - 1),
     };
-    let port = &l.environment.sender.port;
     format!(
-        "{} ({}): {} Mpps at {} (its best step at the smallest size), {}; limit: {}{more}",
-        port.name,
-        port.driver,
+        "{}: {} Mpps at {} (its best step at the smallest size), {}; limit: {}{more}",
+        path_of(&l.environment),
         mpps(best.headline_mpps()),
         conditions(best),
         side(best.received.is_some()),
         best.limit()
     )
 }
+
+/// The path a ladder measured, as its headline names it: the sending port
+/// ("0000:00:06.0 (net_ena)"), and the receiving end too where either end
+/// is the kernel's UDP sockets, whose figures are the kernel's, not a port's
+/// ("udp:10.0.0.1 (udp-socket) to udp:10.0.0.2:9 (udp-socket)").
+fn path_of(e: &records::environment::Environments) -> String {
+    let port = &e.sender.port;
+    let sender = format!("{} ({})", port.name, port.driver);
+    match &e.receiver {
+        Some(r) if r.driver == SOCKET_DRIVER || port.driver == SOCKET_DRIVER => format!("{sender} to {} ({})", r.port_name, r.driver),
+        _ => sender,
+    }
+}
+
+/// The driver name both tools give the kernel's UDP sockets.
+const SOCKET_DRIVER: &str = "udp-socket";
 
 /// "no figure: no step was measured (step 1: ...)".
 fn no_figure_of_steps(steps: &[StepRecord]) -> String {
@@ -277,6 +289,20 @@ mod tests {
     }
 
     /// Each kind's headline states its record's own figure, written as the tables write it.
+    #[test]
+    fn a_socket_at_either_end_names_both_ends() {
+        let r = real("ladder.json", testdata("ladder"));
+        let mut e = r.ladder().unwrap().environment.clone();
+        assert!(!path_of(&e).contains(" to "), "two ports: the sender's alone");
+        let mut rx = records::window::PeerInfo { port_name: "udp:198.18.0.2:9".into(), driver: "udp-socket".into(), ..Default::default() };
+        e.receiver = Some(rx.clone());
+        assert_eq!(path_of(&e), format!("{} ({}) to udp:198.18.0.2:9 (udp-socket)", e.sender.port.name, e.sender.port.driver));
+        (e.sender.port.name, e.sender.port.driver) = ("udp:198.18.0.1".into(), "udp-socket".into());
+        (rx.port_name, rx.driver) = ("net_af_packet0".into(), "net_af_packet".into());
+        e.receiver = Some(rx);
+        assert_eq!(path_of(&e), "udp:198.18.0.1 (udp-socket) to net_af_packet0 (net_af_packet)");
+    }
+
     #[test]
     fn each_headline_is_its_records_own_figure() {
         let r = real("ladder.json", testdata("ladder"));

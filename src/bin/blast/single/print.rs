@@ -15,7 +15,7 @@ pub fn announce(paced_rate: Option<f64>, m: &Single, sender: &Sender) {
         (None, None) => unreachable!("a duration defaults when there is no count"),
     };
     let ports: Vec<String> = match sender.socket_side() {
-        Some(side) => vec![format!("{} ({}, from {})", side.info.name, side.info.driver, side.cfg.src_ip)],
+        Some(side) => vec![format!("{} ({}, to {})", side.info.name, side.info.driver, side.cfg.dest)],
         None => sender.sides().iter().map(|s| format!("{} ({}, {})", s.port.id(), s.info.name, s.info.driver)).collect(),
     };
     blastdrop::say!(
