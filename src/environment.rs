@@ -33,10 +33,7 @@ pub fn build(
         hostname: hostname(),
         cpu_model: cpu_model(),
         machine: with_ec2_metadata(machine()),
-        dpdk_runtime: match &started.eal {
-            Some(_) => dpdk::runtime_version(),
-            None => "none: the kernel's UDP sockets".into(),
-        },
+        dpdk_runtime: datapath(started.eal.is_none()),
         dpdk_built_against: dpdk::built_against().into(),
         tsc_hz,
         clock: crate::clock::core().clone(),
@@ -61,6 +58,16 @@ fn lcore_records(eal: &dpdk::Eal, lcores: impl IntoIterator<Item = QueueLcore>) 
             LcoreRecord { queue, port, lcore, cpu, cpus, socket: eal.lcore_socket(lcore) }
         })
         .collect()
+}
+
+/// What moves the frames, as records and lines say it: the DPDK release, or
+/// on the socket paths (no EAL) the kernel's UDP sockets.
+pub fn datapath(on_sockets: bool) -> String {
+    if on_sockets {
+        "none: the kernel's UDP sockets".into()
+    } else {
+        dpdk::runtime_version()
+    }
 }
 
 /// Without an EAL (the socket paths) each queue's lane is a thread pinned

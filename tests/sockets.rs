@@ -417,8 +417,8 @@ fn assert_sent_on_sockets(v: &serde_json::Value) {
 
 /// blast and drop both on the kernel's UDP sockets, in two namespaces
 /// joined by a veth pair: a ladder over queues 1, 2 and 4 (paced: 2 CPUs)
-/// and 64 and 1518 B counted exactly at every step; an unpaced step whose
-/// loss is the receiving sockets', named so; frames over bd-a's MTU refused
+/// and 64 and 1518 B counted exactly at every step; an unpaced step into a
+/// slow socket whose loss is the sockets', named so; frames over bd-a's MTU refused
 /// before a frame leaves; then drop killed with -9 under a running ladder,
 /// three times: blast ends in one line, with no figure for the step it lost.
 #[test]
@@ -435,6 +435,11 @@ fn blast_on_sockets_to_drop_on_sockets_counts_every_step_exactly() {
     assert_sent_on_sockets(&v);
     let steps = v["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 6, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("none: the kernel's UDP sockets; receiver:"),
+        "the sender's line says what moved its frames: {}",
+        out.stdout
+    );
     for s in steps {
         let (sent, lost) = assert_exact(s);
         assert!(sent > 15_000, "{s}");
@@ -447,7 +452,12 @@ fn blast_on_sockets_to_drop_on_sockets_counts_every_step_exactly() {
         }
     }
 
-    // Unpaced: the sender outruns one receiving socket; every lost frame is the sockets'.
+    // Unpaced, into one slow socket (a 16 kB buffer, no GRO, work on every
+    // datagram: loss even where the sender is emulated): every lost frame is the sockets'.
+    sigint(&drop);
+    let _ = drop.finish(Duration::from_secs(30));
+    let slow = ["--socket", "198.18.0.2:9", "--queues", "1", "--socket-rcvbuf", "16kB", "--no-gro", "--rx-cost", "200000"];
+    (drop, peer) = drop_apart(&rx, &slow);
     let json = dir.join("unpaced.json");
     let plan = ["--queues", "1", "--size", "64", "--duration", "1"];
     let out = run("ip", &blast_on_sockets(&tx, &peer, &plan, &json), Duration::from_secs(60));
@@ -495,6 +505,9 @@ fn blast_on_sockets_to_drop_on_sockets_counts_every_step_exactly() {
         errors[0]
     );
 
+    sigint(&drop);
+    let _ = drop.finish(Duration::from_secs(30));
+    (drop, peer) = drop_apart(&rx, &["--socket", "198.18.0.2:9", "--queues", "4"]);
     for round in 0..3 {
         let json = dir.join(format!("peer-killed-{round}.json"));
         let plan = ["--queues", "1,2", "--size", "64", "--rate", "5k", "--duration", "2"];

@@ -72,7 +72,7 @@ pub(crate) fn receive(args: &Args, spec: &str, mode: Mode) -> Result<(), Failure
 fn peer_info(args: &Args, spec: &str, addr: std::net::SocketAddr) -> PeerInfo {
     PeerInfo {
         hostname: blastdrop::environment::hostname(),
-        dpdk: "none: the kernel's UDP sockets".into(),
+        dpdk: blastdrop::environment::datapath(true),
         port_name: format!("udp:{spec}"),
         driver: "udp-socket".into(),
         max_rx_queues: args.queues,

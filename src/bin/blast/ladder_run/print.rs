@@ -73,7 +73,7 @@ pub fn print_steps(
         hostname(),
         machine().describe(),
         cpu_model(),
-        dpdk::runtime_version(),
+        blastdrop::environment::datapath(sender.socket_side().is_some()),
         ena.concat(),
         peer_info.map_or(String::new(), |i| format!("; receiver: {} ({}, {})", i.hostname, i.cpu_model, i.dpdk))
     );
