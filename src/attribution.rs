@@ -12,6 +12,7 @@ pub fn window_counters(w: &SenderWindow, receiver: Option<&WindowFigures>, offer
         accepted: w.total.packets,
         ring_full_retries: w.total.ring_full_retries,
         sender_sockets: w.on_sockets,
+        sender_gso_segments: w.udp.as_ref().map_or(0, |u| u.gso_segments),
         sender_opackets: w.port.opackets,
         sender_oerrors: w.port.oerrors,
         sender_xstats: w.xstats.counters.clone(),

@@ -9,6 +9,8 @@
 #           uio_pci_generic; two queue pairs each
 #   e1000e  vfio-pci; DPDK's em gives it two queues and no RSS: drop runs
 #           one, and the ladder's 4-queue step is left out
+#           and, back on the kernel's igb driver, blast and drop on its UDP
+#           sockets (no DPDK), the receiving NIC in a network namespace
 #   virtio-bypass (during virtio's vfio case) the IOMMU trap: setup.sh
 #           refuses it; bound by hand, drop must end in bounded time
 #           naming the device that did not answer, and blast on its peer
@@ -221,9 +223,56 @@ model_case() {
     echo "$(ifname "$tx") $(ifname "$rx")" >"$OUT/$prefix-ifnames-undo"
 }
 
+# socket_case: blast and drop on the kernel's UDP sockets over the igb pair,
+# back with the kernel's igb driver after --undo (no DPDK, no EAL): the
+# receiving NIC in a network namespace of its own (with both addresses in
+# one, the kernel would deliver through loopback), drop's control channel
+# on the same link (with a shared secret, as drop asks off loopback), a
+# paced ladder over queues 1 and 2 and 64 and 1518 B without GSO, then one
+# step with GSO buffers of 32. Bounded: the ladders 240 and 120 s, drop's end 30 s.
+socket_case() {
+    local tx rx tx_if rx_if pid waited=0
+    read -r tx rx <<<"$(nics_of igb | head -n 2 | tr '\n' ' ')"
+    tx_if=$(ifname "$tx") rx_if=$(ifname "$rx")
+    stage "igb-sockets: blast --socket on $tx_if to drop --socket on $rx_if (in a namespace), kernel igb driver"
+    ip netns add bd-rx
+    ip link set "$rx_if" netns bd-rx
+    ip addr add 198.18.0.1/24 dev "$tx_if"
+    ip link set "$tx_if" up
+    ip -n bd-rx link set lo up
+    ip -n bd-rx addr add 198.18.0.2/24 dev "$rx_if"
+    ip -n bd-rx link set "$rx_if" up
+    # The emulated links take a moment to come up.
+    for _ in $(seq 1 40); do
+        ip -n bd-rx -br link show "$rx_if" | grep -q ' UP ' && ip -br link show "$tx_if" | grep -q ' UP ' && break
+        sleep 0.5
+    done
+    ip -br link show "$tx_if" >"$OUT/igb-sockets-links.txt" 2>&1
+    ip -n bd-rx -br link show "$rx_if" >>"$OUT/igb-sockets-links.txt" 2>&1
+    export BLASTDROP_TOKEN=blastdrop-guest-sockets-secret
+    ip netns exec bd-rx drop --socket 198.18.0.2:9 --queues 2 --listen 198.18.0.2:7700 --duration 600 >"$OUT/igb-sockets-drop.txt" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 60); do grep -q "control on" "$OUT/igb-sockets-drop.txt" 2>/dev/null && break; sleep 0.5; done
+    local blast_to=(blast --socket --src-ip 198.18.0.1 --dst-ip 198.18.0.2 --dst-port 9 --peer 198.18.0.2:7700 --rate 20k --warmup 1)
+    # One datagram a message, as most socket programs send.
+    run igb-sockets timeout 240 "${blast_to[@]}" --no-gso --queues 1,2 --size 64,1518 --duration 3 --json "$OUT/igb-sockets.json"
+    # GSO buffers of 32: what the NIC's UDP segmentation makes of them.
+    run igb-sockets-gso timeout 120 "${blast_to[@]}" --queues 1 --size 64 --duration 2 --json "$OUT/igb-sockets-gso.json"
+    kill -INT "$pid" 2>/dev/null
+    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 30 ]; do sleep 1; waited=$((waited + 1)); done
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid"
+    echo $? >"$OUT/igb-sockets-drop.rc"
+    unset BLASTDROP_TOKEN
+    # The NIC goes back to the first namespace with the second.
+    ip netns del bd-rx
+    ip addr del 198.18.0.1/24 dev "$tx_if"
+}
+
 for model in igb virtio e1000e; do
     has_model "$model" || continue
     model_case "$model" vfio
     [ "$model" = e1000e ] || model_case "$model" uio
+    [ "$model" = igb ] && socket_case
 done
 stage "done"

@@ -23,6 +23,9 @@ pub struct WindowCounters {
     /// socket buffer or queueing discipline, not a ring.
     #[serde(default)]
     pub sender_sockets: bool,
+    /// On sockets: datagrams per UDP GSO buffer at most (0 or 1: no GSO).
+    #[serde(default)]
+    pub sender_gso_segments: u64,
     /// The sender port's own counters.
     pub sender_opackets: u64,
     pub sender_oerrors: u64,
@@ -347,10 +350,33 @@ fn unexplained_loss(w: &WindowCounters) -> Option<Limit> {
             delta: unexplained,
             frames: unexplained,
             evidence: format!(
-                "the sender's port sent {sent}, the receiver got {received}: {unexplained} frames lost with no counter on either end to explain them"
+                "the sender's port sent {sent}, the receiver got {received}: {unexplained} frames lost with no counter on either end to explain them{}",
+                gso_signature(w, sent, unexplained)
             ),
         },
     })
+}
+
+/// A socket sender's GSO buffers of N that each left as one frame lose
+/// (N-1)/N of what was sent, and no counter sees it (an interface whose UDP
+/// segmentation offload does not cut them, a veth into a packet socket):
+/// where the loss has that share, the evidence says so and names the fix.
+fn gso_signature(w: &WindowCounters, sent: u64, lost: u64) -> String {
+    let n = w.sender_gso_segments;
+    if !w.sender_sockets || n < 2 || sent < n * 100 {
+        return String::new();
+    }
+    let share = lost as f64 / sent as f64;
+    let whole = (n - 1) as f64 / n as f64;
+    if (share - whole).abs() > 0.01 {
+        return String::new();
+    }
+    format!(
+        "; {:.2}% lost is {}/{n} of what was sent, as if each GSO buffer of {n} datagrams arrived as one frame: the sending \
+         interface's UDP segmentation (its NIC's offload, or a veth into a packet socket) is suspect; run again with --no-gso",
+        share * 100.0,
+        n - 1
+    )
 }
 
 /// ENA Express falling back limits a flow's rate without dropping or
@@ -858,5 +884,27 @@ mod tests {
         let e = &verdict(&paced).limits[0].evidence;
         assert!(e.starts_with("sendmmsg accepted 1000 of the 2000") && e.contains("a full socket buffer or queueing discipline"), "{e}");
         assert!(!e.contains("tx_burst"), "{e}");
+    }
+
+    #[test]
+    fn gso_buffers_that_left_whole_are_named_by_their_share() {
+        let w = WindowCounters {
+            sender_sockets: true,
+            sender_gso_segments: 32,
+            offered: Some(60_128),
+            accepted: 60_128,
+            received: Some(1_879),
+            ..Default::default()
+        };
+        let e = &verdict(&w).limits[0].evidence;
+        assert!(e.contains("96.88% lost is 31/32 of what was sent") && e.ends_with("run again with --no-gso"), "{e}");
+        // Another share, or no GSO, or a port: the plain evidence.
+        for other in [
+            WindowCounters { received: Some(30_000), ..w.clone() },
+            WindowCounters { sender_gso_segments: 1, ..w.clone() },
+            WindowCounters { sender_sockets: false, ..w.clone() },
+        ] {
+            assert!(!verdict(&other).limits[0].evidence.contains("GSO"), "{other:?}");
+        }
     }
 }
