@@ -360,10 +360,17 @@ fn sockets_case(out: &Path) {
         let (sent, lost) = assert_exact(s);
         // Under TCG one lane of single 64 B datagrams falls short of 20 kpps (a `sender` limit).
         assert!(sent > 5_000, "3 s at up to 20 kpps: {s}");
-        // The emulated guest's receiving lanes fall behind now and then: a
-        // loss is the receiver's, named by its counter, never unexplained.
+        // The emulated guest loses a few frames now and then, in the
+        // receiving sockets (named by their counter) or in the emulated NIC
+        // (which counts none: `network`): named, as judge_steps asks, never `none`.
         if lost > 0 {
-            assert_eq!(s["verdict"]["limits"][0]["kind"], "receiver", "{s}");
+            assert_ne!(s["limit"], "none", "{s}");
+            let named = s["verdict"]["limits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| matches!(x["kind"].as_str(), Some("network" | "receiver")) && x["frames"].as_u64().is_some_and(|f| f > 0));
+            assert!(named, "{lost} lost is a receiver or network limit: {s}");
         }
         assert_eq!(s["receiver"]["udp"]["address"], "198.18.0.2:9", "{s}");
         assert_eq!(s["sender_udp"]["destination"], "198.18.0.2:9", "{s}");

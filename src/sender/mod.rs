@@ -357,9 +357,14 @@ impl Sender {
 
     /// Every watched set of counters (each port's; on sockets the interface's, where it has any).
     pub fn watches(&self) -> Vec<&Watch> {
+        self.watched().into_iter().map(|(_, w)| w).collect()
+    }
+
+    /// As `watches`, each with the name of the port (or socket path) it is of.
+    fn watched(&self) -> Vec<(&str, &Watch)> {
         match &self.sockets {
-            Some(s) => s.watch.iter().collect(),
-            None => self.sides.iter().map(|s| &s.watch).collect(),
+            Some(s) => s.watch.iter().map(|w| (s.info.name.as_str(), w)).collect(),
+            None => self.sides.iter().map(|s| (s.info.name.as_str(), &s.watch)).collect(),
         }
     }
 

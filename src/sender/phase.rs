@@ -219,7 +219,7 @@ impl Sender {
         let mut prev_q: Vec<Tally> = vec![Tally::default(); lanes.len()];
         let mut last_progress = began;
         let mut ticker = Ticker::every(began, self.cfg.interval);
-        let mut xs_prev: Vec<Sample> = self.sides.iter().map(|s| s.watch.sample()).collect();
+        let mut xs_prev: Vec<Sample> = self.watched().iter().map(|(_, w)| w.sample()).collect();
         let mut lat_prev = LatencyCounts::default();
         loop {
             std::thread::sleep(Duration::from_millis(5));
@@ -259,23 +259,26 @@ impl Sender {
     /// The interval's row, into the run's timeline (if the tool keeps one):
     /// what the lanes sent, and what the watched counters did.
     fn keep_row(&mut self, tick: &Tick, d: &Tally, lanes: &[Arc<LaneCounters>], xs_prev: &mut [Sample], lat_prev: &mut LatencyCounts) {
-        let Some(timeline) = self.timeline.as_mut() else { return };
-        let lat_now = LatencyCounts::read(lanes.iter().map(|l| &l.latency));
-        let latency_ns = timeline.latency(&lat_now.since(lat_prev));
-        *lat_prev = lat_now;
+        if self.timeline.is_none() {
+            return;
+        }
         let mut xs = WindowXstats::default();
-        for (side, prev) in self.sides.iter().zip(xs_prev.iter_mut()) {
+        for ((name, watch), prev) in self.watched().into_iter().zip(xs_prev.iter_mut()) {
             // A read is an admin command on ENA: at most one per --xstats-interval,
             // whatever the series' interval (what moved meanwhile lands in a later row).
             if !crate::timeline::xstats_due(prev.at, self.cfg.xstats_interval, self.cfg.interval) {
                 continue;
             }
-            let now = side.watch.sample();
-            xs.merge(&side.info.name, &side.watch.window(prev, &now));
+            let now = watch.sample();
+            xs.merge(name, &watch.window(prev, &now));
             if now.invalid.is_none() {
                 *prev = now;
             }
         }
+        let Some(timeline) = self.timeline.as_mut() else { return };
+        let lat_now = LatencyCounts::read(lanes.iter().map(|l| &l.latency));
+        let latency_ns = timeline.latency(&lat_now.since(lat_prev));
+        *lat_prev = lat_now;
         let row = series::Row {
             t_s: timeline.elapsed_s(),
             secs: tick.secs,
