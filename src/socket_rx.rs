@@ -318,8 +318,7 @@ impl SocketReceiver {
         let (mut udp, interface_drops) = self.kernel_between(a, b);
         (udp.buffers, udp.coalesced) = (buffers, coalesced);
         if let Some(cpu) = udp.cpu.as_mut() {
-            cpu.ns_per_frame =
-                (sum.packets > 0).then(|| (cpu.user_seconds + cpu.system_seconds + cpu.softirq_seconds) * 1e9 / sum.packets as f64);
+            cpu.ns_per_frame = cpu.ns_per(sum.packets);
         }
         Ok(WindowFigures {
             seconds: b.at.duration_since(a.at).as_secs_f64(),

@@ -45,15 +45,16 @@ impl super::SocketSide {
         let cpu = match (&a.cpu, &b.cpu) {
             (Some((al, ah)), Some((bl, bh))) => {
                 let (lanes, host, tick) = (bl.since(al), bh.since(ah), udpsock::host::seconds_per_tick());
-                let spent = (lanes.user + lanes.system + lanes.softirq) as f64 * tick;
-                Some(KernelCpu {
+                let mut cpu = KernelCpu {
                     cpus: b.cpus.clone(),
                     user_seconds: lanes.user as f64 * tick,
                     system_seconds: lanes.system as f64 * tick,
                     softirq_seconds: lanes.softirq as f64 * tick,
                     host_softirq_seconds: host.softirq as f64 * tick,
-                    ns_per_frame: (sent > 0).then(|| spent * 1e9 / sent as f64),
-                })
+                    ns_per_frame: None,
+                };
+                cpu.ns_per_frame = cpu.ns_per(sent);
+                Some(cpu)
             }
             _ => None,
         };

@@ -236,8 +236,20 @@ pub struct KernelCpu {
     pub softirq_seconds: f64,
     pub host_softirq_seconds: f64,
     /// The lanes' CPUs' user, system and softirq time per frame received
-    /// (a sender's: sent), in nanoseconds (None when there was none).
+    /// (a sender's: sent), in nanoseconds (None when there was none, or no
+    /// tick of /proc/stat's fell to the lanes' CPUs: [`KernelCpu::ns_per`]).
     pub ns_per_frame: Option<f64>,
+}
+
+impl KernelCpu {
+    /// The lanes' CPUs' user, system and softirq time per frame, in
+    /// nanoseconds: None when there was no frame, or when not one of
+    /// /proc/stat's ticks (10 ms) fell to them: a light load between two
+    /// reads can cost less than a tick and show none, which is no 0.
+    pub fn ns_per(&self, frames: u64) -> Option<f64> {
+        let spent = self.user_seconds + self.system_seconds + self.softirq_seconds;
+        (frames > 0 && spent > 0.0).then(|| spent * 1e9 / frames as f64)
+    }
 }
 
 impl UdpWindow {
@@ -375,4 +387,17 @@ pub struct QBurst {
     pub t_b_us: f64,
     /// The estimate, in frames (0 when the peak does not exceed mu).
     pub frames: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_time_per_frame_is_unknown_without_a_tick_or_a_frame() {
+        let cpu = KernelCpu { user_seconds: 0.02, system_seconds: 0.01, softirq_seconds: 0.01, ..Default::default() };
+        assert_eq!(cpu.ns_per(20_000), Some(2_000.0));
+        assert_eq!(cpu.ns_per(0), None);
+        assert_eq!(KernelCpu::default().ns_per(20_000), None, "no tick fell to the lanes: unknown, not 0");
+    }
 }

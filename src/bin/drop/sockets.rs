@@ -183,14 +183,18 @@ fn print_summary(totals: &SocketTotals, (udp, interface_drops): (UdpWindow, u64)
         udp.softnet_time_squeeze,
     );
     if let Some(c) = &udp.cpu {
-        let spent = c.user_seconds + c.system_seconds + c.softirq_seconds;
+        let per_frame = match c.ns_per(t.packets) {
+            Some(ns) => format!("{ns:.0} ns a frame received"),
+            None if t.packets == 0 => "nothing received".into(),
+            None => "less than one 10 ms tick of /proc/stat in all: too little to measure a frame's".into(),
+        };
         blastdrop::say!(
             "drop: CPU: the lanes' CPUs {:?} spent {:.2} s user, {:.2} s system, {:.2} s softirq ({}, anything else on them included); the host's softirq {:.2} s",
             c.cpus,
             c.user_seconds,
             c.system_seconds,
             c.softirq_seconds,
-            if t.packets > 0 { format!("{:.0} ns a frame received", spent * 1e9 / t.packets as f64) } else { "nothing received".into() },
+            per_frame,
             c.host_softirq_seconds
         );
     }
