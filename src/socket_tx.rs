@@ -14,10 +14,10 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-use pace::{Schedule, Shape};
+use pace::Shape;
 use udpsock::SendLane;
 
-use crate::counters::{LaneCounters, StallWatch, Tally};
+use crate::counters::{LaneCounters, Tally};
 use crate::error::Error;
 use crate::socket_rx::pin;
 use crate::tx::{Pace, TxOutcome};
@@ -97,8 +97,7 @@ impl SocketTxLane {
         let frame_bytes = self.lane.frame_bytes();
         let start_tsc = dpdk::rdtsc();
         let (mut tally, mut remaining, mut last) = (Tally::default(), self.quota.unwrap_or(u64::MAX), start_tsc);
-        let schedule = self.rate.and_then(|r| Schedule::new(self.shape, self.tsc_hz, r, last, self.seed));
-        let mut pace = Pace::new(schedule, StallWatch::new(last, self.tsc_hz));
+        let mut pace = Pace::new(self.rate, self.shape, self.tsc_hz, self.seed, last);
         let timed = pace.schedule.is_some();
         // Frames due but not yet taken by the kernel: offered again before any new ones.
         let mut owed = 0usize;

@@ -72,21 +72,36 @@ impl Sender {
         }
         let failure = self.drive(p, duration, count, &lanes.counters(), Instant::now(), hooks);
         let (results, failure) = self.join_phase(&mut lanes, &plan, failure)?;
+        let tx_undrained = self.drain_tx();
+        Ok(self.phase_of(results, failure, tx_undrained))
+    }
+
+    /// The phase the joined lanes ran: their final counts into the
+    /// timeline, after their last row (the endpoint's queues run on from
+    /// them into the next phase), and its span from the first lane's start
+    /// to the last lane's end.
+    pub(super) fn phase_of(&mut self, results: Vec<LaneResult>, failure: Option<StepFailure>, tx_undrained: Vec<String>) -> Phase {
         if let Some(timeline) = self.timeline.as_mut() {
-            // The lanes' final counts, after their last row: the endpoint's
-            // queues run on from them into the next phase.
             timeline.phase_done(results.iter().map(|l| (l.queue, l.outcome.tally)));
         }
-        let tx_undrained = self.drain_tx();
         let start = results.iter().map(|l| l.outcome.start_tsc).min().unwrap_or(0);
         let end = results.iter().map(|l| l.outcome.end_tsc).max().unwrap_or(0);
-        Ok(Phase {
+        Phase {
             lanes: results,
             failure,
             interrupted: signals::interrupted(),
             seconds: end.saturating_sub(start) as f64 / self.hz as f64,
             tx_undrained,
-        })
+        }
+    }
+
+    /// Where each of the lanes' streams got to: the next phase numbers on from there.
+    pub(super) fn advance_streams(&mut self, plan: &StepLayout, results: &[LaneResult]) {
+        for l in results {
+            for (s, next) in plan.streams(l.queue).iter().zip(&l.outcome.next_seqs) {
+                self.seqs[usize::from(s.id)] = *next;
+            }
+        }
     }
 
     /// Lets the frames the ports accepted leave before anything reads a
@@ -139,11 +154,7 @@ impl Sender {
             // The ring is gone: the next step needs the port started again.
             self.configured_queues = None;
         }
-        for l in &results {
-            for (s, next) in plan.streams(l.queue).iter().zip(&l.outcome.next_seqs) {
-                self.seqs[usize::from(s.id)] = *next;
-            }
-        }
+        self.advance_streams(plan, &results);
         Ok((results, failure))
     }
 
@@ -171,7 +182,7 @@ impl Sender {
             quota: slot.quota,
             rate: slot.rate,
             shape: p.shape,
-            seed: 0x9e37_79b9_7f4a_7c15 ^ (u64::from(q) << 32) ^ dpdk::rdtsc(),
+            seed: tx::lane_seed(q),
             tsc_hz: self.hz,
             clock: self.clock,
             counters,

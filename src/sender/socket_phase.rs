@@ -15,7 +15,6 @@ use super::window::WindowHooks;
 use super::{Sender, StepParams};
 use crate::counters::LaneCounters;
 use crate::error::Error;
-use crate::signals;
 use crate::socket_tx::{self, SocketTxLane};
 use crate::tx::TxOutcome;
 
@@ -100,7 +99,7 @@ impl Sender {
                 quota: slot.quota,
                 rate: slot.rate,
                 shape: p.shape,
-                seed: 0x9e37_79b9_7f4a_7c15 ^ (u64::from(slot.queue) << 32) ^ dpdk::rdtsc(),
+                seed: crate::tx::lane_seed(slot.queue),
                 tsc_hz: self.hz,
                 clock: self.clock,
                 counters,
@@ -124,23 +123,8 @@ impl Sender {
         let failure = self.drive(p, duration, count, &counters, Instant::now(), hooks);
         stop.store(true, SeqCst);
         let results = join(running)?;
-        if let Some(timeline) = self.timeline.as_mut() {
-            timeline.phase_done(results.iter().map(|l| (l.queue, l.outcome.tally)));
-        }
-        for l in &results {
-            for (s, next) in plan.streams(l.queue).iter().zip(&l.outcome.next_seqs) {
-                self.seqs[usize::from(s.id)] = *next;
-            }
-        }
-        let start = results.iter().map(|l| l.outcome.start_tsc).min().unwrap_or(0);
-        let end = results.iter().map(|l| l.outcome.end_tsc).max().unwrap_or(0);
-        Ok(Phase {
-            lanes: results,
-            failure,
-            interrupted: signals::interrupted(),
-            seconds: end.saturating_sub(start) as f64 / self.hz as f64,
-            tx_undrained: Vec::new(),
-        })
+        self.advance_streams(&plan, &results);
+        Ok(self.phase_of(results, failure, Vec::new()))
     }
 }
 

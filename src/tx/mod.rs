@@ -200,6 +200,11 @@ fn write_probe(frame: &mut [u8; HEAD], p: Probe) {
     p.stamp(probe.try_into().expect("HEAD ends at the probe's end"));
 }
 
+/// A seed for queue `queue`'s Poisson gaps: each queue its own, each run its own.
+pub fn lane_seed(queue: u16) -> u64 {
+    0x9e37_79b9_7f4a_7c15 ^ (u64::from(queue) << 32) ^ dpdk::rdtsc()
+}
+
 /// The pace of a paced lane and the shape it achieved (a port's lanes and
 /// the socket lanes alike).
 pub(crate) struct Pace {
@@ -212,8 +217,10 @@ pub(crate) struct Pace {
 }
 
 impl Pace {
-    pub(crate) fn new(schedule: Option<Schedule>, stall: StallWatch) -> Pace {
-        Pace { schedule, shape: ShapeStats::default(), last_send: None, stall }
+    /// A lane's pace from `now`: `rate` frames a second in `shape` (None: unpaced).
+    pub(crate) fn new(rate: Option<f64>, shape: Shape, hz: u64, seed: u64, now: u64) -> Pace {
+        let schedule = rate.and_then(|r| Schedule::new(shape, hz, r, now, seed));
+        Pace { schedule, shape: ShapeStats::default(), last_send: None, stall: StallWatch::new(now, hz) }
     }
 
     /// How many frames to build now: a burst, or, paced, what is due once
@@ -273,8 +280,7 @@ impl TxLane {
         let mut stamper = Stamper::new(&self.streams, &self.first_seqs);
         let mut pkts = Burst::new();
         let (mut tally, mut remaining, mut last) = (Tally::default(), self.quota.unwrap_or(u64::MAX), dpdk::rdtsc());
-        let schedule = self.rate.and_then(|r| Schedule::new(self.shape, self.tsc_hz, r, last, self.seed));
-        let mut pace = Pace::new(schedule, StallWatch::new(last, self.tsc_hz));
+        let mut pace = Pace::new(self.rate, self.shape, self.tsc_hz, self.seed, last);
         let mut reflect = self.reflect.take();
         let mut clock = self.clock;
         if let Some(r) = reflect.as_mut() {

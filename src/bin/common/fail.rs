@@ -131,6 +131,23 @@ fn limit(e: dpdk::Error, from_capture: bool) -> Failure {
 }
 
 /// The shared secret could not be had, in the flags' terms.
+/// The flags `given` that `path` does not support yet, refused in one line
+/// naming each ("--socket sends on ..., where --port, --reflect are not
+/// supported yet: leave them out"), `tail` after it; Ok when none was given.
+pub fn not_supported_yet(path: &str, given: &[(&str, bool)], tail: &str) -> Result<(), Failure> {
+    let unsupported: Vec<&str> = given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect();
+    if unsupported.is_empty() {
+        return Ok(());
+    }
+    let one = unsupported.len() == 1;
+    Err(Failure::usage(format!(
+        "{path}, where {} {} not supported yet: leave {} out{tail}",
+        unsupported.join(", "),
+        if one { "is" } else { "are" },
+        if one { "it" } else { "them" },
+    )))
+}
+
 pub fn secret(e: control::SecretError) -> Failure {
     Failure::usage(match &e {
         control::SecretError::Unreadable { path, reason } => format!("cannot read --token-file {}: {reason}", path.display()),

@@ -126,16 +126,11 @@ fn check_socket(args: &Args, spec: &str) -> Result<(), Failure> {
         ("--metrics", t.metrics.is_some()),
         ("EAL arguments after --", !args.eal.is_empty()),
     ];
-    let unsupported: Vec<&str> = given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect();
-    if !unsupported.is_empty() {
-        return Err(Failure::usage(format!(
-            "--socket receives on the kernel's UDP sockets, where {} {} not supported yet: leave {} out (blast's record keeps every window's figures)",
-            unsupported.join(", "),
-            if unsupported.len() == 1 { "is" } else { "are" },
-            if unsupported.len() == 1 { "it" } else { "them" },
-        )));
-    }
-    Ok(())
+    crate::fail::not_supported_yet(
+        "--socket receives on the kernel's UDP sockets",
+        &given,
+        " (blast's record keeps every window's figures)",
+    )
 }
 
 /// --socket's ADDR:PORT.

@@ -167,15 +167,7 @@ fn check_socket(args: &Args) -> Result<(), Failure> {
         ("--rx-queues", args.rx_queues.is_some()),
         ("EAL arguments after --", !args.eal.is_empty()),
     ];
-    let unsupported: Vec<&str> = given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect();
-    if !unsupported.is_empty() {
-        return Err(Failure::usage(format!(
-            "--socket sends on the kernel's UDP sockets, where {} {} not supported yet: leave {} out",
-            unsupported.join(", "),
-            if unsupported.len() == 1 { "is" } else { "are" },
-            if unsupported.len() == 1 { "it" } else { "them" },
-        )));
-    }
+    crate::fail::not_supported_yet("--socket sends on the kernel's UDP sockets", &given, "")?;
     if args.src_ip.len() > 1 || args.dst_ip.len() > 1 {
         return Err(Failure::usage("--socket sends from one address to one: give --src-ip and --dst-ip once each"));
     }
