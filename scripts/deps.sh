@@ -32,6 +32,8 @@ blastdrop_deps() {
         # tc's token-bucket shaper for the long-run tests (iproute2), and a real
         # Prometheus server with promtool for the /metrics tests.
         command -v tc >/dev/null 2>&1 || need+=(iproute2)
+        # ethtool turns a veth's checksum offload off for round trips through drop on a port (tests/sockets.rs).
+        command -v ethtool >/dev/null 2>&1 || need+=(ethtool)
         { command -v prometheus && command -v promtool; } >/dev/null 2>&1 || need+=(prometheus)
         # A real browser to render `blast report`'s HTML in the report test (Ubuntu's
         # chromium is a snap stub: chromium-browser is tried there too).

@@ -46,6 +46,19 @@ pub struct SocketRxConfig {
     /// Statistics of the interface's kernel driver watched besides its
     /// driver's own set (on ENA the allowance counters): --watch-xstat.
     pub watch_xstats: Vec<String>,
+    /// Send every datagram back to its sender (drop --reflect; GRO off).
+    pub reflect: bool,
+    /// Time every probe one way, by this host's clock when recvmmsg
+    /// returned against the sender's stamp (drop --one-way).
+    pub one_way: bool,
+}
+
+/// A lane's one-way times (drop --one-way), when it stops.
+#[derive(Debug, Clone)]
+pub struct OneWayTimes {
+    pub histogram: latency::LatencyHistogram,
+    /// Probes stamped later than they arrived (the clocks disagree).
+    pub negative: u64,
 }
 
 /// Buffers a lane took from the kernel, and those holding several datagrams.
@@ -62,7 +75,7 @@ struct Lane {
     buffers: Arc<Buffers>,
     /// A second handle on the lane's socket, for its drops.
     socket: OwnedFd,
-    thread: JoinHandle<Result<(), String>>,
+    thread: JoinHandle<Result<Option<OneWayTimes>, String>>,
 }
 
 /// Counters at one instant.
@@ -77,8 +90,8 @@ pub struct SocketSnapshot {
     udp: Option<UdpCounters>,
     interface_drops: Option<u64>,
     softnet: Option<udpsock::host::Softnet>,
-    /// The lanes' CPUs' time and the host's.
-    cpu: Option<(udpsock::host::CpuTime, udpsock::host::CpuTime)>,
+    /// The CPUs read, their time and the host's.
+    cpu: Option<(Vec<usize>, udpsock::host::CpuTime, udpsock::host::CpuTime)>,
     /// The interface's driver statistics watched.
     xs: Option<crate::xstats::Sample>,
 }
@@ -92,6 +105,11 @@ pub struct SocketTotals {
     /// Why a socket's drops could not be read, if one's could not: `socket_drops` is then short.
     pub unread_drops: Option<String>,
     pub queues: Vec<(u16, Tally)>,
+    /// --one-way: every lane's times over the run, merged.
+    pub one_way: Option<OneWayTimes>,
+    /// --reflect: datagrams sent back to their senders (every one received
+    /// less those the send buffer refused, `tally.reflect_drops`).
+    pub reflected: Option<u64>,
 }
 
 pub struct SocketReceiver {
@@ -107,11 +125,16 @@ pub struct SocketReceiver {
     /// Its kernel driver's statistics (None: no interface, or none to read).
     watch: Option<crate::xstats::Watch>,
     totals: SocketTotals,
+    /// --one-way: the wall clock the lanes read arrivals on.
+    clock: Option<crate::clock::WallClock>,
 }
 
 impl SocketReceiver {
     /// Binds and starts `queues` lanes.
-    pub fn new(cfg: SocketRxConfig, queues: u16) -> Result<SocketReceiver, Error> {
+    pub fn new(mut cfg: SocketRxConfig, queues: u16) -> Result<SocketReceiver, Error> {
+        // A GRO buffer would go back as one datagram: reflecting takes them one by one.
+        cfg.gro &= !cfg.reflect;
+        let clock = cfg.one_way.then(|| crate::clock::WallClock::new(crate::clock::tsc_hz()));
         let board = Arc::new(TrialBoard::new(cfg.streams, usize::from(cfg.max_queues)));
         let interface = interface_of(cfg.addr.ip());
         let watch = match &interface {
@@ -128,7 +151,8 @@ impl SocketReceiver {
             granted: 0,
             interface,
             watch,
-            totals: SocketTotals::default(),
+            totals: SocketTotals { one_way: cfg_one_way(clock), ..SocketTotals::default() },
+            clock,
         };
         rx.start(queues)?;
         Ok(rx)
@@ -167,7 +191,11 @@ impl SocketReceiver {
             let (fd, buffer) = udpsock::receiver_socket(self.cfg.addr, self.cfg.rcvbuf, self.cfg.gro)?;
             self.granted = buffer.granted;
             let socket = fd.try_clone().map_err(|e| Error::SocketLane { queue, why: format!("duplicating its socket failed: {e}") })?;
-            let lane = RecvLane::new(fd, self.cfg.batch, self.cfg.streams);
+            let lane = if self.cfg.reflect {
+                RecvLane::reflecting(fd, self.cfg.batch, self.cfg.streams)
+            } else {
+                RecvLane::new(fd, self.cfg.batch, self.cfg.streams)
+            };
             let (counters, buffers) = (Arc::new(LaneCounters::default()), Arc::new(Buffers::default()));
             let work = LaneWork {
                 queue,
@@ -178,6 +206,7 @@ impl SocketReceiver {
                 stop: self.stop.clone(),
                 cpu: (!self.cfg.cpus.is_empty()).then(|| self.cfg.cpus[usize::from(queue) % self.cfg.cpus.len()]),
                 cost_ticks: self.cfg.cost_ticks,
+                clock: self.clock,
             };
             let thread = std::thread::Builder::new()
                 .name(format!("socket-lane-{queue}"))
@@ -202,6 +231,10 @@ impl SocketReceiver {
             match drops {
                 Ok(d) => self.totals.socket_drops += d,
                 Err(e) => self.totals.unread_drops = Some(format!("queue {}: {e}", lane.queue)),
+            }
+            if let (Ok(Some(times)), Some(all)) = (&result, self.totals.one_way.as_mut()) {
+                all.histogram.merge(&times.histogram);
+                all.negative += times.negative;
             }
             match self.totals.queues.iter_mut().find(|(q, _)| *q == lane.queue) {
                 Some((_, sum)) => sum.add(&t),
@@ -230,7 +263,12 @@ impl SocketReceiver {
     /// Stops every lane: what they counted in all.
     pub fn finish(&mut self) -> Result<SocketTotals, Error> {
         self.stop()?;
-        Ok(std::mem::take(&mut self.totals))
+        let fresh = SocketTotals { one_way: cfg_one_way(self.clock), ..SocketTotals::default() };
+        let mut totals = std::mem::replace(&mut self.totals, fresh);
+        if self.cfg.reflect {
+            totals.reflected = Some(totals.tally.packets - totals.tally.reflect_drops);
+        }
+        Ok(totals)
     }
 
     /// Why the trial frames of the senders' streams at `edges` cannot be counted exactly here, if they cannot.
@@ -254,6 +292,23 @@ impl SocketReceiver {
     }
 
     pub fn snapshot(&self) -> SocketSnapshot {
+        self.snapshot_over(self.lane_cpus())
+    }
+
+    /// A snapshot whose CPU time covers every CPU a lane may run on, for
+    /// figures over a whole run, whose lanes (and so their CPUs) a ladder
+    /// may change: [`SocketReceiver::snapshot`] reads the running lanes' alone.
+    pub fn run_snapshot(&self) -> SocketSnapshot {
+        let mut cpus: Vec<usize> = (0..self.cfg.max_queues)
+            .filter(|_| !self.cfg.cpus.is_empty())
+            .map(|q| self.cfg.cpus[usize::from(q) % self.cfg.cpus.len()])
+            .collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        self.snapshot_over(cpus)
+    }
+
+    fn snapshot_over(&self, cpus: Vec<usize>) -> SocketSnapshot {
         SocketSnapshot {
             generation: self.generation,
             at: Instant::now(),
@@ -263,7 +318,7 @@ impl SocketReceiver {
             udp: udpsock::snmp::udp_counters().ok(),
             interface_drops: self.interface.as_deref().and_then(|i| nicstats::link_drops(i).ok()).map(|d| d.total()),
             softnet: udpsock::host::softnet().ok(),
-            cpu: udpsock::host::cpu_time(&self.lane_cpus()).ok(),
+            cpu: udpsock::host::cpu_time(&cpus).ok().map(|(lanes, host)| (cpus, lanes, host)),
             xs: self.watch.as_ref().map(|w| w.sample()),
         }
     }
@@ -391,11 +446,13 @@ impl SocketReceiver {
             mem_errors: udp.mem_errors,
             softnet_dropped: softnet.dropped,
             softnet_time_squeeze: softnet.time_squeeze,
+            // Time over the same CPUs at both ends, or none: a difference of
+            // two sets' sums would count a CPU's whole uptime.
             cpu: match (&b.cpu, &a.cpu) {
-                (Some((bl, bh)), Some((al, ah))) if !self.cfg.cpus.is_empty() => {
+                (Some((cpus, bl, bh)), Some((same, al, ah))) if !cpus.is_empty() && cpus == same => {
                     let (lanes, host, tick) = (bl.since(al), bh.since(ah), udpsock::host::seconds_per_tick());
                     Some(KernelCpu {
-                        cpus: self.lane_cpus(),
+                        cpus: cpus.clone(),
                         user_seconds: lanes.user as f64 * tick,
                         system_seconds: lanes.system as f64 * tick,
                         softirq_seconds: lanes.softirq as f64 * tick,
@@ -431,6 +488,11 @@ pub(crate) fn watch_of(interface: &str, extra: &[String]) -> Result<Option<crate
     }
 }
 
+/// The run's one-way times, empty, where --one-way times them.
+fn cfg_one_way(clock: Option<crate::clock::WallClock>) -> Option<OneWayTimes> {
+    clock.map(|_| OneWayTimes { histogram: latency::LatencyHistogram::new(), negative: 0 })
+}
+
 /// The edges as a socket lane counts them: under run 0.
 fn without_run(edges: &[StreamEdge]) -> Vec<StreamEdge> {
     edges.iter().map(|e| StreamEdge { run: seqtrack::NO_RUN, ..e.clone() }).collect()
@@ -458,25 +520,46 @@ struct LaneWork {
     stop: Arc<AtomicBool>,
     cpu: Option<usize>,
     cost_ticks: u64,
+    /// --one-way: the wall clock arrivals are read on.
+    clock: Option<crate::clock::WallClock>,
 }
 
 impl LaneWork {
-    fn run(mut self) -> Result<(), String> {
+    fn run(mut self) -> Result<Option<OneWayTimes>, String> {
         if let Some(cpu) = self.cpu {
             pin(cpu).map_err(|e| format!("pinning it to CPU {cpu} failed: {e}"))?;
         }
         let (board, mut epoch, mut answered) = (&*self.board, 0u64, 0u64);
         let slate = usize::from(self.queue);
         let mut tally = Tally::default();
+        let mut times = self.clock.map(|_| OneWayTimes { histogram: latency::LatencyHistogram::new(), negative: 0 });
         let result = loop {
             if self.stop.load(Relaxed) {
-                break Ok(());
+                break Ok(times);
             }
             if let Some(ask) = board.asked(answered) {
                 board.answer(slate, &mut self.lane.table, &mut epoch, ask);
                 answered = ask;
             }
-            let n = match self.lane.poll_with(|table| board.follow(table, &mut epoch)) {
+            let follow = |table: &mut seqtrack::StreamTable| board.follow(table, &mut epoch);
+            let polled = match (self.clock.as_mut(), times.as_mut()) {
+                (Some(clock), Some(t)) => {
+                    // One clock read a call: when recvmmsg returned (the socket buffer's wait included).
+                    let (mut now, live) = (None, &self.counters.latency);
+                    self.lane.poll_timed(follow, |p| {
+                        let at = *now.get_or_insert_with(|| clock.ns(dpdk::rdtsc()));
+                        match at.checked_sub(p.tx_ns) {
+                            Some(d) => {
+                                t.histogram.record_ns(d);
+                                live.record(d);
+                            }
+                            None => t.negative += 1,
+                        }
+                    })
+                }
+                _ => self.lane.poll_with(follow),
+            };
+            let n = match polled {
                 Ok(n) => n,
                 Err(e) => break Err(format!("recvmmsg failed: {e}")),
             };
@@ -490,6 +573,7 @@ impl LaneWork {
             (tally.packets, tally.bytes, tally.no_probe) = (c.datagrams, c.frame_bytes, c.no_probe);
             (tally.lost, tally.reordered, tally.duplicates, tally.late) = (t.lost, t.reordered, t.duplicates, t.late);
             tally.untracked = self.lane.table.untracked;
+            tally.reflect_drops = c.reflect_refused;
             self.counters.publish(&tally);
             self.buffers.taken.store(c.buffers, Relaxed);
             self.buffers.coalesced.store(c.coalesced, Relaxed);

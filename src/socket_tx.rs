@@ -14,6 +14,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
+use latency::LatencyHistogram;
 use pace::Shape;
 use udpsock::SendLane;
 
@@ -78,6 +79,50 @@ pub struct SocketTxLane {
     pub clock: crate::clock::WallClock,
     pub counters: Arc<LaneCounters>,
     pub cpu: usize,
+    /// --reflect: the round trips of what drop sends back to this lane's socket.
+    pub echoes: Option<Echoes>,
+}
+
+/// What a lane needs to time the probes drop --reflect sends back to its
+/// socket (blast --socket --reflect): as a port's `tx::Reflect`, read with
+/// `recvmmsg` on the lane's own connected socket.
+pub struct Echoes {
+    histogram: LatencyHistogram,
+    /// After sending stops, how long to keep collecting late ones.
+    linger_cycles: u64,
+    /// Probes sent before this phase began come back stale, and are not timed.
+    since_ns: u64,
+    probed: u64,
+    unprobed: u64,
+    stale: u64,
+    live: Arc<LaneCounters>,
+}
+
+impl Echoes {
+    pub fn new(linger_cycles: u64, live: Arc<LaneCounters>) -> Echoes {
+        Echoes { histogram: LatencyHistogram::new(), linger_cycles, since_ns: 0, probed: 0, unprobed: 0, stale: 0, live }
+    }
+
+    /// Takes what came back and times each probe against the send time it
+    /// carries (this host's clock at both ends: no clock sync needed).
+    #[inline]
+    fn poll(&mut self, lane: &mut SendLane, clock: &mut crate::clock::WallClock) -> Result<(), String> {
+        let mut now = None;
+        let taken = lane.take_echoes(|p| {
+            let at = *now.get_or_insert_with(|| clock.ns(dpdk::rdtsc()));
+            match p {
+                Some(p) if p.tx_ns >= self.since_ns => {
+                    self.probed += 1;
+                    let ns = at.saturating_sub(p.tx_ns);
+                    self.histogram.record_ns(ns);
+                    self.live.latency.record(ns);
+                }
+                Some(_) => self.stale += 1,
+                None => self.unprobed += 1,
+            }
+        });
+        taken.map(|_| ()).map_err(|e| format!("recvmmsg of the reflections failed: {e}"))
+    }
 }
 
 impl SocketTxLane {
@@ -93,6 +138,12 @@ impl SocketTxLane {
 
     fn send_loop(&mut self, stop: &AtomicBool) -> Result<TxOutcome, String> {
         self.lane.set_next_seq(self.first_seq);
+        let mut echoes = self.echoes.take();
+        if let Some(e) = echoes.as_mut() {
+            self.lane.expect_echoes();
+            e.since_ns = self.clock.ns(dpdk::rdtsc());
+        }
+        let mut clock = self.clock;
         let per_call = self.lane.per_call();
         let frame_bytes = self.lane.frame_bytes();
         let start_tsc = dpdk::rdtsc();
@@ -103,7 +154,15 @@ impl SocketTxLane {
         let mut owed = 0usize;
         while !stop.load(Relaxed) && remaining > 0 {
             if owed == 0 {
-                let due = pace.wait_due(per_call, &mut tally, &mut last, stop, || {});
+                let (lane, mut failed) = (&mut self.lane, None);
+                let due = pace.wait_due(per_call, &mut tally, &mut last, stop, || {
+                    if let Some(e) = echoes.as_mut() {
+                        failed = failed.take().or(e.poll(lane, &mut clock).err());
+                    }
+                });
+                if let Some(why) = failed {
+                    return Err(why);
+                }
                 owed = due.min(per_call).min(remaining.min(per_call as u64) as usize);
                 if owed == 0 {
                     continue;
@@ -114,7 +173,7 @@ impl SocketTxLane {
                 pace.sent(tsc, owed);
             }
             let before = dpdk::rdtsc();
-            let taken = self.lane.send_datagrams(owed, self.clock.ns(before)).map_err(|e| format!("sendmmsg failed: {e}"))?;
+            let taken = self.lane.send_datagrams(owed, clock.ns(before)).map_err(|e| format!("sendmmsg failed: {e}"))?;
             if timed {
                 tally.tx_cycles += dpdk::rdtsc() - before;
             }
@@ -128,10 +187,21 @@ impl SocketTxLane {
                 pace.stall.at(dpdk::rdtsc(), &mut tally);
             }
             self.counters.publish(&tally);
+            if let Some(e) = echoes.as_mut() {
+                e.poll(&mut self.lane, &mut clock)?;
+            }
         }
         let now = dpdk::rdtsc();
         tally.busy_cycles += now - last;
         self.counters.publish(&tally);
+        if let Some(e) = echoes.as_mut() {
+            // Reflections still on their way back.
+            let until = dpdk::rdtsc() + e.linger_cycles;
+            while dpdk::rdtsc() < until {
+                e.poll(&mut self.lane, &mut clock)?;
+            }
+        }
+        let (reflected, reflected_unprobed, reflected_stale) = echoes.as_ref().map_or((0, 0, 0), |e| (e.probed, e.unprobed, e.stale));
         Ok(TxOutcome {
             tally,
             per_stream: vec![tally.packets],
@@ -140,6 +210,10 @@ impl SocketTxLane {
             end_tsc: pace.end(now, self.rate, self.tsc_hz),
             shape: pace.shape.clone(),
             longest_stall: pace.stall.longest,
+            latency: echoes.map(|e| e.histogram),
+            reflected,
+            reflected_unprobed,
+            reflected_stale,
             ..TxOutcome::default()
         })
     }

@@ -520,8 +520,10 @@ fn drop_on_sockets_refuses_what_it_cannot_do_in_one_line() {
     assert!(e.contains("IPv6 is not supported yet"), "{e}");
     let e = quick_error(DROP, &["--socket", "127.0.0.1:0"]);
     assert!(e.contains("port 0"), "{e}");
-    let e = quick_error(DROP, &["--socket", "127.0.0.1:9", "--reflect", "--json", "x.json"]);
-    assert!(e.contains("--reflect, --json are not supported yet: leave them out"), "{e}");
+    let e = quick_error(DROP, &["--socket", "127.0.0.1:9", "--count-only", "--json", "x.json"]);
+    assert!(e.contains("--count-only, --json are not supported yet: leave them out"), "{e}");
+    let e = quick_error(DROP, &["--socket", "127.0.0.1:9", "--one-way", "--arrival-clock", "nic"]);
+    assert!(e.contains("--arrival-clock nic (a socket sees no NIC timestamp: arrivals are read when recvmmsg returns)"), "{e}");
     let e = quick_error(DROP, &["--socket", "127.0.0.1:9", "--", "--no-huge"]);
     assert!(e.contains("EAL arguments after --"), "{e}");
     let e = quick_error(DROP, &["--socket-rcvbuf", "1MB"]);
@@ -537,8 +539,11 @@ fn drop_on_sockets_refuses_what_it_cannot_do_in_one_line() {
 /// sent, one line each, naming the flag; so is a source address no interface holds.
 #[test]
 fn blast_on_sockets_refuses_what_it_cannot_do_in_one_line() {
-    let e = quick_error(BLAST, &["--socket", "--port", "1", "--reflect"]);
-    assert!(e.contains("--socket sends on the kernel's UDP sockets, where --port, --reflect are not supported yet: leave them out"), "{e}");
+    let e = quick_error(BLAST, &["--socket", "--port", "1", "--size-mix", "imix"]);
+    assert!(
+        e.contains("--socket sends on the kernel's UDP sockets, where --port, --size-mix are not supported yet: leave them out"),
+        "{e}"
+    );
     let e = quick_error(BLAST, &["--socket", "--flows", "4"]);
     assert!(e.contains("--flows (each queue is one flow: its own socket and source port)"), "{e}");
     let e = quick_error(BLAST, &["--socket", "--dst-ip", "127.0.0.1", "--dst-ip", "127.0.0.2"]);

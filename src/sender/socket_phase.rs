@@ -102,6 +102,8 @@ impl Sender {
                 seed: crate::tx::lane_seed(slot.queue),
                 tsc_hz: self.hz,
                 clock: self.clock,
+                // As a port's lanes: reflections for 100 ms after the last send.
+                echoes: p.reflect.then(|| socket_tx::Echoes::new(self.hz / 10, counters.clone())),
                 counters,
                 cpu,
             });

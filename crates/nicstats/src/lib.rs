@@ -23,6 +23,7 @@ pub use link::{link_drops, link_drops_of_index, LinkDrops, LinkError};
 /// Bytes of one statistic's name in `ETHTOOL_GSTRINGS` (ETH_GSTRING_LEN).
 const NAME_LEN: usize = 32;
 const ETHTOOL_GDRVINFO: u32 = 0x03;
+const ETHTOOL_GTXCSUM: u32 = 0x16;
 const ETHTOOL_GSTRINGS: u32 = 0x1b;
 const ETHTOOL_GSTATS: u32 = 0x1d;
 const ETHTOOL_GSSET_INFO: u32 = 0x37;
@@ -140,6 +141,16 @@ impl Interface {
         info.cmd = ETHTOOL_GDRVINFO;
         self.ask("ETHTOOL_GDRVINFO", (&mut info as *mut DrvInfo).cast())?;
         Ok(c_text(&info.driver))
+    }
+
+    /// Whether the interface leaves transmitted checksums to its offload
+    /// (`ethtool -k`'s tx-checksumming): a sender's frames then carry a
+    /// partial checksum until the device fills it in, which a veth never does.
+    pub fn tx_checksumming(&self) -> Result<bool, Error> {
+        // struct ethtool_value: cmd, data.
+        let mut value = [ETHTOOL_GTXCSUM, 0u32];
+        self.ask("ETHTOOL_GTXCSUM", value.as_mut_ptr().cast())?;
+        Ok(value[1] != 0)
     }
 
     /// How many statistics the driver lists now.

@@ -9,6 +9,9 @@ pub(crate) struct Messages {
     /// Read only through the headers' pointers; kept so they stay valid.
     _iovs: Vec<libc::iovec>,
     pub(crate) headers: Vec<libc::mmsghdr>,
+    /// Each message's peer address (a receiver that answers its senders
+    /// reads them; empty when not asked for).
+    names: Vec<libc::sockaddr_storage>,
 }
 
 // The raw pointers in `_iovs` and `headers` point into the array's own heap
@@ -26,7 +29,31 @@ impl Messages {
             h.msg_hdr.msg_iov = iov;
             h.msg_hdr.msg_iovlen = 1;
         }
-        Messages { bufs, stride, _iovs: iovs, headers }
+        Messages { bufs, stride, _iovs: iovs, headers, names: Vec::new() }
+    }
+
+    /// The same, with room for each message's peer address: a `recvmmsg`
+    /// fills them, and a `sendmmsg` of the same headers answers each peer.
+    pub(crate) fn with_names(batch: usize, stride: usize) -> Messages {
+        let mut m = Messages::new(batch, stride);
+        // SAFETY: sockaddr_storage is plain data; all zeroes is an empty address.
+        m.names = vec![unsafe { std::mem::zeroed() }; batch];
+        for (h, name) in m.headers.iter_mut().zip(m.names.iter_mut()) {
+            h.msg_hdr.msg_name = (name as *mut libc::sockaddr_storage).cast();
+        }
+        m
+    }
+
+    /// Before a `recvmmsg`: each header's address room back to its full size.
+    pub(crate) fn reset_names(&mut self) {
+        let len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        for h in self.headers.iter_mut().filter(|h| !h.msg_hdr.msg_name.is_null()) {
+            h.msg_hdr.msg_namelen = len;
+        }
+    }
+
+    pub(crate) fn has_names(&self) -> bool {
+        !self.names.is_empty()
     }
 
     /// Has buffer `i`'s message carry its first `len` bytes (at most its stride).

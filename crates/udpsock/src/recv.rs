@@ -38,6 +38,10 @@ pub struct RecvCounts {
     /// expected, counted so a short count is not silent.
     pub truncated: u64,
     pub calls: u64,
+    /// Reflecting: datagrams sent back to their senders, and those the
+    /// kernel would not take back (a full send buffer).
+    pub reflected: u64,
+    pub reflect_refused: u64,
 }
 
 /// One socket's receive loop and what it counted.
@@ -56,10 +60,22 @@ impl RecvLane {
     /// A lane over `fd` that takes up to `batch` buffers per call and tracks
     /// `streams` stream ids.
     pub fn new(fd: OwnedFd, batch: usize, streams: usize) -> RecvLane {
+        RecvLane::with(fd, Messages::new(batch.clamp(1, 1024), MAX_BUFFER), batch, streams)
+    }
+
+    /// As [`RecvLane::new`], sending every datagram back to where it came
+    /// from once counted (drop --reflect: the sender times the round trip).
+    /// The socket must not coalesce (no UDP GRO): each buffer goes back as
+    /// one datagram, so a coalesced one is not sent back but counted refused.
+    pub fn reflecting(fd: OwnedFd, batch: usize, streams: usize) -> RecvLane {
+        RecvLane::with(fd, Messages::with_names(batch.clamp(1, 1024), MAX_BUFFER), batch, streams)
+    }
+
+    fn with(fd: OwnedFd, messages: Messages, batch: usize, streams: usize) -> RecvLane {
         let batch = batch.clamp(1, 1024);
         RecvLane {
             fd,
-            messages: Messages::new(batch, MAX_BUFFER),
+            messages,
             controls: vec![0; batch * CONTROL_LEN],
             table: StreamTable::with_capacity(streams),
             counts: RecvCounts::default(),
@@ -83,7 +99,18 @@ impl RecvLane {
     /// window's bounds are taken in there: frames that arrived after the
     /// window opened are never counted before them).
     pub fn poll_with(&mut self, before: impl FnOnce(&mut StreamTable)) -> std::io::Result<usize> {
+        self.poll_timed(before, |_| {})
+    }
+
+    /// As [`RecvLane::poll_with`], handing `each` every probe counted
+    /// (drop --one-way times them; the closure is inlined: no branch per
+    /// datagram when it does nothing).
+    #[inline]
+    pub fn poll_timed(&mut self, before: impl FnOnce(&mut StreamTable), mut each: impl FnMut(&Probe)) -> std::io::Result<usize> {
         let batch = self.messages.batch();
+        if self.messages.has_names() {
+            self.messages.reset_names();
+        }
         for (i, m) in self.messages.headers.iter_mut().enumerate() {
             m.msg_hdr.msg_control = self.controls[i * CONTROL_LEN..].as_mut_ptr().cast();
             m.msg_hdr.msg_controllen = CONTROL_LEN as _;
@@ -118,10 +145,54 @@ impl RecvLane {
             let segment = segment.filter(|&s| s > 0 && s < len).unwrap_or(len.max(1));
             self.counts.coalesced += u64::from(segment < len);
             for datagram in buf.chunks(segment) {
-                count(datagram, &mut self.table, &mut self.counts);
+                count(datagram, &mut self.table, &mut self.counts, &mut each);
             }
         }
+        if self.messages.has_names() && n > 0 {
+            self.reflect(n as usize);
+        }
         Ok((self.counts.datagrams - before) as usize)
+    }
+
+    /// Sends the call's `n` buffers back to their senders, each as it came
+    /// (never waiting: what a full send buffer refuses is counted).
+    fn reflect(&mut self, n: usize) {
+        let coalesced = |h: &libc::mmsghdr| gro_segment(&h.msg_hdr).is_some_and(|s| s > 0 && s < h.msg_len as usize);
+        let mut i = 0;
+        while i < n {
+            if coalesced(&self.messages.headers[i]) {
+                // Never on a socket opened without GRO: not sent back as one datagram.
+                self.counts.reflect_refused += 1;
+                i += 1;
+                continue;
+            }
+            // A run of single datagrams, sent back in as few calls as the kernel takes them.
+            let mut end = i;
+            while end < n && !coalesced(&self.messages.headers[end]) {
+                let len = self.messages.headers[end].msg_len as usize;
+                self.messages.set_len(end, len);
+                self.messages.headers[end].msg_hdr.msg_controllen = 0;
+                end += 1;
+            }
+            let mut sent = i;
+            while sent < end {
+                // SAFETY: the headers point at this lane's buffers, iovecs and
+                // addresses, filled by the recvmmsg just before.
+                let r = unsafe {
+                    libc::sendmmsg(self.fd.as_raw_fd(), self.messages.headers[sent..].as_mut_ptr(), (end - sent) as _, libc::MSG_DONTWAIT)
+                };
+                if r <= 0 {
+                    break;
+                }
+                sent += r as usize;
+            }
+            self.counts.reflected += (sent - i) as u64;
+            self.counts.reflect_refused += (end - sent) as u64;
+            for k in i..end {
+                self.messages.set_len(k, self.messages.stride);
+            }
+            i = end;
+        }
     }
 
     /// Polls until `stop` is set.
@@ -134,12 +205,15 @@ impl RecvLane {
 }
 
 #[inline(always)]
-fn count(datagram: &[u8], table: &mut StreamTable, counts: &mut RecvCounts) {
+fn count(datagram: &[u8], table: &mut StreamTable, counts: &mut RecvCounts, each: &mut impl FnMut(&Probe)) {
     counts.datagrams += 1;
     let frame = frame_len(datagram.len());
     counts.frame_bytes += frame as u64;
     match datagram.first_chunk::<PROBE_LEN>().and_then(Probe::read) {
-        Some(p) => table.record_frame(p.stream, p.seq, SOCKET_RUN, frame as u32),
+        Some(p) => {
+            table.record_frame(p.stream, p.seq, SOCKET_RUN, frame as u32);
+            each(&p);
+        }
         None => counts.no_probe += 1,
     }
 }

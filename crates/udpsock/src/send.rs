@@ -39,8 +39,13 @@ pub struct SendLane {
     payload: usize,
     segments: usize,
     messages: Messages,
+    /// Where datagrams sent back to this socket land (blast --reflect), if asked for.
+    echoes: Option<Messages>,
     pub counts: SendCounts,
 }
+
+/// Echoes taken at most per call.
+const ECHO_BATCH: usize = 64;
 
 impl SendLane {
     /// A lane sending stream `stream`'s frames of `frame` bytes (FCS
@@ -64,8 +69,40 @@ impl SendLane {
             payload,
             segments,
             messages: Messages::new(batch, segments * payload),
+            echoes: None,
             counts: SendCounts::default(),
         })
+    }
+
+    /// Has the lane take what its peer sends back to its socket (a
+    /// connected socket receives from its peer alone): see [`Self::take_echoes`].
+    pub fn expect_echoes(&mut self) {
+        self.echoes = Some(Messages::new(ECHO_BATCH, self.payload.max(PROBE_LEN)));
+    }
+
+    /// Takes, without waiting, what came back to the socket, handing `each`
+    /// every datagram's probe (None: a datagram without one). Returns how
+    /// many it took; 0 when none waited or no echoes are expected.
+    #[inline]
+    pub fn take_echoes(&mut self, mut each: impl FnMut(Option<Probe>)) -> std::io::Result<usize> {
+        let Some(m) = self.echoes.as_mut() else { return Ok(0) };
+        // SAFETY: the headers point at iovecs over the echo array's own buffers.
+        let n = unsafe {
+            libc::recvmmsg(self.fd.as_raw_fd(), m.headers.as_mut_ptr(), m.batch() as _, libc::MSG_DONTWAIT, std::ptr::null_mut())
+        };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            return match e.raw_os_error() {
+                // ECONNREFUSED: an ICMP port-unreachable, reported here rather than on a send.
+                Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNREFUSED) => Ok(0),
+                _ => Err(e),
+            };
+        }
+        for i in 0..n as usize {
+            let len = m.headers[i].msg_len as usize;
+            each(m.buffer(i, len).first_chunk::<PROBE_LEN>().and_then(Probe::read));
+        }
+        Ok(n as usize)
     }
 
     /// Datagrams per call when every buffer is taken.

@@ -191,3 +191,36 @@ fn a_short_call_sends_whole_buffers_and_one_shorter_numbered_on() {
     assert_eq!(recv.counts.datagrams, 13, "every datagram of both calls arrived, one each");
     assert_eq!(recv.counts.frame_bytes, 13 * 128);
 }
+
+/// drop --reflect and blast --reflect on sockets: a reflecting receive lane
+/// sends each datagram back to its sender's socket, which takes them back
+/// with their probes intact (sequence numbers and send times as sent), and
+/// the one-way hook sees every probe counted.
+#[test]
+fn a_reflecting_lane_sends_every_datagram_back_to_its_sender_probe_intact() {
+    let (rx, _) = receiver_socket(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), Some(1 << 20), false).unwrap();
+    let port = nix::sys::socket::getsockname::<nix::sys::socket::SockaddrIn>(std::os::fd::AsRawFd::as_raw_fd(&rx)).unwrap().port();
+    let (fd, _) = sender_socket(None, SocketAddr::from((Ipv4Addr::LOCALHOST, port)), Some(1 << 20)).unwrap();
+    let mut send = SendLane::new(fd, 3, 100, 1, 16).unwrap();
+    send.expect_echoes();
+    let mut recv = RecvLane::reflecting(rx, 32, 4);
+    for round in 0..4u64 {
+        assert_eq!(send.send_datagrams(16, 1_000 + round).unwrap(), 16);
+    }
+    let (mut seen, mut back) = (Vec::new(), Vec::new());
+    for _ in 0..50 {
+        recv.poll_timed(|_| {}, |p| seen.push(p.seq)).unwrap();
+        send.take_echoes(|p| back.push(p.map(|p| (p.stream, p.seq, p.tx_ns)))).unwrap();
+        if back.len() >= 64 {
+            break;
+        }
+    }
+    assert_eq!(seen, (0..64).collect::<Vec<u32>>(), "the hook saw every probe, in order");
+    assert_eq!((recv.counts.reflected, recv.counts.reflect_refused), (64, 0));
+    let want: Vec<_> = (0..64u32).map(|s| Some((3, s, 1_000 + u64::from(s / 16)))).collect();
+    assert_eq!(back, want, "every datagram came back to its sender as sent");
+    // A lane that expects no echoes takes none.
+    let (fd, _) = sender_socket(None, SocketAddr::from((Ipv4Addr::LOCALHOST, port)), None).unwrap();
+    let mut plain = SendLane::new(fd, 0, 64, 1, 1).unwrap();
+    assert_eq!(plain.take_echoes(|_| panic!("no echo expected")).unwrap(), 0);
+}

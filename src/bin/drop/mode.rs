@@ -116,8 +116,10 @@ fn check_socket(args: &Args, spec: &str) -> Result<(), Failure> {
     let t = &args.timeline;
     let given = [
         ("--port", args.port != ["0"]),
-        ("--reflect", args.reflect),
-        ("--one-way", args.one_way),
+        (
+            "--arrival-clock nic (a socket sees no NIC timestamp: arrivals are read when recvmmsg returns)",
+            args.arrival_clock == args::ArrivalClockArg::Nic,
+        ),
         ("--count-only", args.count_only),
         ("--rx-mbufs", args.rx_mbufs.is_some()),
         ("--json", args.json.is_some()),

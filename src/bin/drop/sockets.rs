@@ -33,6 +33,8 @@ pub(crate) fn receive(args: &Args, spec: &str, mode: Mode) -> Result<(), Failure
         cpus: cpus.clone(),
         cost_ticks: args.rx_cost,
         watch_xstats: args.watch_xstat.clone(),
+        reflect: args.reflect,
+        one_way: args.one_way,
     };
     let first = mode.first_queues(args.queues);
     let answering = mode.listener().map(StartingAnswer::begin).transpose()?;
@@ -42,7 +44,7 @@ pub(crate) fn receive(args: &Args, spec: &str, mode: Mode) -> Result<(), Failure
         blastdrop::say!("drop: NIC counters from {from}");
     }
     drop(answering);
-    let start = receiver.snapshot();
+    let start = receiver.run_snapshot();
     let rx = Arc::new(Mutex::new(receiver));
     let history: Arc<Mutex<History>> = Arc::default();
     let server = match mode {
@@ -57,7 +59,7 @@ pub(crate) fn receive(args: &Args, spec: &str, mode: Mode) -> Result<(), Failure
         let _ = s.join();
     }
     let mut receiver = lock(&rx);
-    let end = receiver.snapshot();
+    let end = receiver.run_snapshot();
     let kernel = receiver.kernel_between(&start, &end);
     let watched = receiver.watched_between(&start, &end);
     let totals = receiver.finish()?;
@@ -82,7 +84,7 @@ fn peer_info(args: &Args, spec: &str, addr: std::net::SocketAddr) -> PeerInfo {
         rss: true,
         cpu_model: blastdrop::environment::cpu_model(),
         ports: 1,
-        reflect: false,
+        reflect: args.reflect,
         udp_socket: Some(addr),
     }
 }
@@ -90,14 +92,24 @@ fn peer_info(args: &Args, spec: &str, addr: std::net::SocketAddr) -> PeerInfo {
 fn announce(receiver: &SocketReceiver, args: &Args, first: u16, cpus: &[usize]) {
     let cfg = receiver.config();
     blastdrop::say!(
-        "drop: UDP sockets on {} ({}), {first} queue(s) of up to {}, one thread each on CPUs {:?}, UDP GRO {}, receive buffer {} B each as granted{}{}; receiver-side figures",
+        "drop: UDP sockets on {} ({}), {first} queue(s) of up to {}, one thread each on CPUs {:?}, UDP GRO {}, receive buffer {} B each as granted{}{}{}; receiver-side figures",
         cfg.addr,
         receiver.interface().map_or("every interface".to_string(), |i| format!("interface {i}")),
         cfg.max_queues,
         cpus,
-        if cfg.gro { "on" } else { "off" },
+        match (cfg.gro, cfg.reflect) {
+            (true, _) => "on",
+            (false, true) => "off (reflecting: each datagram goes back as it came)",
+            (false, false) => "off",
+        },
         receiver.rcvbuf_granted(),
         if cfg.cost_ticks > 0 { format!(", {} TSC ticks of work per datagram", cfg.cost_ticks) } else { String::new() },
+        match (cfg.reflect, cfg.one_way) {
+            (true, true) => ", every datagram sent back to its sender (--reflect) and each probe timed one way (--one-way)",
+            (true, false) => ", every datagram sent back to its sender (--reflect)",
+            (false, true) => ", each probe timed one way (--one-way)",
+            (false, false) => "",
+        },
         match &args.listen {
             Some(a) => format!(", control on {a} (up to {} queues)", cfg.max_queues),
             None => String::new(),
@@ -182,6 +194,25 @@ fn print_summary(totals: &SocketTotals, (udp, interface_drops): (UdpWindow, u64)
         udp.softnet_dropped,
         udp.softnet_time_squeeze,
     );
+    if t.reflect_drops > 0 || totals.reflected.is_some() {
+        blastdrop::say!(
+            "drop: reflect: {} datagrams sent back to their senders, {} the send buffer would not take",
+            totals.reflected.unwrap_or(0),
+            t.reflect_drops
+        );
+    }
+    if let Some(o) = &totals.one_way {
+        blastdrop::say!(
+            "drop: one way (by both hosts' CLOCK_REALTIME, this host's read when recvmmsg returned: the socket buffer's wait included; this host's clock {}): {}{}",
+            match blastdrop::clock::clock_sync() {
+                Some(c) if c.synchronized => format!("synchronised, max error {} us", c.max_error_us),
+                Some(c) => format!("NOT synchronised (max error {} us): the figures are only as good as the clocks", c.max_error_us),
+                None => "sync status unknown".to_string(),
+            },
+            o.histogram.summary().line(),
+            if o.negative > 0 { format!("; {} probes arrived before they were sent: the clocks disagree", o.negative) } else { String::new() }
+        );
+    }
     if let Some(c) = &udp.cpu {
         let per_frame = match c.ns_per(t.packets) {
             Some(ns) => format!("{ns:.0} ns a frame received"),

@@ -27,7 +27,7 @@ pub fn run(settings: &Settings, m: &Knee, started: &Started, sender: &mut Sender
     let info = peer_info.as_ref().expect("--find-knee is checked to have --peer");
     peer::check_receiver(info, m.rx_queues, m.size, settings.traffic.reflect, "the knee search")?;
     peer::check_port_pairing(info, sender.sides().len());
-    peer::check_gso_path(info, sender)?;
+    peer::check_veth_path(info, sender, settings.traffic.reflect)?;
     let p = peer.as_mut().expect("connected");
     peer::prepare_step(p, sender, m.rx_queues, m.size).map_err(Failure::runtime)?;
     // Configured now, so the qualifiers carry the MTU in force.

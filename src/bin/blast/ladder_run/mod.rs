@@ -27,7 +27,7 @@ pub fn run(settings: &Settings, m: &mut LadderRun, started: &Started, sender: &m
     let m: &LadderRun = m;
     check_receiver(settings, m, sender, peer_info.as_ref())?;
     if let Some(info) = &peer_info {
-        peer::check_gso_path(info, sender)?;
+        peer::check_veth_path(info, sender, settings.traffic.reflect)?;
     }
     if let Some(p) = peer.as_mut() {
         peer::join(p, &settings.peer, plan(settings, m), sender)?;

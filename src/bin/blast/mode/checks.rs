@@ -157,7 +157,6 @@ pub fn check_replay(args: &Args) -> Result<(), Failure> {
 fn check_socket(args: &Args) -> Result<(), Failure> {
     let given = [
         ("--port", args.port != ["0"]),
-        ("--reflect", args.reflect),
         ("--pcap", args.pcap.is_some()),
         ("--size-mix", args.size_mix.is_some()),
         ("--flows (each queue is one flow: its own socket and source port)", args.flows.is_some()),

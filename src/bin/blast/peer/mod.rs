@@ -84,16 +84,36 @@ fn check_socket_destination(info: &PeerInfo, destinations: &[(std::net::Ipv4Addr
     }
 }
 
-/// blast --socket with GSO over a veth to drop on a port: veth hands each
-/// GSO buffer to its peer whole (a NIC, or the kernel before a driver
-/// without GSO, cuts it into frames), so a DPDK receiver (af_packet, AF_XDP)
-/// would take one frame, holding one probe, for every buffer.
-pub fn check_gso_path(info: &PeerInfo, sender: &Sender) -> Result<(), Failure> {
+/// blast --socket over a veth to drop on a port, where a veth hands over
+/// what a NIC would finish:
+/// - with GSO, each GSO buffer whole (a NIC, or the kernel before a driver
+///   without GSO, cuts it into frames), so a DPDK receiver (af_packet,
+///   AF_XDP) would take one frame, holding one probe, for every buffer;
+/// - with --reflect and the veth's checksum offload on, each frame with its
+///   UDP checksum left partial (a NIC fills it in): drop's port sends it
+///   back as it came, and this host's kernel drops every reflection as a
+///   checksum error (UDP InCsumErrors), so no round trip would be timed.
+pub fn check_veth_path(info: &PeerInfo, sender: &Sender, reflect: bool) -> Result<(), Failure> {
     let Some(side) = sender.socket_side() else { return Ok(()) };
-    if side.cfg.segments > 1 && side.driver == "veth" && info.udp_socket.is_none() {
+    if side.driver != "veth" || info.udp_socket.is_some() {
+        return Ok(());
+    }
+    if side.cfg.segments > 1 {
         return Err(Failure::usage(format!(
             "blast --socket over veth ({}) to drop on a DPDK port ({}): veth hands each GSO buffer to its peer whole, as one frame that drop's port counts once: give --no-gso",
             side.interface, info.driver
+        )));
+    }
+    let offloaded = nicstats::Interface::open(&side.interface).and_then(|i| i.tx_checksumming());
+    if reflect && !matches!(offloaded, Ok(false)) {
+        return Err(Failure::usage(format!(
+            "blast --socket --reflect over veth ({0}) to drop on a DPDK port ({1}): {0} leaves each UDP checksum to an offload that a veth never completes, drop sends the frames back as they came and this host's kernel would drop every one as a checksum error: turn it off with `ethtool -K {0} tx off` (tx-checksumming {2}), or leave out --reflect",
+            side.interface,
+            info.driver,
+            match offloaded {
+                Ok(_) => "is on".to_string(),
+                Err(e) => format!("unknown: {e}"),
+            }
         )));
     }
     Ok(())
