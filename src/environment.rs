@@ -126,7 +126,7 @@ pub fn of_sender(started: &Started, sender: &Sender, queues: u16) -> Environment
 /// blast --socket's path where a port's record goes: the interface that
 /// holds --src-ip, its MTU, MAC, state and speed as the kernel says them.
 fn socket_port_record(side: &crate::sender::SocketSide) -> PortRecord {
-    let sys = |leaf: &str| std::fs::read_to_string(format!("/sys/class/net/{}/{leaf}", side.interface)).unwrap_or_default();
+    let (link_up, link_speed_mbps) = kernel_link(&side.interface);
     PortRecord {
         id: 0,
         name: side.info.name.clone(),
@@ -140,13 +140,58 @@ fn socket_port_record(side: &crate::sender::SocketSide) -> PortRecord {
         rss: false,
         tx_offloads: if side.cfg.segments > 1 { vec!["UDP_SEGMENT (GSO)".into()] } else { Vec::new() },
         promiscuous: false,
-        link_up: sys("operstate").trim() == "up",
-        // veth and other virtual links say -1 (unknown): 0 here, as a port without a speed.
-        link_speed_mbps: sys("speed").trim().parse::<i64>().ok().filter(|&s| s > 0).map_or(0, |s| s as u32),
+        link_up,
+        link_speed_mbps,
         ena: None,
         xdp: None,
         counters_from: side.watch.as_ref().and_then(|w| w.kernel_source()),
     }
+}
+
+/// A kernel interface's state and speed as sysfs says them: up, and Mb/s
+/// (veth and other virtual links say -1, unknown: 0 here, as a port without a speed).
+fn kernel_link(interface: &str) -> (bool, u32) {
+    let sys = |leaf: &str| std::fs::read_to_string(format!("/sys/class/net/{interface}/{leaf}")).unwrap_or_default();
+    let speed = sys("speed").trim().parse::<i64>().ok().filter(|&s| s > 0).map_or(0, |s| s as u32);
+    (sys("operstate").trim() == "up", speed)
+}
+
+/// drop --socket's environment: its sockets where a port's record goes
+/// (the address, the interface that holds it, its MAC, MTU, state and
+/// speed), and each queue's lane thread with its CPU.
+pub fn of_socket_receiver(
+    started: &Started,
+    rx: &crate::socket_rx::SocketReceiver,
+    totals: &crate::socket_rx::SocketTotals,
+) -> Environment {
+    let cfg = rx.config();
+    let interface = rx.interface().unwrap_or_default();
+    let sys = |leaf: &str| std::fs::read_to_string(format!("/sys/class/net/{interface}/{leaf}")).unwrap_or_default();
+    let (link_up, link_speed_mbps) = if interface.is_empty() { (true, 0) } else { kernel_link(interface) };
+    let mtu = sys("mtu").trim().parse().unwrap_or(0);
+    let port = PortRecord {
+        id: 0,
+        name: format!("udp:{}", cfg.addr),
+        driver: "udp-socket".into(),
+        socket: -1,
+        mac: sys("address").trim().to_string(),
+        max_rx_queues: cfg.max_queues,
+        max_tx_queues: 0,
+        max_frame: if mtu > 0 { mtu + 18 } else { 0 },
+        mtu,
+        // SO_REUSEPORT spreads flows over the sockets by their hash, as RSS does.
+        rss: true,
+        tx_offloads: Vec::new(),
+        promiscuous: false,
+        link_up,
+        link_speed_mbps,
+        ena: None,
+        xdp: None,
+        counters_from: rx.counters_from(),
+    };
+    let cpu_of = |q: u16| if cfg.cpus.is_empty() { 0 } else { cfg.cpus[usize::from(q) % cfg.cpus.len()] as u32 };
+    let lcores = totals.queues.iter().map(|q| (q.queue, 0, cpu_of(q.queue)));
+    build(started, crate::clock::tsc_hz(), vec![port], lcores, Vec::new())
 }
 
 /// The receiver's environment, with the lcores of the queues in `totals`.

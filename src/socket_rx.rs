@@ -53,6 +53,45 @@ pub struct SocketRxConfig {
     pub one_way: bool,
 }
 
+/// What a lane hands back when it stops.
+#[derive(Debug, Clone, Default)]
+pub struct LaneEnd {
+    /// --one-way: its times.
+    pub one_way: Option<OneWayTimes>,
+    /// The TSC at its first and last call that took datagrams.
+    pub first_tsc: Option<u64>,
+    pub last_tsc: Option<u64>,
+    /// Each stream's account on this lane.
+    pub streams: Vec<(u16, SeqCounts)>,
+}
+
+/// One queue's figures over every set of lanes that served it.
+#[derive(Debug, Clone, Default)]
+pub struct QueueTotals {
+    pub queue: u16,
+    pub tally: Tally,
+    pub first_tsc: Option<u64>,
+    pub last_tsc: Option<u64>,
+}
+
+impl QueueTotals {
+    /// Its first to last arrival in seconds (0 without both).
+    pub fn arrival_seconds(&self, hz: u64) -> f64 {
+        match (self.first_tsc, self.last_tsc) {
+            (Some(a), Some(b)) => b.saturating_sub(a) as f64 / hz.max(1) as f64,
+            _ => 0.0,
+        }
+    }
+
+    fn span(&mut self, end: &LaneEnd) {
+        self.first_tsc = match (self.first_tsc, end.first_tsc) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_tsc = self.last_tsc.max(end.last_tsc);
+    }
+}
+
 /// A lane's one-way times (drop --one-way), when it stops.
 #[derive(Debug, Clone)]
 pub struct OneWayTimes {
@@ -75,7 +114,7 @@ struct Lane {
     buffers: Arc<Buffers>,
     /// A second handle on the lane's socket, for its drops.
     socket: OwnedFd,
-    thread: JoinHandle<Result<Option<OneWayTimes>, String>>,
+    thread: JoinHandle<Result<LaneEnd, String>>,
 }
 
 /// Counters at one instant.
@@ -104,12 +143,32 @@ pub struct SocketTotals {
     pub socket_drops: u64,
     /// Why a socket's drops could not be read, if one's could not: `socket_drops` is then short.
     pub unread_drops: Option<String>,
-    pub queues: Vec<(u16, Tally)>,
+    pub queues: Vec<QueueTotals>,
     /// --one-way: every lane's times over the run, merged.
     pub one_way: Option<OneWayTimes>,
     /// --reflect: datagrams sent back to their senders (every one received
     /// less those the send buffer refused, `tally.reflect_drops`).
     pub reflected: Option<u64>,
+    /// Each (stream, queue)'s account.
+    pub streams: std::collections::BTreeMap<(u16, u16), SeqCounts>,
+}
+
+impl SocketTotals {
+    /// The first arrival to the last over every queue, in seconds.
+    pub fn arrival_seconds(&self, hz: u64) -> f64 {
+        let first = self.queues.iter().filter_map(|q| q.first_tsc).min();
+        let last = self.queues.iter().filter_map(|q| q.last_tsc).max();
+        QueueTotals { first_tsc: first, last_tsc: last, ..QueueTotals::default() }.arrival_seconds(hz)
+    }
+
+    /// Streams seen on more than one queue (their sequence accounting is split).
+    pub fn split_streams(&self) -> u32 {
+        let mut per: std::collections::BTreeMap<u16, u32> = std::collections::BTreeMap::new();
+        for (id, _) in self.streams.keys() {
+            *per.entry(*id).or_default() += 1;
+        }
+        per.values().filter(|&&n| n > 1).count() as u32
+    }
 }
 
 pub struct SocketReceiver {
@@ -232,13 +291,23 @@ impl SocketReceiver {
                 Ok(d) => self.totals.socket_drops += d,
                 Err(e) => self.totals.unread_drops = Some(format!("queue {}: {e}", lane.queue)),
             }
-            if let (Ok(Some(times)), Some(all)) = (&result, self.totals.one_way.as_mut()) {
-                all.histogram.merge(&times.histogram);
-                all.negative += times.negative;
-            }
-            match self.totals.queues.iter_mut().find(|(q, _)| *q == lane.queue) {
-                Some((_, sum)) => sum.add(&t),
-                None => self.totals.queues.push((lane.queue, t)),
+            let queue = match self.totals.queues.iter().position(|q| q.queue == lane.queue) {
+                Some(i) => &mut self.totals.queues[i],
+                None => {
+                    self.totals.queues.push(QueueTotals { queue: lane.queue, ..QueueTotals::default() });
+                    self.totals.queues.last_mut().expect("just pushed")
+                }
+            };
+            queue.tally.add(&t);
+            if let Ok(end) = &result {
+                queue.span(end);
+                for (id, c) in &end.streams {
+                    self.totals.streams.entry((*id, lane.queue)).or_default().add(c);
+                }
+                if let (Some(times), Some(all)) = (&end.one_way, self.totals.one_way.as_mut()) {
+                    all.histogram.merge(&times.histogram);
+                    all.negative += times.negative;
+                }
             }
             if let (Err(why), None) = (result, &first_error) {
                 first_error = Some(Error::SocketLane { queue: lane.queue, why });
@@ -326,6 +395,17 @@ impl SocketReceiver {
     /// The running sockets' drops since they opened (None: one could not be read).
     pub fn socket_drops_now(&self) -> Option<u64> {
         self.lanes.iter().map(|l| udpsock::socket_drops(&l.socket).ok()).sum()
+    }
+
+    /// Where the interface's driver statistics are read (the record's
+    /// `counters_from`; None: not read).
+    pub fn counters_from(&self) -> Option<String> {
+        self.watch.as_ref().and_then(|w| w.kernel_source())
+    }
+
+    /// The interface's watched statistics, for the series' columns.
+    pub fn watch(&self) -> Option<&crate::xstats::Watch> {
+        self.watch.as_ref()
     }
 
     /// Where the interface's counters are read, in words (None: not read).
@@ -525,7 +605,7 @@ struct LaneWork {
 }
 
 impl LaneWork {
-    fn run(mut self) -> Result<Option<OneWayTimes>, String> {
+    fn run(mut self) -> Result<LaneEnd, String> {
         if let Some(cpu) = self.cpu {
             pin(cpu).map_err(|e| format!("pinning it to CPU {cpu} failed: {e}"))?;
         }
@@ -533,9 +613,11 @@ impl LaneWork {
         let slate = usize::from(self.queue);
         let mut tally = Tally::default();
         let mut times = self.clock.map(|_| OneWayTimes { histogram: latency::LatencyHistogram::new(), negative: 0 });
+        let (mut first_tsc, mut last_tsc) = (None, None);
         let result = loop {
             if self.stop.load(Relaxed) {
-                break Ok(times);
+                let streams = self.lane.table.active().map(|(id, c)| (id, *c)).collect();
+                break Ok(LaneEnd { one_way: times, first_tsc, last_tsc, streams });
             }
             if let Some(ask) = board.asked(answered) {
                 board.answer(slate, &mut self.lane.table, &mut epoch, ask);
@@ -566,6 +648,9 @@ impl LaneWork {
             if n == 0 {
                 tally.empty_polls += 1;
             } else {
+                // One TSC read a call that took datagrams: the arrivals' span (a syscall dwarfs it).
+                let now = dpdk::rdtsc();
+                (first_tsc, last_tsc) = (first_tsc.or(Some(now)), Some(now));
                 tally.bursts += 1;
                 crate::rx::spend(self.cost_ticks * n as u64);
             }

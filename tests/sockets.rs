@@ -364,8 +364,12 @@ fn drop_on_sockets_names_a_full_socket_buffer_and_outlives_a_killed_sender() {
     assert_eq!(d.status.code(), Some(EXIT_INTERRUPTED), "{}\n{}", d.stdout, d.stderr);
     assert!(d.stdout.contains("drop: limit: receiver"), "drop's own summary names the sockets' drops: {}", d.stdout);
     assert!(d.stdout.contains("drop: CPU: the lanes' CPUs [1] spent"), "{}", d.stdout);
-    // And a second's line says the sockets' drops where there were some.
-    assert!(d.stdout.lines().any(|l| l.starts_with("drop: ") && l.contains(", the sockets dropped ")), "{}", d.stdout);
+    // And a second's line says the sockets' drops where there were some, with the second's verdict.
+    assert!(
+        d.stdout.lines().any(|l| l.contains(" received ") && l.contains(", the sockets dropped ") && l.contains("| limit: receiver")),
+        "{}",
+        d.stdout
+    );
 }
 
 /// The shared secret of the tests' control channels between namespaces
@@ -620,14 +624,19 @@ fn assert_round_trips(v: &serde_json::Value) {
 /// Both ends on sockets with time: drop --socket --reflect --one-way sends
 /// every datagram back (GRO off) and times each probe one way; blast
 /// --socket --reflect times each round trip on its own sockets. A ladder
-/// over queues 1 and 2 and 64 and 1518 B: every step exact and timed; drop's
-/// summary gives the reflections and the one-way figures over the run.
+/// over queues 1 and 2 and 64 and 1518 B: every step exact and timed. drop's
+/// own outputs on sockets: its /metrics while it runs, its summary, and its
+/// record (no port, the kernel's counters, the one-way times, its series),
+/// which `blast report` reads.
 #[test]
 fn round_trips_and_one_way_times_on_sockets() {
     let _g = heavy();
     let Some((tx, rx)) = apart_or_skip("round_trips_and_one_way_times_on_sockets") else { return };
     let dir = scratch("sockets-timed");
+    let (record, csv, metrics) = (dir.join("drop.json"), dir.join("drop.csv"), format!("10.99.0.2:{}", free_port()));
+    let (record_s, csv_s) = (record.display().to_string(), csv.display().to_string());
     let how = ["--socket", "198.18.0.2:9", "--queues", "2", "--socket-rcvbuf", "4MB", "--reflect", "--one-way"];
+    let how = [&how[..], &["--json", &record_s, "--series", &csv_s, "--metrics", &metrics]].concat();
     let (drop, peer) = drop_apart(&rx, &how);
     let json = dir.join("ladder.json");
     let plan = ["--reflect", "--queues", "1,2", "--size", "64,1518", "--rate", "10k", "--duration", "1"];
@@ -638,6 +647,9 @@ fn round_trips_and_one_way_times_on_sockets() {
     assert_eq!(v["steps"].as_array().unwrap().len(), 4, "{}", out.stdout);
     assert_round_trips(&v);
     assert!(out.stdout.contains("round trip (drop --reflect; both stamps on blast's own clock)"), "{}", out.stdout);
+    let scraped = run("ip", &rx.exec("curl", strings(&["-s", "-m", "3", &format!("http://{metrics}/metrics")])), Duration::from_secs(10));
+    assert!(scraped.stdout.contains(r#"blastdrop_frames_total{tool="drop",direction="received",queue="0"}"#), "{}", scraped.stdout);
+    assert!(scraped.stdout.contains(r#"blastdrop_latency_seconds_count{tool="drop",kind="one_way"}"#), "{}", scraped.stdout);
     sigint(&drop);
     let d = drop.finish(Duration::from_secs(30));
     assert_eq!(d.status.code(), Some(EXIT_INTERRUPTED), "{}\n{}", d.stdout, d.stderr);
@@ -647,6 +659,31 @@ fn round_trips_and_one_way_times_on_sockets() {
     assert!(received > 30_000 && reflected == received, "every datagram went back: {}", d.stdout);
     let one_way = d.stdout.lines().find(|l| l.starts_with("drop: one way (")).unwrap_or_else(|| panic!("{}", d.stdout));
     assert!(one_way.contains(&format!("(n = {received})")), "every probe timed one way: {one_way}");
+
+    // The record says the same, with no port and the kernel's counters where a port's go.
+    let r = read_json(&record);
+    let (m, e) = (&r["summary"], &r["environment"]);
+    assert_eq!((e["port"]["name"].as_str(), e["port"]["driver"].as_str()), (Some("udp:198.18.0.2:9"), Some("udp-socket")), "{e}");
+    assert_eq!(e["dpdk_runtime"], "none: the kernel's UDP sockets", "{e}");
+    assert_eq!(m["received"]["packets"].as_u64(), Some(received), "{m}");
+    assert!(m["port"].is_null() && m["ns_per_packet"].is_null(), "no port, no busy polls: {m}");
+    let k = &m["socket"];
+    assert_eq!(k["reflected"].as_u64(), Some(received), "{k}");
+    assert_eq!(k["udp"]["address"], "198.18.0.2:9", "{k}");
+    assert_cpu_per_frame(&k["udp"]["cpu"], &serde_json::json!({ "received": m["received"] }));
+    let o = &m["one_way"];
+    assert_eq!((o["clock"].as_str(), o["latency"]["count"].as_u64()), (Some("host_poll"), Some(received)), "{o}");
+    let queued: u64 = m["queues"].as_array().unwrap().iter().map(|q| q["received"]["packets"].as_u64().unwrap()).sum();
+    assert_eq!(queued, received, "the queues' shares add up: {m}");
+    assert!(m["limit"].is_string() && !m["limit"].as_str().unwrap().is_empty(), "{m}");
+    let rows = r["series"]["received_frames"].as_array().unwrap_or_else(|| panic!("{}", r["series"]));
+    assert!(rows.len() >= 4, "a row a second: {}", r["series"]);
+    assert!(std::fs::read_to_string(&csv).unwrap().lines().count() >= 4, "the CSV has its rows");
+    let md = dir.join("report.md");
+    let rep = run(BLAST, &strings(&["report", &record_s, "--markdown", &md.display().to_string()]), Duration::from_secs(60));
+    assert!(rep.status.success(), "{}\n{}", rep.stdout, rep.stderr);
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("The run (receiver-side, on the kernel's UDP sockets)") && !text.contains("without hugepages"), "{text}");
 }
 
 /// The number that follows `after` on the first line holding it.

@@ -41,8 +41,10 @@ pub struct QueueSummary {
     pub port: u16,
     pub lcore: u32,
     pub received: Rates,
+    /// The lane's busy time per frame; absent on the kernel's sockets, whose
+    /// lanes wait inside recvmmsg (their CPU time is `summary.socket.udp.cpu`).
     #[serde(flatten)]
-    pub busy: PerPacket,
+    pub busy: Option<PerPacket>,
     pub no_probe: u64,
     pub probe: SeqCounts,
 }
@@ -61,8 +63,11 @@ pub struct Summary {
     pub interrupted: bool,
     /// Over the window from the first frame's burst to the last's.
     pub received: Rates,
+    /// The lanes' busy time per frame; absent on the kernel's sockets (drop
+    /// --socket), whose lanes wait inside recvmmsg: their CPUs' time, the
+    /// kernel's included, is `socket.udp.cpu`.
     #[serde(flatten)]
-    pub busy: PerPacket,
+    pub busy: Option<PerPacket>,
     /// Frames with no blastdrop probe header.
     pub no_probe: u64,
     /// Probe frames whose stream id was beyond --streams.
@@ -71,7 +76,8 @@ pub struct Summary {
     pub probe: SeqCounts,
     /// Streams seen on more than one queue (their sequence accounting is split).
     pub split_streams: u32,
-    pub port: PortStats,
+    /// The port's counters over the run; null on the kernel's sockets, which have no port (`socket`).
+    pub port: Option<PortStats>,
     /// The device's counters went backwards before the end (memif resets
     /// them when its peer leaves): `port` holds the last read before that.
     pub port_counters_reset: bool,
@@ -99,6 +105,29 @@ pub struct Summary {
     pub verdict: limits::Verdict,
     /// Bursts that faulted because a memif peer left under them (caught).
     pub faults: u64,
+    /// drop --socket: the kernel's counters over the run, where a port's are
+    /// on a port (the verdict reads them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<SocketRun>,
+}
+
+/// drop on the kernel's UDP sockets over its whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SocketRun {
+    /// The sockets, the namespace's UDP counters, the host's input backlog
+    /// and the lanes' CPUs' time over the run (every CPU a lane ran on:
+    /// a ladder may have changed the lanes).
+    pub udp: crate::window::UdpWindow,
+    /// The sockets' own drops (`/proc/net/udp`), over every set of lanes:
+    /// buffers, under GRO, of up to 64 frames each.
+    pub socket_drops: u64,
+    /// Why a socket's drops could not be read, if one's could not (the
+    /// count is then short, and the verdict unknown).
+    pub unread_drops: Option<String>,
+    /// The interface's own receive drops.
+    pub interface_drops: u64,
+    /// --reflect: datagrams sent back to their senders.
+    pub reflected: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -37,7 +37,17 @@ pub fn facts(r: &Record) -> Vec<(String, String)> {
     put("EC2", ec2(e));
     put("kernel", e.machine.kernel.clone().unwrap_or_default());
     put("DPDK", dpdk(e));
-    put("hugepages", if e.hugepages { "yes" } else { "no" }.to_string());
+    put(
+        "hugepages",
+        if without_eal(e) {
+            "none needed (no EAL)"
+        } else if e.hugepages {
+            "yes"
+        } else {
+            "no"
+        }
+        .to_string(),
+    );
     for (i, p) in ports(e).iter().enumerate() {
         put(&if i == 0 { "port".to_string() } else { format!("port {i}") }, port(p));
         if let Some(ena) = p.ena.as_ref().map(ena) {
@@ -121,11 +131,20 @@ fn llq_reason(l: &limits::ena_state::Llq) -> String {
     serde_json::to_value(l).ok().map(|v| J(&v).text("reason")).unwrap_or_default()
 }
 
+/// The run moved its frames on the kernel's sockets, with no EAL (its
+/// `dpdk_runtime` says "none: ..."): its lanes are threads, not lcores.
+fn without_eal(e: &Environment) -> bool {
+    e.dpdk_runtime.starts_with("none:")
+}
+
 fn lcores(e: &Environment) -> String {
     e.lcores
         .iter()
         .map(|l| {
             let cpus: Vec<String> = l.cpus.iter().map(u32::to_string).collect();
+            if without_eal(e) {
+                return format!("queue {} on a thread on CPU {} (NUMA node {})", l.queue, cpus.join(","), l.socket);
+            }
             format!("queue {} on lcore {} (CPUs {}, socket {})", l.queue, l.lcore, cpus.join(","), l.socket)
         })
         .collect::<Vec<_>>()
@@ -224,7 +243,8 @@ pub fn warnings(r: &Record) -> Vec<Warning> {
             w.push(Warning::new(warning::Kind::WriteCombiningOff, Place::Run, format!("{name}: {wc}")));
         }
     }
-    if !e.hugepages {
+    // Hugepages are the EAL's: the kernel's sockets run without one.
+    if !e.hugepages && !without_eal(e) {
         w.push(Warning::new(warning::Kind::NoHugepages, Place::Run, ""));
     }
     // A listening drop is always ended by a signal: that is not an interruption.
@@ -298,6 +318,22 @@ mod tests {
         assert!(!facts(&r).iter().any(|(k, _)| k == "ENA"));
         assert_eq!(warnings(&r).len(), 1);
         assert!(warnings(&r)[0].text().contains("interrupted"));
+    }
+
+    /// A run on the kernel's sockets had no EAL: no hugepages warning, and
+    /// its lanes are threads on CPUs, not lcores.
+    #[test]
+    fn a_run_on_sockets_is_not_warned_of_hugepages_and_names_threads() {
+        let r = rec("drop", |v| {
+            let e = &mut v["environment"];
+            (e["dpdk_runtime"], e["hugepages"]) = (json!("none: the kernel's UDP sockets"), json!(false));
+            e["lcore_warnings"] = json!([]);
+        });
+        assert!(!warnings(&r).iter().any(|w| w.text().contains("hugepages")), "{:?}", warnings(&r));
+        let f = facts(&r);
+        let fact = |k: &str| f.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap_or_default();
+        assert_eq!(fact("hugepages"), "none needed (no EAL)");
+        assert!(fact("lcores").starts_with("queue 0 on a thread on CPU "), "{f:?}");
     }
 
     /// The facts are the typed environment's own fields.

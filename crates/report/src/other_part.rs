@@ -18,7 +18,8 @@ struct QueueFigures<'a> {
     port: Option<u16>,
     lcore: u32,
     rates: &'a Rates,
-    busy: &'a PerPacket,
+    /// None on the kernel's sockets: their lanes' cost is their CPUs' time, not busy polls.
+    busy: Option<&'a PerPacket>,
 }
 
 /// Per queue, from a typed record: where it ran, its rate and its cost.
@@ -31,8 +32,8 @@ fn queue_rows<'a>(side: &str, rows: impl Iterator<Item = QueueFigures<'a>>) -> T
             q.lcore.to_string().into(),
             mpps(q.rates.mpps).into(),
             gbps(q.rates.frame_gbps).into(),
-            format!("{:.1}", q.busy.ns_per_packet).into(),
-            opt(q.busy.cycles_per_packet, |x| format!("{x:.1}")).into(),
+            q.busy.map_or_else(|| "-".to_string(), |b| format!("{:.1}", b.ns_per_packet)).into(),
+            opt(q.busy.and_then(|b| b.cycles_per_packet), |x| format!("{x:.1}")).into(),
         ]);
     }
     t
@@ -61,7 +62,8 @@ pub fn single(b: &SingleBody, s: &mut Section) {
         verdict_cell(m.limit.clone(), Some(&m.verdict), None),
     ]);
     s.push(Block::Table(t));
-    let rows = m.queues.iter().map(|q| QueueFigures { queue: q.queue, port: Some(q.port), lcore: q.lcore, rates: &q.sent, busy: &q.busy });
+    let rows =
+        m.queues.iter().map(|q| QueueFigures { queue: q.queue, port: Some(q.port), lcore: q.lcore, rates: &q.sent, busy: Some(&q.busy) });
     s.push(Block::Table(queue_rows("sender-side", rows)));
 }
 
@@ -81,7 +83,7 @@ pub fn replay(b: &ReplayBody, s: &mut Section) {
     ]);
     s.push(Block::Table(t));
     // A replay's queues do not name their port.
-    let rows = m.queues.iter().map(|q| QueueFigures { queue: q.queue, port: None, lcore: q.lcore, rates: &q.sent, busy: &q.busy });
+    let rows = m.queues.iter().map(|q| QueueFigures { queue: q.queue, port: None, lcore: q.lcore, rates: &q.sent, busy: Some(&q.busy) });
     s.push(Block::Table(queue_rows("sender-side", rows)));
 }
 
@@ -100,23 +102,48 @@ pub fn drop(d: &DropBody, s: &mut Section) {
         m.received.seconds,
         m.probe.lost
     )));
-    let mut t = Table::new(
-        "The run (receiver-side)",
-        &["received frames", "no probe", "reordered", "duplicates", "port imissed", "port rx_nombuf", "port ierrors", "limit"],
-    );
-    t.row(vec![
+    let head = ["received frames", "no probe", "reordered", "duplicates"];
+    let mut row = vec![
         m.received.packets.to_string().into(),
         m.no_probe.to_string().into(),
         m.probe.reordered.to_string().into(),
         m.probe.duplicates.to_string().into(),
-        m.port.imissed.to_string().into(),
-        m.port.rx_nombuf.to_string().into(),
-        m.port.ierrors.to_string().into(),
-        verdict_cell(m.limit.clone(), Some(&m.verdict), None),
-    ]);
+    ];
+    // A port's drop counters, or on the kernel's sockets the kernel's.
+    let t = match (&m.port, &m.socket) {
+        (_, Some(k)) => {
+            row.extend([
+                k.socket_drops.to_string().into(),
+                k.udp.rcvbuf_errors.to_string().into(),
+                k.interface_drops.to_string().into(),
+                k.udp.softnet_dropped.to_string().into(),
+            ]);
+            let mut t = Table::new(
+                "The run (receiver-side, on the kernel's UDP sockets)",
+                &[&head[..], &["socket drops", "RcvbufErrors", "interface drops", "backlog drops", "limit"]].concat(),
+            );
+            row.push(verdict_cell(m.limit.clone(), Some(&m.verdict), None));
+            t.row(row);
+            t
+        }
+        (port, None) => {
+            let cell = |f: fn(&records::figures::PortStats) -> u64| port.as_ref().map_or_else(|| "-".to_string(), |p| f(p).to_string());
+            row.extend([cell(|p| p.imissed).into(), cell(|p| p.rx_nombuf).into(), cell(|p| p.ierrors).into()]);
+            let mut t =
+                Table::new("The run (receiver-side)", &[&head[..], &["port imissed", "port rx_nombuf", "port ierrors", "limit"]].concat());
+            row.push(verdict_cell(m.limit.clone(), Some(&m.verdict), None));
+            t.row(row);
+            t
+        }
+    };
     s.push(Block::Table(t));
-    let rows =
-        m.queues.iter().map(|q| QueueFigures { queue: q.queue, port: Some(q.port), lcore: q.lcore, rates: &q.received, busy: &q.busy });
+    let rows = m.queues.iter().map(|q| QueueFigures {
+        queue: q.queue,
+        port: Some(q.port),
+        lcore: q.lcore,
+        rates: &q.received,
+        busy: q.busy.as_ref(),
+    });
     s.push(Block::Table(queue_rows("receiver-side", rows)));
     if let Some(t) = windows(d) {
         s.push(Block::Table(t));

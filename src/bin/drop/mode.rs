@@ -113,7 +113,6 @@ fn check_socket(args: &Args, spec: &str) -> Result<(), Failure> {
             addr.ip()
         )));
     }
-    let t = &args.timeline;
     let given = [
         ("--port", args.port != ["0"]),
         (
@@ -122,17 +121,9 @@ fn check_socket(args: &Args, spec: &str) -> Result<(), Failure> {
         ),
         ("--count-only", args.count_only),
         ("--rx-mbufs", args.rx_mbufs.is_some()),
-        ("--json", args.json.is_some()),
-        ("--series", t.series.is_some()),
-        ("--series-svg", t.series_svg.is_some()),
-        ("--metrics", t.metrics.is_some()),
         ("EAL arguments after --", !args.eal.is_empty()),
     ];
-    crate::fail::not_supported_yet(
-        "--socket receives on the kernel's UDP sockets",
-        &given,
-        " (blast's record keeps every window's figures)",
-    )
+    crate::fail::not_supported_yet("--socket receives on the kernel's UDP sockets", &given, "")
 }
 
 /// --socket's ADDR:PORT.

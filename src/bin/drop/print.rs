@@ -19,20 +19,22 @@ pub(crate) fn print_summary(s: &Summary) {
         s.untracked,
         if s.probe.restarts > 0 { format!("  ({} stream starts of a new sender run)", s.probe.restarts) } else { String::new() }
     );
-    blastdrop::say!(
-        "port: ipackets {}{} imissed {}{}{} rx_nombuf {} ierrors {}  {}{}",
-        s.port.ipackets,
-        if s.port_counters_reset { " (device reset its counters before the end; last live read)" } else { "" },
-        s.port.imissed,
-        // Only an af_packet port on a DPDK that leaves them out of imissed has them.
-        if s.port.socket_drops > 0 { format!(" socket_drops {}", s.port.socket_drops) } else { String::new() },
-        // Only a port on a kernel interface (af_packet, AF_XDP) has them.
-        if s.port.interface_drops > 0 { format!(" interface_drops {}", s.port.interface_drops) } else { String::new() },
-        s.port.rx_nombuf,
-        s.port.ierrors,
-        s.busy,
-        if s.interrupted { "  (interrupted)" } else { "" }
-    );
+    if let Some(port) = &s.port {
+        blastdrop::say!(
+            "port: ipackets {}{} imissed {}{}{} rx_nombuf {} ierrors {}  {}{}",
+            port.ipackets,
+            if s.port_counters_reset { " (device reset its counters before the end; last live read)" } else { "" },
+            port.imissed,
+            // Only an af_packet port on a DPDK that leaves them out of imissed has them.
+            if port.socket_drops > 0 { format!(" socket_drops {}", port.socket_drops) } else { String::new() },
+            // Only a port on a kernel interface (af_packet, AF_XDP) has them.
+            if port.interface_drops > 0 { format!(" interface_drops {}", port.interface_drops) } else { String::new() },
+            port.rx_nombuf,
+            port.ierrors,
+            s.busy.map_or_else(String::new, |b| b.to_string()),
+            if s.interrupted { "  (interrupted)" } else { "" }
+        );
+    }
     blastdrop::say!("limit: {} [receiver-side, from drop's own counters]", s.limit);
     for l in &s.verdict.limits {
         blastdrop::say!("  {}: {}", l.kind.as_str(), l.evidence);
@@ -109,7 +111,7 @@ fn print_rows(s: &Summary) {
             q.lcore,
             q.received.mpps,
             q.received.packets,
-            q.busy,
+            q.busy.map_or_else(|| "CPU time per queue not apart (sockets)".to_string(), |b| b.to_string()),
             q.probe.lost,
             q.probe.reordered,
             q.probe.duplicates

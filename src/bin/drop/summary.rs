@@ -13,12 +13,12 @@ pub(crate) fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_rese
         side: "receiver".to_owned(),
         interrupted: signals::interrupted(),
         received: Rates::over(t.tally.packets, t.tally.bytes, window(t.first_tsc, t.last_tsc)),
-        busy: per_packet(t.tally.busy_cycles, t.tally.packets),
+        busy: Some(per_packet(t.tally.busy_cycles, t.tally.packets)),
         no_probe: t.tally.no_probe,
         untracked: t.untracked,
         probe: t.probe,
         split_streams: t.split_streams(),
-        port: port_stats(&port),
+        port: Some(port_stats(&port)),
         port_counters_reset,
         queues: t
             .queues
@@ -28,7 +28,7 @@ pub(crate) fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_rese
                 port: x.port,
                 lcore: x.lcore,
                 received: Rates::over(x.tally.packets, x.tally.bytes, window(x.first_tsc, x.last_tsc)),
-                busy: per_packet(x.tally.busy_cycles, x.tally.packets),
+                busy: Some(per_packet(x.tally.busy_cycles, x.tally.packets)),
                 no_probe: x.tally.no_probe,
                 probe: x.probe,
             })
@@ -52,6 +52,7 @@ pub(crate) fn summarize(t: &Totals, hz: u64, port: PortStats, port_counters_rese
         limit: String::new(),
         verdict: limits::Verdict { limits: Vec::new(), invalid: None },
         faults: t.tally.faults,
+        socket: None,
     }
 }
 
