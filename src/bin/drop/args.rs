@@ -94,7 +94,8 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) count_only: bool,
     /// Send every frame back on the queue it came in on, source and destination swapped (MAC,
-    /// IPv4, UDP ports), so blast can time the round trip of its probes
+    /// IPv4, UDP ports), so blast can time the round trip of its probes (on --socket: each
+    /// datagram back to where it came from, UDP GRO off)
     #[arg(long)]
     pub(crate) reflect: bool,
     /// Count arrivals per interval of this many microseconds, for the peak-to-mean ratio of
@@ -103,7 +104,8 @@ pub(crate) struct Args {
     pub(crate) arrival_interval_us: u64,
     /// Time every probe one way: this host's wall clock at arrival against the sender's at
     /// sending (CLOCK_REALTIME on both; meaningful only when the two hosts' clocks are
-    /// synchronised, e.g. by PTP; the run states the kernel's sync status)
+    /// synchronised, e.g. by PTP; the run states the kernel's sync status; on --socket, read when
+    /// recvmmsg returns)
     #[arg(long)]
     pub(crate) one_way: bool,
     /// Where --one-way reads each probe's arrival: `nic`, the device's receive timestamp (the Rx

@@ -128,7 +128,8 @@ pub struct Args {
     #[schemars(with = "Option<OneOrList<pace::Shape>>")]
     pub shape: Option<List<pace::Shape>>,
     /// Time the round trip of every probe: drop must run with --reflect, and blast receives the
-    /// reflections on its own RX queues (latency needs no clock sync: both stamps are this host's)
+    /// reflections on its own RX queues (on --socket: its own sockets; latency needs no clock
+    /// sync: both stamps are this host's)
     #[arg(long)]
     pub reflect: bool,
     /// Search the knee at fixed queues, size and shape (needs --peer): the no-drop rate (NDR, loss
