@@ -388,7 +388,23 @@ fn sockets_case(out: &Path) {
         assert_eq!(first["kind"], "network", "{gso}");
         assert!(first["evidence"].as_str().unwrap().contains("run again with --no-gso"), "{gso}");
     }
+    // Round trips over the emulated NIC: the step exact, and what came back timed.
+    assert_eq!(rc(out, "igb-sockets-rtt"), 0, "{}", read(out, "igb-sockets-rtt.txt"));
+    let rtt = &record(out, "igb-sockets-rtt.json")["steps"][0];
+    let (sent, lost) = assert_exact(rtt);
+    let back = rtt["reflected"].as_u64().unwrap();
+    assert!(back > 0 && back <= sent - lost, "{rtt}");
+    assert_eq!(rtt["latency"]["count"].as_u64(), Some(back), "{rtt}");
+    let p50 = rtt["latency"]["p50_us"].as_f64().unwrap();
+    assert!(p50 > 0.0 && p50 < 1_000_000.0, "median round trip {p50} us: {rtt}");
+    eprintln!("igb sockets round trips: {back} of {sent} sent came back, P50 {p50} us");
     let drop = read(out, "igb-sockets-drop.txt");
     assert_eq!(rc(out, "igb-sockets-drop"), 130, "drop --socket ends on its signal:\n{drop}");
     assert!(drop.contains("drop: received "), "{drop}");
+    // drop's own record on sockets: every datagram received went back, every probe timed one way.
+    let d = &record(out, "igb-sockets-drop.json")["summary"];
+    let received = d["received"]["packets"].as_u64().unwrap();
+    assert!(received > 0 && d["port"].is_null(), "{d}");
+    assert_eq!(d["socket"]["reflected"].as_u64(), Some(received - d["reflect_drops"].as_u64().unwrap()), "{d}");
+    assert_eq!(d["one_way"]["latency"]["count"].as_u64(), Some(received - d["no_probe"].as_u64().unwrap()), "{d}");
 }

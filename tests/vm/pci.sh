@@ -229,7 +229,9 @@ model_case() {
 # one, the kernel would deliver through loopback), drop's control channel
 # on the same link (with a shared secret, as drop asks off loopback), a
 # paced ladder over queues 1 and 2 and 64 and 1518 B without GSO, then one
-# step with GSO buffers of 32. Bounded: the ladders 240 and 120 s, drop's end 30 s.
+# step with GSO buffers of 32, then one timed step (drop reflects every
+# datagram and times each probe one way, its own record kept). Bounded: the
+# ladders 240, 120 and 120 s, drop's end 30 s.
 socket_case() {
     local tx rx tx_if rx_if pid waited=0
     read -r tx rx <<<"$(nics_of igb | head -n 2 | tr '\n' ' ')"
@@ -250,7 +252,8 @@ socket_case() {
     ip -br link show "$tx_if" >"$OUT/igb-sockets-links.txt" 2>&1
     ip -n bd-rx -br link show "$rx_if" >>"$OUT/igb-sockets-links.txt" 2>&1
     export BLASTDROP_TOKEN=blastdrop-guest-sockets-secret
-    ip netns exec bd-rx drop --socket 198.18.0.2:9 --queues 2 --listen 198.18.0.2:7700 --duration 600 >"$OUT/igb-sockets-drop.txt" 2>&1 &
+    ip netns exec bd-rx drop --socket 198.18.0.2:9 --queues 2 --listen 198.18.0.2:7700 --duration 600 --reflect --one-way \
+        --json "$OUT/igb-sockets-drop.json" >"$OUT/igb-sockets-drop.txt" 2>&1 &
     pid=$!
     for _ in $(seq 1 60); do grep -q "control on" "$OUT/igb-sockets-drop.txt" 2>/dev/null && break; sleep 0.5; done
     local blast_to=(blast --socket --src-ip 198.18.0.1 --dst-ip 198.18.0.2 --dst-port 9 --peer 198.18.0.2:7700 --rate 20k --warmup 1)
@@ -258,6 +261,8 @@ socket_case() {
     run igb-sockets timeout 240 "${blast_to[@]}" --no-gso --queues 1,2 --size 64,1518 --duration 3 --json "$OUT/igb-sockets.json"
     # GSO buffers of 32: what the NIC's UDP segmentation makes of them.
     run igb-sockets-gso timeout 120 "${blast_to[@]}" --queues 1 --size 64 --duration 2 --json "$OUT/igb-sockets-gso.json"
+    # Round trips over the emulated NIC, on blast's sockets.
+    run igb-sockets-rtt timeout 120 "${blast_to[@]}" --no-gso --reflect --queues 1 --size 64 --duration 2 --json "$OUT/igb-sockets-rtt.json"
     kill -INT "$pid" 2>/dev/null
     while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 30 ]; do sleep 1; waited=$((waited + 1)); done
     kill -9 "$pid" 2>/dev/null
