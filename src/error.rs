@@ -71,6 +71,12 @@ pub enum Error {
     /// More RX queues asked than the receiver reserved lcores and pools for.
     #[error("{asked} RX queues asked, but {reserved} reserved")]
     QueuesBeyondReserved { asked: u16, reserved: u16 },
+    /// An AF_XDP port asked to change its queue count: DPDK's net_af_xdp
+    /// makes each queue's XDP socket at queue set-up and frees it only when
+    /// the port closes, so a second set-up of a queue fails (seen on 22.11
+    /// over the igb driver: "Failed to configure xdp socket").
+    #[error("{port} (net_af_xdp) runs {has} queue(s) and cannot change to {asked} within a run: DPDK's AF_XDP PMD frees its XDP sockets only when the port closes; run one queue count per run ({fix})")]
+    AfXdpQueuesFixed { port: String, has: u16, asked: u16, fix: &'static str },
     /// A per-frame cost in core cycles where the core clock is unknown.
     #[error("a receive cost of {cycles} core cycles, but this machine's core clock is {clock}")]
     RxCostUnknownClock { cycles: u64, clock: String },

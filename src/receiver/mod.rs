@@ -288,6 +288,16 @@ impl Receiver {
         if queues == self.queues && (!self.lanes.is_empty() || (self.peer_managed && self.home.rx_count() == usize::from(queues))) {
             return Ok(false);
         }
+        if let Some(side) = self.sides.iter().find(|s| dpdk::af_xdp::is_af_xdp(&s.info.driver)).filter(|_| self.queues != queues) {
+            // The NIC's RSS spreads over every channel anyway: drop serves
+            // them all from the start (drop's main), and keeps them.
+            return Err(Error::AfXdpQueuesFixed {
+                port: side.info.name.clone(),
+                has: self.queues,
+                asked: queues,
+                fix: "drop serves every queue of its --queues, the interface's channels: give blast --rx-queues that count",
+            });
+        }
         self.stop()?;
         self.start(queues)?;
         Ok(true)

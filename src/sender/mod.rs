@@ -380,6 +380,14 @@ impl Sender {
             self.configured_queues = Some(queues);
             return Ok(());
         }
+        if let (Some(has), Some(side)) = (self.configured_queues, self.sides.iter().find(|s| dpdk::af_xdp::is_af_xdp(&s.info.driver))) {
+            return Err(Error::AfXdpQueuesFixed {
+                port: side.info.name.clone(),
+                has,
+                asked: queues,
+                fix: "give --queues one count, and run the ladder's counts one run each",
+            });
+        }
         let first = self.configured_queues.is_none().then_some(self.cfg.xstats_interval);
         // No lane holds a handle now: the old ones die with the old configuration.
         self.home = QueueHome::default();

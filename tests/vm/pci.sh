@@ -10,7 +10,9 @@
 #   e1000e  vfio-pci; DPDK's em gives it two queues and no RSS: drop runs
 #           one, and the ladder's 4-queue step is left out
 #           and, back on the kernel's igb driver, blast and drop on its UDP
-#           sockets (no DPDK), the receiving NIC in a network namespace
+#           sockets (no DPDK), the receiving NIC in a network namespace,
+#           then over DPDK's AF_XDP PMD (deploy/setup.sh --af-xdp, XDP in
+#           the igb driver, two queues)
 #   virtio-bypass (during virtio's vfio case) the IOMMU trap: setup.sh
 #           refuses it; bound by hand, drop must end in bounded time
 #           naming the device that did not answer, and blast on its peer
@@ -274,10 +276,67 @@ socket_case() {
     ip addr del 198.18.0.1/24 dev "$tx_if"
 }
 
+# af_xdp_case: DPDK's AF_XDP PMD (net_af_xdp) over the igb pair on the
+# kernel's igb driver, which runs XDP natively: deploy/setup.sh --af-xdp
+# --xdp-queues 2 binds nothing (bpffs, two combined channels each, the EAL
+# arguments); drop serves both queues from the start (the NIC's RSS spreads
+# over every channel); a table of two paced rates on two queues with 8 flows
+# (the UDP ports put in igb's RSS hash); then a ladder over queues 1 and 2, which
+# an AF_XDP port cannot run in one process (its PMD does not remake its XDP
+# sockets): refused when it asks; --undo (hugepages as for the DPDK cases).
+# Skipped, and said so, where the guest's DPDK has no AF_XDP PMD. Bounded:
+# the runs 240 and 120 s, drop's end 30 s.
+af_xdp_case() {
+    local tx rx tx_if rx_if rx_mac eal tx_vdev rx_vdev tx_port rx_port pid waited=0
+    if ! ls /usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so* >/dev/null 2>&1; then
+        echo "no AF_XDP PMD in this guest's DPDK" >"$OUT/igb-xdp.skipped"
+        return
+    fi
+    read -r tx rx <<<"$(nics_of igb | head -n 2 | tr '\n' ' ')"
+    # The receiving NIC comes back from the socket case's namespace as the namespace goes: wait for it.
+    for _ in $(seq 1 40); do
+        tx_if=$(ifname "$tx") rx_if=$(ifname "$rx")
+        [ -n "$tx_if" ] && [ -n "$rx_if" ] && [ -e "/sys/class/net/$rx_if" ] && break
+        sleep 0.5
+    done
+    rx_mac=$(cat "/sys/class/net/$rx_if/address")
+    ip link set "$tx_if" up
+    ip link set "$rx_if" up
+    stage "igb-xdp: deploy/setup.sh --af-xdp --xdp-queues 2 --iface $tx_if --iface $rx_if"
+    run igb-xdp-setup timeout 120 bash "$setup" --no-build --af-xdp --xdp-queues 2 --iface "$tx_if" --iface "$rx_if" --hugepage-mib "$hp_mib"
+    # With AF_XDP the kernel's RSS picks each frame's queue, and igb hashes
+    # UDP on its addresses alone by default: the ports too, so that flows spread.
+    run igb-xdp-hash ethtool -N "$rx_if" rx-flow-hash udp4 sdfn
+    { ethtool -l "$tx_if"; ethtool -l "$rx_if"; ethtool -n "$rx_if" rx-flow-hash udp4; ethtool -x "$rx_if"; ip -d link show "$tx_if"; } >"$OUT/igb-xdp-channels.txt" 2>&1
+    eal=$(cat /etc/blastdrop/eal-args 2>/dev/null)
+    echo "$eal" >"$OUT/igb-xdp-eal-args"
+    tx_vdev=$(tr ' ' '\n' <<<"$eal" | grep -- "iface=$tx_if,")
+    rx_vdev=$(tr ' ' '\n' <<<"$eal" | grep -- "iface=$rx_if,")
+    tx_port=${tx_vdev#--vdev=} rx_port=${rx_vdev#--vdev=}
+    tx_port=${tx_port%%,*} rx_port=${rx_port%%,*}
+    stage "igb-xdp: drop on ${rx_vdev#--vdev=}, blast on ${tx_vdev#--vdev=}"
+    drop --port "$rx_port" --queues 2 --listen 127.0.0.1:7700 --duration 600 --json "$OUT/igb-xdp-drop.json" \
+        -- "$rx_vdev" --in-memory >"$OUT/igb-xdp-drop.txt" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 120); do grep -q "control on" "$OUT/igb-xdp-drop.txt" 2>/dev/null && break; sleep 0.5; done
+    run igb-xdp timeout 240 blast --port "$tx_port" --peer 127.0.0.1:7700 --queues 2 --rx-queues 2 --flows 8 --rate 10k,20k --duration 3 \
+        --warmup 1 --dst-mac "$rx_mac" --json "$OUT/igb-xdp.json" -- "$tx_vdev" --in-memory
+    run igb-xdp-ladder timeout 120 blast --port "$tx_port" --peer 127.0.0.1:7700 --queues 1,2 --rx-queues 2 --flows 8 --rate 10k \
+        --duration 1 --warmup 0.5 --dst-mac "$rx_mac" --json "$OUT/igb-xdp-ladder.json" -- "$tx_vdev" --in-memory
+    kill -INT "$pid" 2>/dev/null
+    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 30 ]; do sleep 1; waited=$((waited + 1)); done
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid"
+    echo $? >"$OUT/igb-xdp-drop.rc"
+    stage "igb-xdp: deploy/setup.sh --undo"
+    run igb-xdp-undo timeout 60 bash "$setup" --undo
+    { ethtool -l "$tx_if"; ethtool -l "$rx_if"; } >"$OUT/igb-xdp-channels-undo.txt" 2>&1
+}
+
 for model in igb virtio e1000e; do
     has_model "$model" || continue
     model_case "$model" vfio
     [ "$model" = e1000e ] || model_case "$model" uio
-    [ "$model" = igb ] && socket_case
+    [ "$model" = igb ] && { socket_case; af_xdp_case; }
 done
 stage "done"

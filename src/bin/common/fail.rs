@@ -102,7 +102,10 @@ pub fn explain(e: Error) -> Failure {
         Error::Socket(e @ udpsock::SocketError::Bind { .. }) => Failure::usage(format!("--socket: {e}")),
         Error::Socket(e) => Failure::runtime(format!("--socket: {e}")),
         e @ Error::SocketLane { .. } => Failure::runtime(e),
-        e @ (Error::SocketWatchWithoutInterface { .. } | Error::SocketSourceNotLocal { .. } | Error::SocketFrameAboveMtu { .. }) => {
+        e @ (Error::SocketWatchWithoutInterface { .. }
+        | Error::SocketSourceNotLocal { .. }
+        | Error::SocketFrameAboveMtu { .. }
+        | Error::AfXdpQueuesFixed { .. }) => {
             Failure::usage(e)
         }
         e @ (Error::Memif(_) | Error::ArrivalClock(_) | Error::NoSuchXstat { .. } | Error::NoSuchKernelStat { .. } | Error::Frame(_)) => {

@@ -48,7 +48,8 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) no_gro: bool,
     /// RX queues, each polled by its own worker lcore; RSS spreads flows over them where the device has it.
-    /// With --listen: the most a ladder may ask for (it starts with 1)
+    /// With --listen: the most a ladder may ask for (it starts with 1; on an AF_XDP port with all of
+    /// them, and keeps them: its PMD cannot remake its XDP sockets)
     #[arg(long, default_value = "1", value_parser = parse::queues)]
     pub(crate) queues: u16,
     /// Largest frame to receive, in bytes including FCS: sets the MTU and the mbuf size

@@ -97,7 +97,10 @@ fn receive(settings: &Settings, mode: Mode) -> Result<(), Failure> {
     let eal = started.eal.as_ref().expect("drop on a port starts the EAL");
     let mut receiver = Receiver::new(eal, cfg.clone())?;
     blastdrop::say!("drop: memory: {}", receiver.mempools[0].describe("RX mempools"));
-    let first = mode.first_queues(cfg.max_queues);
+    // An AF_XDP port cannot change its queue count once set up, and its
+    // NIC's RSS spreads over every channel: it serves all of them from the start.
+    let af_xdp = receiver.sides().iter().any(|s| dpdk::af_xdp::is_af_xdp(&s.info.driver));
+    let first = if af_xdp { cfg.max_queues } else { mode.first_queues(cfg.max_queues) };
     receiver.start(first)?;
     let info = start::peer_info(&receiver, settings);
     start::announce(&receiver, settings, first);
