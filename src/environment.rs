@@ -189,8 +189,7 @@ pub fn of_socket_receiver(
         xdp: None,
         counters_from: rx.counters_from(),
     };
-    let cpu_of = |q: u16| if cfg.cpus.is_empty() { 0 } else { cfg.cpus[usize::from(q) % cfg.cpus.len()] as u32 };
-    let lcores = totals.queues.iter().map(|q| (q.queue, 0, cpu_of(q.queue)));
+    let lcores = totals.queues.iter().map(|q| (q.queue, 0, cfg.cpu_of(q.queue).unwrap_or(0) as u32));
     build(started, crate::clock::tsc_hz(), vec![port], lcores, Vec::new())
 }
 

@@ -53,6 +53,13 @@ pub struct SocketRxConfig {
     pub one_way: bool,
 }
 
+impl SocketRxConfig {
+    /// The CPU queue `queue`'s lane is pinned to (None: not pinned).
+    pub fn cpu_of(&self, queue: u16) -> Option<usize> {
+        (!self.cpus.is_empty()).then(|| self.cpus[usize::from(queue) % self.cpus.len()])
+    }
+}
+
 /// What a lane hands back when it stops.
 #[derive(Debug, Clone, Default)]
 pub struct LaneEnd {
@@ -163,11 +170,7 @@ impl SocketTotals {
 
     /// Streams seen on more than one queue (their sequence accounting is split).
     pub fn split_streams(&self) -> u32 {
-        let mut per: std::collections::BTreeMap<u16, u32> = std::collections::BTreeMap::new();
-        for (id, _) in self.streams.keys() {
-            *per.entry(*id).or_default() += 1;
-        }
-        per.values().filter(|&&n| n > 1).count() as u32
+        crate::receiver::split_streams(&self.streams)
     }
 }
 
@@ -263,7 +266,7 @@ impl SocketReceiver {
                 counters: counters.clone(),
                 buffers: buffers.clone(),
                 stop: self.stop.clone(),
-                cpu: (!self.cfg.cpus.is_empty()).then(|| self.cfg.cpus[usize::from(queue) % self.cfg.cpus.len()]),
+                cpu: self.cfg.cpu_of(queue),
                 cost_ticks: self.cfg.cost_ticks,
                 clock: self.clock,
             };
@@ -368,10 +371,7 @@ impl SocketReceiver {
     /// figures over a whole run, whose lanes (and so their CPUs) a ladder
     /// may change: [`SocketReceiver::snapshot`] reads the running lanes' alone.
     pub fn run_snapshot(&self) -> SocketSnapshot {
-        let mut cpus: Vec<usize> = (0..self.cfg.max_queues)
-            .filter(|_| !self.cfg.cpus.is_empty())
-            .map(|q| self.cfg.cpus[usize::from(q) % self.cfg.cpus.len()])
-            .collect();
+        let mut cpus: Vec<usize> = (0..self.cfg.max_queues).filter_map(|q| self.cfg.cpu_of(q)).collect();
         cpus.sort_unstable();
         cpus.dedup();
         self.snapshot_over(cpus)
@@ -427,12 +427,7 @@ impl SocketReceiver {
 
     /// The CPUs the running lanes are pinned to (empty: not pinned).
     pub fn lane_cpus(&self) -> Vec<usize> {
-        let mut cpus: Vec<usize> = self
-            .lanes
-            .iter()
-            .filter(|_| !self.cfg.cpus.is_empty())
-            .map(|l| self.cfg.cpus[usize::from(l.queue) % self.cfg.cpus.len()])
-            .collect();
+        let mut cpus: Vec<usize> = self.lanes.iter().filter_map(|l| self.cfg.cpu_of(l.queue)).collect();
         cpus.sort_unstable();
         cpus.dedup();
         cpus

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use dpdk::{DeviceInfo, Eal, Mempool, PoolSizing, Port, PortConfig, PortStats};
 
 pub use self::lanes::PeerChange;
-pub use self::totals::{QueueTotals, Totals};
+pub use self::totals::{split_streams, QueueTotals, Totals};
 pub use self::window::{Snapshot, TrialFigures};
 use crate::counters::LaneCounters;
 use crate::environment_record::MempoolRecord;

@@ -84,12 +84,18 @@ impl Totals {
 
     /// Streams seen on more than one queue.
     pub fn split_streams(&self) -> u32 {
-        let mut per: BTreeMap<u16, u32> = BTreeMap::new();
-        for (id, _) in self.streams.keys() {
-            *per.entry(*id).or_default() += 1;
-        }
-        per.values().filter(|&&n| n > 1).count() as u32
+        split_streams(&self.streams)
     }
+}
+
+/// Streams seen on more than one queue, of accounts kept per (stream, queue)
+/// (their sequence accounting is split): the DPDK receiver's and the sockets'.
+pub fn split_streams(streams: &BTreeMap<(u16, u16), SeqCounts>) -> u32 {
+    let mut per: BTreeMap<u16, u32> = BTreeMap::new();
+    for (id, _) in streams.keys() {
+        *per.entry(*id).or_default() += 1;
+    }
+    per.values().filter(|&&n| n > 1).count() as u32
 }
 
 fn min_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {

@@ -70,11 +70,7 @@ fn print_arrivals(s: &Summary) {
         blastdrop::say!(
             "one way (by both hosts' CLOCK_REALTIME, {}; this host's clock {}): {}{}{}{}",
             o.arrival,
-            match o.sync {
-                Some(c) if c.synchronized => format!("synchronised, max error {} us", c.max_error_us),
-                Some(c) => format!("NOT synchronised (max error {} us): the figures are only as good as the clocks", c.max_error_us),
-                None => "sync status unknown".to_string(),
-            },
+            clock_sync(o.sync),
             o.latency.line(),
             if o.negative > 0 {
                 format!("; {} probes arrived before they were sent: the clocks disagree", o.negative)
@@ -116,5 +112,14 @@ fn print_rows(s: &Summary) {
             q.probe.reordered,
             q.probe.duplicates
         );
+    }
+}
+
+/// This host's clock, as a one-way line says it (a port's or the sockets').
+pub(crate) fn clock_sync(sync: Option<records::environment::ClockSync>) -> String {
+    match sync {
+        Some(c) if c.synchronized => format!("synchronised, max error {} us", c.max_error_us),
+        Some(c) => format!("NOT synchronised (max error {} us): the figures are only as good as the clocks", c.max_error_us),
+        None => "sync status unknown".to_string(),
     }
 }

@@ -76,7 +76,7 @@ pub(crate) fn receive(args: &Args, spec: &str, mode: Mode) -> Result<(), Failure
     let kernel = receiver.kernel_between(&start, &end);
     let watched = receiver.watched_between(&start, &end);
     let totals = receiver.finish()?;
-    let summary = summarize(&totals, kernel, watched.as_ref());
+    let summary = summarize(&totals, kernel, watched.as_ref(), receiver.config());
     print_summary(&summary, &totals, began.elapsed().as_secs_f64());
     if let Some(x) = &watched {
         print_watched(x);
@@ -283,7 +283,12 @@ impl Live {
 /// one-way times, and the kernel's counters over the run with the verdict
 /// they give. No port: `port` is null, and the lanes' cost is their CPUs'
 /// time (`socket.udp.cpu`), not busy polls.
-fn summarize(t: &SocketTotals, (mut udp, interface_drops): (UdpWindow, u64), watched: Option<&blastdrop::xstats::WindowXstats>) -> Summary {
+fn summarize(
+    t: &SocketTotals,
+    (mut udp, interface_drops): (UdpWindow, u64),
+    watched: Option<&blastdrop::xstats::WindowXstats>,
+    cpus: &SocketRxConfig,
+) -> Summary {
     let hz = blastdrop::clock::tsc_hz();
     let probe = |x: &Tally, restarts| SeqCounts {
         received: x.packets - x.no_probe,
@@ -316,7 +321,7 @@ fn summarize(t: &SocketTotals, (mut udp, interface_drops): (UdpWindow, u64), wat
             .map(|q| records::drop::QueueSummary {
                 queue: q.queue,
                 port: 0,
-                lcore: socket_cpu(q.queue),
+                lcore: cpus.cpu_of(q.queue).unwrap_or(0) as u32,
                 received: Rates::over(q.tally.packets, q.tally.bytes, q.arrival_seconds(hz)),
                 busy: None,
                 no_probe: q.tally.no_probe,
@@ -352,16 +357,6 @@ fn summarize(t: &SocketTotals, (mut udp, interface_drops): (UdpWindow, u64), wat
         verdict,
         faults: 0,
         socket: Some(socket),
-    }
-}
-
-/// The CPU queue `queue`'s lane ran on (where an lcore id goes).
-fn socket_cpu(queue: u16) -> u32 {
-    let cpus = blastdrop::eal_args::allowed_cpus();
-    if cpus.is_empty() {
-        0
-    } else {
-        cpus[usize::from(queue) % cpus.len()]
     }
 }
 
@@ -418,11 +413,7 @@ fn print_summary(s: &Summary, totals: &SocketTotals, seconds: f64) {
     if let Some(o) = &s.one_way {
         blastdrop::say!(
             "drop: one way (by both hosts' CLOCK_REALTIME, this host's read when recvmmsg returned: the socket buffer's wait included; this host's clock {}): {}{}",
-            match o.sync {
-                Some(c) if c.synchronized => format!("synchronised, max error {} us", c.max_error_us),
-                Some(c) => format!("NOT synchronised (max error {} us): the figures are only as good as the clocks", c.max_error_us),
-                None => "sync status unknown".to_string(),
-            },
+            crate::print::clock_sync(o.sync),
             o.latency.line(),
             if o.negative > 0 { format!("; {} probes arrived before they were sent: the clocks disagree", o.negative) } else { String::new() }
         );
