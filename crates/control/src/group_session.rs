@@ -6,6 +6,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use crate::backend::ClientLink;
 use crate::group::{stream_range, Arrival, Group, GroupError, Stage, StepPlan};
 use crate::group_run::{GroupRun, MemberSending};
 use crate::lines::TICK;
@@ -96,7 +97,9 @@ pub(crate) fn prepare(shared: &Shared, member: u16, rx_queues: u16, max_size: u3
 /// Opens the window once every member is warmed up and drained, its
 /// trial frames those of every member's streams from where each stands
 /// (`streams`); if a member gave none, no exact account is kept.
-pub(crate) fn start_window(shared: &Shared, member: u16, streams: Option<seqtrack::StreamEdge>) -> Response {
+/// The member that opens it is the one whose going away stops the wait
+/// for the port (the others' departures break the group).
+pub(crate) fn start_window(shared: &Shared, member: u16, streams: Option<seqtrack::StreamEdge>, client: ClientLink<'_>) -> Response {
     if let Some(run) = shared.group().as_mut() {
         if let Some(s) = run.starts.get_mut(usize::from(member)) {
             *s = streams;
@@ -105,7 +108,7 @@ pub(crate) fn start_window(shared: &Shared, member: u16, streams: Option<seqtrac
     barrier(shared, member, Stage::InWindow, |run, shared| {
         let edges: Option<Vec<seqtrack::StreamEdge>> = run.starts.iter().cloned().collect();
         run.counted = edges.is_some();
-        let started = run.windows.start(&mut *shared.backend(), &edges.unwrap_or_default());
+        let started = run.windows.start(&mut *shared.backend(), &edges.unwrap_or_default(), client);
         if matches!(started, Response::WindowStarted { .. }) {
             run.sent.iter_mut().for_each(|s| *s = MemberSending::default());
         }

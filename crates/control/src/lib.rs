@@ -28,7 +28,7 @@ mod window;
 pub use addr::{all_loopback, bind_fix, listen_addrs, unspecified, ListenError};
 pub use arrivals::{q_burst, window_arrivals, LaneArrivals};
 pub use auth::{nonce, Secret, SecretError, SecretSource, SECRET_ENV};
-pub use backend::{Backend, BackendError};
+pub use backend::{Backend, BackendError, ClientLink};
 pub use client::{Client, ClientError, ConnectionEnd};
 pub use group::{member_arrivals, member_of, stream_range, Arrival, Group, GroupError, PlannedStep, Stage, StepPlan, MAX_SENDERS};
 pub use handshake::{Handshake, HandshakeStep, Refusal};

@@ -5,6 +5,7 @@
 use std::net::TcpStream;
 use std::time::{Instant, SystemTime};
 
+use crate::backend::ClientLink;
 use crate::group_run::MemberSending;
 use crate::group_session;
 use crate::lines::{send, Line, LineReader};
@@ -48,7 +49,7 @@ pub(crate) fn session(reader: &mut LineReader, writer: &mut TcpStream, peer: &st
         let (id, reply) = match line {
             Line::Text(text) => match parse_request(&text) {
                 Err((id, e)) => (id, error(e.to_string())),
-                Ok(env) => (env.id, dispatch(env.body, &info, shared, peer, st)),
+                Ok(env) => (env.id, dispatch(env.body, &info, shared, peer, st, ClientLink::of(writer))),
             },
             _ => (0, error(format!("message longer than {MAX_LINE} bytes"))),
         };
@@ -67,7 +68,7 @@ pub(crate) fn session(reader: &mut LineReader, writer: &mut TcpStream, peer: &st
 
 /// Routes a request: a group member's go through the group's barriers; a
 /// guest may only join; the holder's first request settles what it does.
-fn dispatch(req: Request, info: &PeerInfo, shared: &Shared, peer: &str, st: &mut SessionState) -> Response {
+fn dispatch(req: Request, info: &PeerInfo, shared: &Shared, peer: &str, st: &mut SessionState, client: ClientLink<'_>) -> Response {
     if let Request::Join { group, senders, plan } = req {
         return join(shared, peer, st, &group, senders, plan);
     }
@@ -77,19 +78,19 @@ fn dispatch(req: Request, info: &PeerInfo, shared: &Shared, peer: &str, st: &mut
                 Some(e) => e,
                 None => group_session::prepare(shared, m, rx_queues, max_size),
             },
-            Request::StartWindow { streams } => group_session::start_window(shared, m, streams),
+            Request::StartWindow { streams } => group_session::start_window(shared, m, streams, client),
             Request::GroupEnd { window, sent_packets, sent_bytes, cycles_per_packet, sender_limit, streams } => {
                 let sent = MemberSending { packets: sent_packets, bytes: sent_bytes, cycles_per_packet, sender_limit, streams };
                 group_session::end_window(shared, m, window, sent)
             }
             Request::EndWindow { .. } => error("a group member ends its window with group_end (what it sent)"),
-            other => request(other, info, &mut st.windows, shared),
+            other => request(other, info, &mut st.windows, shared, client),
         };
     }
     if st.group.is_some() && !matches!(req, Request::Bye | Request::Hello | Request::Auth { .. }) {
         return error("this session came for a group trial: join it first");
     }
-    request(req, info, &mut st.windows, shared)
+    request(req, info, &mut st.windows, shared, client)
 }
 
 fn join(shared: &Shared, peer: &str, st: &mut SessionState, group: &str, senders: u16, plan: crate::StepPlan) -> Response {
@@ -130,14 +131,14 @@ fn check_prepare(info: &PeerInfo, rx_queues: u16, max_size: u32) -> Option<Respo
 }
 
 /// One request of an authenticated session.
-fn request(req: Request, info: &PeerInfo, windows: &mut Windows, shared: &Shared) -> Response {
+fn request(req: Request, info: &PeerInfo, windows: &mut Windows, shared: &Shared, client: ClientLink<'_>) -> Response {
     match req {
         Request::Hello | Request::Auth { .. } => error("already authenticated: this session is open"),
         Request::Prepare { rx_queues, max_size } => match check_prepare(info, rx_queues, max_size) {
             Some(e) => e,
             None => windows.prepare(&mut *shared.backend(), rx_queues, max_size, "the client"),
         },
-        Request::StartWindow { streams } => windows.start(&mut *shared.backend(), streams.as_slice()),
+        Request::StartWindow { streams } => windows.start(&mut *shared.backend(), streams.as_slice(), client),
         Request::EndWindow { window, streams } => windows.end(&mut *shared.backend(), window, streams.as_slice()),
         Request::Bye => {
             shared.backend().client_leaving();

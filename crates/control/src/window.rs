@@ -3,7 +3,7 @@
 //! that prepare the port, open a window and close it. No sockets: tested
 //! on a stand-in backend.
 
-use crate::backend::Backend;
+use crate::backend::{Backend, ClientLink};
 use crate::message::{error, Response, WindowFigures};
 
 /// Windows are numbered from 1 per session (or group); at most one is open.
@@ -36,11 +36,11 @@ impl Windows {
 
     /// Opens the next window, its trial frames those of the streams from
     /// these edges on.
-    pub(crate) fn start(&mut self, b: &mut dyn Backend, edges: &[seqtrack::StreamEdge]) -> Response {
+    pub(crate) fn start(&mut self, b: &mut dyn Backend, edges: &[seqtrack::StreamEdge], client: ClientLink<'_>) -> Response {
         if self.open.is_some() {
             return error("a window is already open: end it first");
         }
-        match b.start_window(edges) {
+        match b.start_window(edges, client) {
             Ok(()) => {
                 let w = self.next;
                 (self.open, self.next) = (Some(w), w + 1);
@@ -95,7 +95,7 @@ mod tests {
             self.calls.push(format!("prepare {rx_queues} {max_size}"));
             Ok(Prepared::default())
         }
-        fn start_window(&mut self, streams: &[seqtrack::StreamEdge]) -> Result<(), BackendError> {
+        fn start_window(&mut self, streams: &[seqtrack::StreamEdge], _client: ClientLink<'_>) -> Result<(), BackendError> {
             self.calls.push(format!("start {}", streams.len()));
             if self.fail_start {
                 return Err(BackendError::Failed("the port stopped".into()));
@@ -121,13 +121,13 @@ mod tests {
     #[test]
     fn windows_are_numbered_one_open_at_a_time_and_closed_by_their_number() {
         let (mut w, mut b) = (Windows::default(), Recorder::default());
-        assert_eq!(w.start(&mut b, &[]), Response::WindowStarted { window: 1 });
-        assert_eq!(error_text(w.start(&mut b, &[])), "a window is already open: end it first");
+        assert_eq!(w.start(&mut b, &[], ClientLink::unwatched()), Response::WindowStarted { window: 1 });
+        assert_eq!(error_text(w.start(&mut b, &[], ClientLink::unwatched())), "a window is already open: end it first");
         assert_eq!(error_text(w.end(&mut b, 3, &[])), "window 3 is not open (window 1 is)");
         let Response::WindowFigures(f) = w.end(&mut b, 1, &[]) else { panic!("no figures") };
         assert_eq!((f.window, f.packets), (1, 7), "the figures carry their window's number");
         assert_eq!(error_text(w.end(&mut b, 1, &[])), "window 1 is not open (none is)");
-        assert_eq!(w.start(&mut b, &[]), Response::WindowStarted { window: 2 });
+        assert_eq!(w.start(&mut b, &[], ClientLink::unwatched()), Response::WindowStarted { window: 2 });
         assert_eq!(b.calls, ["start 0", "end 1", "start 0"], "a refused request reaches no backend");
     }
 
@@ -135,17 +135,17 @@ mod tests {
     fn a_prepare_or_a_departure_abandons_the_open_window_and_a_failed_start_opens_none() {
         let (mut w, mut b) = (Windows::default(), Recorder::default());
         assert_eq!(w.prepare(&mut b, 1, 64, "the client"), Response::Prepared(Prepared::default()));
-        assert_eq!(w.start(&mut b, &[]), Response::WindowStarted { window: 1 });
+        assert_eq!(w.start(&mut b, &[], ClientLink::unwatched()), Response::WindowStarted { window: 1 });
         assert!(matches!(w.prepare(&mut b, 2, 1518, "the group"), Response::Prepared(_)));
         assert_eq!(w.open(), None);
         assert_eq!(b.calls[2..], ["abandon 1: the group prepared the next step with this window open", "prepare 2 1518"]);
-        assert_eq!(w.start(&mut b, &[]), Response::WindowStarted { window: 2 });
+        assert_eq!(w.start(&mut b, &[], ClientLink::unwatched()), Response::WindowStarted { window: 2 });
         assert_eq!(w.abandon(&mut b, "client closed the connection"), Some(2));
         assert_eq!(w.abandon(&mut b, "again"), None, "nothing open: nothing abandoned");
         b.fail_start = true;
-        assert_eq!(error_text(w.start(&mut b, &[])), "the port stopped");
+        assert_eq!(error_text(w.start(&mut b, &[], ClientLink::unwatched())), "the port stopped");
         assert_eq!(w.open(), None, "a window the backend could not start is not open");
         b.fail_start = false;
-        assert_eq!(w.start(&mut b, &[]), Response::WindowStarted { window: 3 }, "its number is not reused");
+        assert_eq!(w.start(&mut b, &[], ClientLink::unwatched()), Response::WindowStarted { window: 3 }, "its number is not reused");
     }
 }

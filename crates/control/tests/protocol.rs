@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use control::{
-    serve, Backend, BackendError, Client, ClientError, PeerInfo, PlannedStep, Prepared, Request, Response, Secret, ServerConfig, StepPlan,
-    WindowFigures, MAX_LINE,
+    serve, Backend, BackendError, Client, ClientError, ClientLink, PeerInfo, PlannedStep, Prepared, Request, Response, Secret,
+    ServerConfig, StepPlan, WindowFigures, MAX_LINE,
 };
 
 #[derive(Default)]
@@ -20,6 +20,10 @@ struct Log {
     ended: u32,
     abandoned: u32,
     prepared: Vec<u16>,
+    /// The port's link never comes up: start_window waits, as drop's does
+    /// for a memif peer, until the client goes.
+    port_down: bool,
+    gave_up_waiting: u32,
 }
 
 struct StandIn(Arc<Mutex<Log>>);
@@ -35,7 +39,18 @@ impl Backend for StandIn {
         self.0.lock().unwrap().prepared.push(rx_queues);
         Ok(Prepared { rx_queues, restarted: true, link_up: true })
     }
-    fn start_window(&mut self, _streams: &[seqtrack::StreamEdge]) -> Result<(), BackendError> {
+    fn start_window(&mut self, _streams: &[seqtrack::StreamEdge], client: ClientLink<'_>) -> Result<(), BackendError> {
+        if self.0.lock().unwrap().port_down {
+            let until = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < until {
+                if client.gone() {
+                    self.0.lock().unwrap().gave_up_waiting += 1;
+                    return Err(BackendError::ClientGone);
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            return Err(BackendError::NotReceiving(Duration::from_secs(20)));
+        }
         self.0.lock().unwrap().started += 1;
         Ok(())
     }
@@ -227,6 +242,28 @@ fn a_request_split_across_reads_is_one_line() {
     }
     let v = raw.reply();
     assert_eq!((v["type"].as_str(), v["id"].as_u64()), (Some("challenge"), Some(7)), "{v}");
+}
+
+/// A client killed while drop waits for its port (blast's memif side dies
+/// before it connects) must not hold drop for the wait: the next client is
+/// served at once, round after round, and no window was opened.
+#[test]
+fn a_client_gone_while_drop_waits_for_its_port_frees_drop_at_once() {
+    let srv = Server::start(quick());
+    srv.log.lock().unwrap().port_down = true;
+    for round in 1..=3 {
+        let mut raw = Raw::open(&srv.addr);
+        assert_eq!(raw.authenticate(None)["type"], "hello", "round {round}");
+        raw.w.write_all(b"{\"v\":2,\"id\":3,\"type\":\"start_window\"}\n").unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let gone = Instant::now();
+        drop(raw);
+        wait_until("the wait gave up", || srv.log.lock().unwrap().gave_up_waiting == round);
+        wait_until("the next client is served", || client(&srv, None).is_ok());
+        assert!(gone.elapsed() < Duration::from_secs(5), "round {round}: drop was held {:?} by a client that had gone", gone.elapsed());
+    }
+    let log = srv.log.lock().unwrap();
+    assert_eq!((log.started, log.abandoned), (0, 0), "no window opened for a client that went");
 }
 
 #[test]

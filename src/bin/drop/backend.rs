@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::fail::Failure;
 use blastdrop::receiver::{Receiver, Snapshot, TrialFigures};
 use blastdrop::socket_rx::{SocketReceiver, SocketSnapshot};
-use control::{Backend, BackendError, PeerInfo, Prepared, WindowFigures};
+use control::{Backend, BackendError, ClientLink, PeerInfo, Prepared, WindowFigures};
 
 /// How long a window waits for a memif peer's link before refusing to open.
 pub(crate) const PEER_WAIT: Duration = Duration::from_secs(5);
@@ -174,9 +174,10 @@ impl<R: Lanes> Backend for DropBackend<R> {
         Ok(Prepared { rx_queues, restarted, link_up: rx.links_up() })
     }
 
-    fn start_window(&mut self, streams: &[seqtrack::StreamEdge]) -> Result<(), BackendError> {
+    fn start_window(&mut self, streams: &[seqtrack::StreamEdge], client: ClientLink<'_>) -> Result<(), BackendError> {
         // A memif port's lanes start once its peer is connected: a window
-        // opened before then would count what no lane polled.
+        // opened before then would count what no lane polled. A client
+        // killed before its port connects ends the wait (drop stays free).
         let until = Instant::now() + PEER_WAIT;
         loop {
             {
@@ -196,6 +197,9 @@ impl<R: Lanes> Backend for DropBackend<R> {
             }
             if Instant::now() >= until {
                 return Err(BackendError::NotReceiving(PEER_WAIT));
+            }
+            if client.gone() {
+                return Err(BackendError::ClientGone);
             }
             std::thread::sleep(Duration::from_millis(5));
         }
