@@ -15,6 +15,7 @@ mod header;
 pub mod knee;
 pub mod ladder;
 pub mod not_started;
+pub mod paths;
 pub mod plan;
 pub mod replay;
 pub mod single;

@@ -14,6 +14,7 @@ mod knee_run;
 mod ladder_run;
 mod mode;
 mod over_time;
+mod paths_cmd;
 mod peer;
 mod preflight;
 mod replay;
@@ -48,6 +49,15 @@ fn main() -> ExitCode {
             Err(f) => fail::report("blast report", &f),
         };
     }
+    // `blast paths` runs blast itself once per run: it parses its own flags.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "paths") {
+        let argv: Vec<_> = std::iter::once("blast paths".into()).chain(std::env::args_os().skip(2)).collect();
+        session::init_logging(0);
+        return match paths_cmd::main(argv) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(f) => fail::report("blast paths", &f),
+        };
+    }
     let args = match cli::parse_args_from::<Args>(args::size_mix_shorthand(std::env::args_os())) {
         Ok(a) => a,
         Err(f) => return fail::report("blast", &f),
@@ -73,6 +83,7 @@ fn run(args: Args) -> Result<(), Failure> {
             "ladder" => ladder_run::schema(),
             "knee" => knee_run::schema(),
             "replay" => replay::schema(),
+            "paths" => paths_cmd::schema(),
             "not-started" => blastdrop::unfinished::schema(),
             _ => events::schema(),
         };

@@ -284,7 +284,7 @@ pub struct Args {
     pub generate_completions: Option<clap_complete::Shell>,
     /// Print the JSON schema of a record (single, ladder, knee, replay), of the record of a run a device
     /// call ended (not-started), or of an --events line (events) and exit
-    #[arg(long, value_name = "KIND", hide = true, value_parser = ["single", "ladder", "knee", "replay", "not-started", "events"])]
+    #[arg(long, value_name = "KIND", hide = true, value_parser = ["single", "ladder", "knee", "replay", "not-started", "events", "paths"])]
     #[serde(skip)]
     pub generate_schema: Option<String>,
     /// Print this tool's man page (roff) and exit

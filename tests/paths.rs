@@ -1,0 +1,145 @@
+//! `blast paths` on a veth pair between two namespaces the test creates:
+//! DPDK's af_packet and the kernel's sockets over the same pair, each
+//! path's drop started for each of its runs; a receiver slowed on purpose
+//! on the sockets path (drop --rx-cost) gives it a knee low enough that
+//! one rate of the table is past it; a third path whose drop is killed
+//! mid-run fails, named, and leaves the others' figures.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+const TOKEN: &str = "BLASTDROP_TOKEN=paths-test";
+
+#[test]
+fn paths_compared_by_the_knee_rule_with_a_path_past_its_knee_and_one_failing() {
+    let _g = heavy();
+    let test = "paths_compared_by_the_knee_rule_with_a_path_past_its_knee_and_one_failing";
+    let Some(tx) = netns_or_skip(test, |n| {
+        Netns::apart(n).map(|(a, b)| {
+            std::mem::forget(b);
+            a
+        })
+    }) else {
+        return;
+    };
+    let rx = Netns(format!("{}-b", tx.0));
+    let dir = scratch("paths");
+    let mac = run("ip", &rx.exec("cat", strings(&["/sys/class/net/bd-b/address"])), Duration::from_secs(10)).stdout.trim().to_owned();
+    let eal = eal_base().join(" ");
+    let (p1, p2, p3) = (free_port(), free_port(), free_port());
+    let drop_in_rx = |port: u16, how: &str| {
+        format!("exec ip netns exec {} taskset -c 1 {DROP} --listen 10.99.0.2:{port} --duration 300 --reflect {how}", rx.0)
+    };
+    let socket_blast = "--socket --src-ip 198.18.0.1 --dst-ip 198.18.0.2 --dst-port 9";
+    let slow_socket = "--socket 198.18.0.2:9 --socket-rcvbuf 16kB --no-gro --rx-cost 200000";
+    let mut args = strings(&[TOKEN, "taskset", "-c", "0", BLAST, "paths", "--out", &dir.display().to_string(), "--sentence"]);
+    args.extend(strings(&[
+        "--path",
+        &format!(
+            "dpdk=--port net_af_packet0 --dst-mac {mac} --peer 10.99.0.2:{p1} -- {eal} --vdev=net_af_packet0,iface=bd-a --lcores=0@0,1@0"
+        ),
+        "--drop",
+        &format!("dpdk={}", drop_in_rx(p1, &format!("--port net_af_packet0 -- {eal} --vdev=net_af_packet0,iface=bd-b --lcores=0@1,1@1"))),
+        "--path",
+        &format!("socket={socket_blast} --peer 10.99.0.2:{p2}"),
+        "--drop",
+        &format!("socket={}", drop_in_rx(p2, slow_socket)),
+        "--path",
+        &format!("broken={socket_blast} --peer 10.99.0.2:{p3}"),
+        // Its drop is killed 1.2 s after it starts, in the middle of each run.
+        "--drop",
+        &format!("broken=exec ip netns exec {} timeout -s KILL 1.2 {DROP} --listen 10.99.0.2:{p3} --reflect --socket 198.18.0.2:9", rx.0),
+        "--rate",
+        "2k,60k",
+        "--knee-args",
+        "--search-duration 0.3 --knee-precision 20%",
+        "--",
+        "--size",
+        "64",
+        "--duration",
+        "1.5",
+        "--warmup",
+        "0.3",
+        "--reflect",
+    ]));
+    let mut full = strings(&["netns", "exec", &tx.0, "env"]);
+    full.extend(args);
+    let out = run("ip", &full, Duration::from_secs(400));
+    let _cleanup = rx;
+    // A path failed: blast paths says so in its exit code, after writing everything.
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("broken failed"), "{}", out.stderr);
+    let v = read_json(&dir.join("paths.json"));
+    assert_matches_schema(&v, "blast-paths");
+    let c = &v["comparison"];
+    assert_eq!(c["reference"], "dpdk", "the highest knee: {c}");
+
+    // Interleaved: each table cell ran every path before the next cell,
+    // and the first path of a cell turns from cell to cell.
+    let table: Vec<&serde_json::Value> = v["runs"].as_array().unwrap().iter().filter(|r| r["what"] == "table").collect();
+    assert_eq!(table.len(), 6, "2 rates x 3 paths: {}", v["runs"]);
+    let firsts: Vec<&str> = table.chunks(3).map(|c| c[0]["path"].as_str().unwrap()).collect();
+    for cell in table.chunks(3) {
+        let mut names: Vec<&str> = cell.iter().map(|r| r["path"].as_str().unwrap()).collect();
+        names.sort();
+        assert_eq!(names, ["broken", "dpdk", "socket"], "a cell runs every path: {cell:?}");
+        assert!(cell.iter().all(|r| r["rate_mpps"] == cell[0]["rate_mpps"]));
+    }
+    assert_ne!(firsts[0], firsts[1], "the order turns from cell to cell");
+
+    // Every cell of the working paths equals its record's figures.
+    let rows = c["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        for cell in row["cells"].as_array().unwrap() {
+            let p = &cell["point"];
+            if cell["path"] == "broken" {
+                assert!(p["error"].is_string(), "the failed path's cell holds its error: {cell}");
+                assert_eq!(cell["standing"]["standing"], "unknown", "{cell}");
+                continue;
+            }
+            assert!(p["error"].is_null(), "{cell}");
+            let rec = read_json(&dir.join(p["record"].as_str().unwrap()));
+            let s = &rec["steps"][0];
+            assert_eq!(p["delivered_mpps"], s["received"]["mpps"], "{cell}");
+            assert_eq!(p["loss_pct"], s["loss_pct"], "{cell}");
+            assert_eq!(p["lost"], s["lost"], "{cell}");
+            assert_eq!(p["latency"]["p99_us"], s["latency"]["p99_us"], "{cell}");
+            assert_eq!(p["latency"]["p99.9_us"], s["latency"]["p99.9_us"], "{cell}");
+            assert_eq!(p["latency"]["clock"], "round trip on the sender's own clock", "{cell}");
+            assert_eq!(
+                s["offered_mpps"].as_f64().map(|r| (r * 1e6).round()),
+                row["rate_mpps"].as_f64().map(|r| (r * 1e6).round()),
+                "{cell}"
+            );
+            let knee = read_json(&dir.join(format!("{}/knee-even.json", cell["path"].as_str().unwrap())));
+            assert_eq!(cell["knee_mpps"], knee["result"]["knee_mpps"], "{cell}");
+            assert!(p["cpu"]["seconds_per_million"].as_f64().unwrap() > 0.0, "{cell}");
+        }
+    }
+    // The slowed socket receiver's knee is far under 60 kpps (200,000 cycles a frame); dpdk's is not.
+    let sock_knee = rows[0]["cells"][1]["knee_mpps"].as_f64().unwrap();
+    assert!(sock_knee < 0.04, "{}", rows[0]["cells"][1]);
+    let at = |r: usize, path: &str| rows[r]["cells"].as_array().unwrap().iter().find(|c| c["path"] == path).unwrap().clone();
+    assert_eq!(at(0, "socket")["reading"]["reading"], "both_below_knee", "2 kpps is under both knees: {}", at(0, "socket"));
+    let past = at(1, "socket");
+    assert_eq!(past["standing"]["standing"], "past", "{past}");
+    assert_eq!(past["reading"], serde_json::json!({"reading": "past_knee", "why": "socket"}), "{past}");
+    assert!(past["point"]["loss_pct"].as_f64().unwrap() > 10.0, "past its knee it loses: {past}");
+    assert_eq!(at(1, "dpdk")["standing"]["standing"], "below", "{}", at(1, "dpdk"));
+    // The sentence reads the ratio below both knees as a comparison, and the one past the socket path's knee as its saturation.
+    let sentence = c["sentence"].as_str().unwrap();
+    assert!(sentence.starts_with("Below every path's knee (at <= 0.002 Mpps, even) dpdk's P99"), "{sentence}");
+    assert!(
+        sentence.contains("at 0.060 Mpps (even) socket is past its knee") && sentence.contains("is its saturation, not a speed-up"),
+        "{sentence}"
+    );
+    assert!(sentence.contains("broken failed"), "{sentence}");
+    assert!(out.stdout.contains(sentence), "--sentence prints it: {}", out.stdout);
+    assert!(out.stdout.contains("past socket's knee: this ratio is socket's saturation, not a speed-up"), "{}", out.stdout);
+    // The failed path is named in every run it failed, its knee search included.
+    let failures = c["failures"].as_array().unwrap();
+    assert!(failures.iter().all(|f| f["path"] == "broken"), "{failures:?}");
+    assert_eq!(failures.len(), 3, "two table runs and the knee search: {failures:?}");
+}
