@@ -178,7 +178,7 @@ fn the_help_parser_reads_flags_placeholders_and_defaults() {
 #[test]
 fn every_default_in_help_carries_its_unit_and_reads_back() {
     let mut all = Vec::new();
-    for (bin, prefix, least) in [(BLAST, &[][..], 20), (DROP, &[][..], 12), (BLAST, &["report"][..], 0)] {
+    for (bin, prefix, least) in [(BLAST, &[][..], 20), (DROP, &[][..], 12), (BLAST, &["report"][..], 0), (BLAST, &["paths"][..], 3)] {
         let (found, checked) = problems(bin, prefix);
         assert!(checked >= least, "{bin} {prefix:?} --help: only {checked} defaults found: has its layout changed?");
         all.extend(found);

@@ -9,6 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod plot;
+
 /// One path's figures at one operating point of the table (a rate and an
 /// arrival shape), from the record of the run that measured it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -102,6 +104,9 @@ pub struct Knee {
     pub pdr: String,
     /// How far short of an offered rate a trial may fall and still count at it, percent.
     pub tolerance_pct: f64,
+    /// When no trial passed: the lowest rate a trial failed at (the knee is
+    /// under it, below the search's floor).
+    pub fails_from_mpps: Option<f64>,
     pub record: String,
     pub error: Option<String>,
 }
@@ -212,7 +217,13 @@ pub fn standing(rate_mpps: f64, knee: Option<&Knee>) -> Standing {
     if let Some(e) = &k.error {
         return Standing::Unknown(format!("its knee search failed: {e}"));
     }
-    let Some(at) = k.knee_mpps else { return Standing::Unknown(format!("no knee found ({})", k.pdr)) };
+    let Some(at) = k.knee_mpps else {
+        return match k.fails_from_mpps {
+            // Every trial failed, the lowest at `f`: a rate from there up loses.
+            Some(f) if rate_mpps >= f => Standing::Past,
+            _ => Standing::Unknown(format!("no knee found ({})", k.pdr)),
+        };
+    };
     // An offered rate the search would have counted at its knee is below it.
     if rate_mpps <= at * (1.0 + k.tolerance_pct / 100.0) {
         Standing::Below
@@ -369,12 +380,14 @@ pub fn compare(paths: &[PathFigures]) -> Comparison {
     Comparison { reference, rows, failures, sentence }
 }
 
-/// "0.200", "1.25": Mpps as the table prints them.
+/// "0.200", "1.25", "0.0005": Mpps as the table prints them (a few kpps keep their digits).
 pub fn mpps(v: f64) -> String {
     if v >= 1.0 {
         format!("{v:.2}")
-    } else {
+    } else if v >= 0.01 {
         format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
     }
 }
 
@@ -533,7 +546,7 @@ mod tests {
         }
     }
 
-    fn two() -> Vec<PathFigures> {
+    pub(crate) fn two() -> Vec<PathFigures> {
         vec![
             PathFigures {
                 name: "dpdk".into(),
@@ -578,6 +591,14 @@ mod tests {
         assert!(matches!(c.rows[2].cells[1].reading, Reading::Unknown(_)));
         assert_eq!(c.rows[1].cells[1].reading, Reading::BothBelowKnee, "a rate under a lower bound is below");
         assert!(c.sentence.contains("where a knee is unknown the ratio is not read: socket"), "{}", c.sentence);
+        p[1].knees[0] = Knee { shape: "even".into(), pdr: "none found".into(), fails_from_mpps: Some(0.5), ..Default::default() };
+        let c = compare(&p);
+        assert_eq!(
+            c.rows[0].cells[1].reading,
+            Reading::Unknown("socket: no knee found (none found)".into()),
+            "under every failed trial: unknown"
+        );
+        assert_eq!(c.rows[1].cells[1].standing, Standing::Past, "0.8 Mpps is above a rate that failed with nothing passing");
         p[1].knees.clear();
         let c = compare(&p);
         assert!(c.rows.iter().all(|r| matches!(r.cells[1].reading, Reading::Unknown(_))));

@@ -35,6 +35,9 @@ pub struct Fig {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub label: String,
+    /// How the frames went: a DPDK port's driver, AF_XDP or the kernel's
+    /// sockets. A label's runs over different paths are rows of their own.
+    pub path: String,
     pub files: Vec<String>,
     pub basis: Basis,
     pub published_gbps: Option<f64>,
@@ -44,6 +47,8 @@ pub struct Row {
     pub crossover: Option<Cell>,
     pub at_1500: Option<Fig>,
     pub jumbo: Option<Fig>,
+    /// The knee (PDR) of a knee search with the same label and path.
+    pub knee: Option<Cell>,
 }
 
 impl Row {
@@ -89,16 +94,47 @@ pub fn usable(records: &[Record]) -> (Vec<&Record>, Vec<String>) {
     (use_, notes)
 }
 
-/// One row per label, in the order labels first appear.
-pub fn rows(records: &[&Record]) -> Result<Vec<Row>, String> {
-    let mut labels: Vec<String> = Vec::new();
+/// One row per label and path, in the order they first appear; each
+/// with the knee of a knee search (`knees`) of the same label and path.
+pub fn rows(records: &[&Record], knees: &[&Record]) -> Result<Vec<Row>, String> {
+    let mut keys: Vec<(String, String)> = Vec::new();
     for r in records {
-        let l = label(r);
-        if !labels.contains(&l) {
-            labels.push(l);
+        let k = (label(r), path_of(r));
+        if !keys.contains(&k) {
+            keys.push(k);
         }
     }
-    labels.iter().map(|l| row(l, &records.iter().copied().filter(|r| &label(r) == l).collect::<Vec<_>>())).collect()
+    keys.iter()
+        .map(|(l, p)| {
+            let runs: Vec<&Record> = records.iter().copied().filter(|r| &label(r) == l && &path_of(r) == p).collect();
+            let mut row = row(l, &runs)?;
+            row.path = p.clone();
+            row.knee = knees.iter().find(|k| &label(k) == l && &path_of(k) == p).and_then(|k| knee_cell(k));
+            Ok(row)
+        })
+        .collect()
+}
+
+/// The path a run's frames took, from its sending port's driver.
+pub fn path_of(r: &Record) -> String {
+    match r.j().str("environment/sender/port/driver") {
+        Some("udp-socket") => "kernel UDP sockets".into(),
+        Some(d) if d.starts_with("net_af_xdp") => "AF_XDP (net_af_xdp)".into(),
+        Some(d) => format!("DPDK {d}"),
+        None => "DPDK (driver not recorded)".into(),
+    }
+}
+
+/// A knee search's knee, with its frame size and shape, and what bounds it.
+fn knee_cell(k: &Record) -> Option<Cell> {
+    let j = k.j();
+    let knee = j.f64("result/knee_mpps")?;
+    let first = J(j.arr("trials").first()?);
+    let at_least = j.bool("result/sender_limited") == Some(true);
+    Some(Cell::noted(
+        format!("{}{} at {} B, {}", if at_least { "at least " } else { "" }, mpps(knee), first.text("size"), first.text("shape")),
+        format!("{}: PDR {}", k.file_name(), j.text("result/pdr")),
+    ))
 }
 
 fn label(r: &Record) -> String {
@@ -126,7 +162,19 @@ fn row(label: &str, runs: &[&Record]) -> Result<Row, String> {
     });
     let at_1500 = first(runs, |r| step_fig(r, |_, s| MTU_1500.contains(&s), Measure::Gbps));
     let jumbo = first(runs, |r| step_fig(r, |_, s| JUMBO.contains(&s), Measure::Gbps));
-    Ok(Row { label: label.to_string(), files, basis, published_gbps: published, one_queue, wall, crossover, at_1500, jumbo })
+    Ok(Row {
+        label: label.to_string(),
+        path: String::new(),
+        files,
+        basis,
+        published_gbps: published,
+        one_queue,
+        wall,
+        crossover,
+        at_1500,
+        jumbo,
+        knee: None,
+    })
 }
 
 /// The first run (in the order given) that has the figure.
@@ -257,6 +305,7 @@ fn table<'a>(b: &Basis, rows: impl Iterator<Item = &'a Row>, split: bool) -> Tab
         caption,
         &[
             "label",
+            "path",
             "published Gb/s",
             "Mpps, 1 queue",
             "wall Mpps",
@@ -265,6 +314,7 @@ fn table<'a>(b: &Basis, rows: impl Iterator<Item = &'a Row>, split: bool) -> Tab
             "crossover size",
             "Gb/s at 1500 B",
             "Gb/s jumbo",
+            "knee (PDR) Mpps",
             "runs",
         ],
     );
@@ -296,6 +346,7 @@ fn cells(r: &Row) -> Vec<Cell> {
     };
     vec![
         Cell::new(r.label.clone()),
+        Cell::new(r.path.clone()),
         Cell::new(r.published_gbps.map_or("not given".to_string(), |p| format!("{p}"))),
         fig_cell(&r.one_queue, |f| mpps(f.value)),
         fig_cell(&r.wall, |f| mpps(f.value)),
@@ -304,6 +355,7 @@ fn cells(r: &Row) -> Vec<Cell> {
         r.crossover.clone().unwrap_or_else(|| Cell::new("no --published-gbps")),
         fig_cell(&r.at_1500, of_published),
         fig_cell(&r.jumbo, of_published),
+        r.knee.clone().unwrap_or_else(|| Cell::new("no knee search")),
         Cell::new(r.files.join(", ")),
     ]
 }
@@ -357,7 +409,7 @@ mod tests {
     #[test]
     fn a_row_is_its_records_figures_with_their_verdicts() {
         let r = big();
-        let rows = rows(&[&r]).unwrap();
+        let rows = rows(&[&r], &[]).unwrap();
         let row = &rows[0];
         assert_eq!(row.label, "c8gn.48xlarge");
         assert_eq!(row.basis, Basis { size: 64, flows: "64".into() });
@@ -370,15 +422,15 @@ mod tests {
         assert_eq!(row.at_1500.as_ref().map(|f| (f.value, f.at)), Some((282.0, 1518)));
         assert_eq!(row.jumbo.as_ref().map(|f| (f.value, f.at)), Some((304.0, 9018)));
         let t = &tables(&rows)[0];
-        assert_eq!(t.rows[0][7].text, "282.00 at 1518 B (94.00% of published)");
-        assert_eq!(t.rows[0][8].text, "304.00 at 9018 B (101.33% of published)");
+        assert_eq!(t.rows[0][8].text, "282.00 at 1518 B (94.00% of published)");
+        assert_eq!(t.rows[0][9].text, "304.00 at 9018 B (101.33% of published)");
         // A port that carried more than the published figure (memif against
         // a published 100 Gb/s): the cell says the figure does not bound it.
         let memif =
             ladder("memif.json", Some("memif"), json!(1), Some(100.0), &[(1, 64, 2.0, 1.0, "sender"), (1, 1518, 25.6, 310.72, "sender")]);
-        let tm = &tables(&super::rows(&[&memif]).unwrap())[0];
-        assert_eq!(tm.rows[0][7].text, "310.72 at 1518 B (310.72% of published: above it, so that figure does not bound this port)");
-        assert_eq!(t.rows[0][7].note.as_deref(), Some("big.json: bw-out-allowance (sender): bw-out-allowance evidence at 16x1518"));
+        let tm = &tables(&super::rows(&[&memif], &[]).unwrap())[0];
+        assert_eq!(tm.rows[0][8].text, "310.72 at 1518 B (310.72% of published: above it, so that figure does not bound this port)");
+        assert_eq!(t.rows[0][8].note.as_deref(), Some("big.json: bw-out-allowance (sender): bw-out-allowance evidence at 16x1518"));
     }
 
     #[test]
@@ -391,17 +443,17 @@ mod tests {
             &[(1, 64, 2.4, 1.2, "receiver"), (2, 64, 4.8, 2.4, "pps-allowance")],
         );
         let jumbo = ladder("s9k.json", Some("c8gn.large"), json!(64), None, &[(2, 9018, 1.0, 73.0, "bw-out-allowance")]);
-        let rows = rows(&[&small, &jumbo]).unwrap();
+        let rows = rows(&[&small, &jumbo], &[]).unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].files, vec!["s64.json", "s9k.json"]);
         assert_eq!(rows[0].jumbo.as_ref().map(|f| (f.value, f.file.as_str())), Some((73.0, "s9k.json")));
         assert_eq!(rows[0].published_gbps, Some(75.0));
 
         let other_flows = ladder("f1.json", Some("c8gn.large"), Value::Null, None, &[(1, 64, 2.0, 1.0, "receiver")]);
-        let e = super::rows(&[&small, &other_flows]).unwrap_err();
+        let e = super::rows(&[&small, &other_flows], &[]).unwrap_err();
         assert!(e.contains("differ in flows (64 in s64.json, = queues in f1.json)") && e.contains("different --label"), "{e}");
         let other_pub = ladder("p.json", Some("c8gn.large"), json!(64), Some(100.0), &[(1, 64, 2.0, 1.0, "receiver")]);
-        let e = super::rows(&[&small, &other_pub]).unwrap_err();
+        let e = super::rows(&[&small, &other_pub], &[]).unwrap_err();
         assert!(e.contains("75 Gb/s") && e.contains("says 100"), "{e}");
     }
 
@@ -410,11 +462,35 @@ mod tests {
         let a = big();
         let b = ladder("b.json", Some("other"), json!(1), Some(50.0), &[(1, 64, 1.0, 0.5, "receiver")]);
         let c = ladder("c.json", Some("third"), json!(64), Some(50.0), &[(1, 64, 1.1, 0.6, "receiver")]);
-        let t = tables(&rows(&[&a, &b, &c]).unwrap());
+        let t = tables(&rows(&[&a, &b, &c], &[]).unwrap());
         assert_eq!(t.len(), 2);
         assert_eq!(t[0].rows.iter().map(|r| r[0].text.as_str()).collect::<Vec<_>>(), ["c8gn.48xlarge", "third"]);
         assert!(t[1].caption.contains("not compared"), "{}", t[1].caption);
         assert_eq!(t[1].rows[0][0].text, "other");
+    }
+
+    #[test]
+    fn a_label_over_two_paths_is_two_rows_each_with_its_own_knee() {
+        let dpdk = big();
+        let mut socket = big();
+        socket.json["environment"] = json!({"sender": {"port": {"driver": "udp-socket"}}});
+        socket.json["steps"][0]["limit"] = json!("receiver");
+        let knee = Record::from_json(
+            Path::new("sk.json"),
+            json!({"tool": "blast", "mode": "knee", "schema_version": 1, "environment": {"sender": {"port": {"driver": "udp-socket"}}},
+                   "result": {"knee_mpps": 0.0123, "pdr": "0.0123 Mpps", "sender_limited": false}, "trials": [{"size": 64, "shape": "even"}]}),
+            Some("c8gn.48xlarge".into()),
+        )
+        .unwrap();
+        let rows = rows(&[&dpdk, &socket], &[&knee]).unwrap();
+        assert_eq!(rows.len(), 2, "one row per path, never one row mixing them");
+        assert_eq!((rows[0].path.as_str(), rows[1].path.as_str()), ("DPDK (driver not recorded)", "kernel UDP sockets"));
+        assert_eq!(rows[0].knee, None, "the knee search ran on sockets, not on the DPDK port");
+        let k = rows[1].knee.clone().unwrap();
+        assert_eq!((k.text.as_str(), k.note.as_deref()), ("0.0123 at 64 B, even", Some("sk.json: PDR 0.0123 Mpps")));
+        let t = &tables(&rows)[0];
+        assert_eq!((t.rows[1][1].text.as_str(), t.rows[1][10].text.as_str()), ("kernel UDP sockets", "0.0123 at 64 B, even"));
+        assert_eq!(t.rows[0][10].text, "no knee search");
     }
 
     #[test]

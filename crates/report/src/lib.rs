@@ -29,6 +29,7 @@ pub mod markdown;
 mod names;
 mod other_part;
 mod overtime;
+mod paths_part;
 pub mod record;
 pub mod warning;
 
@@ -42,7 +43,11 @@ use warning::RunWarnings;
 /// run (or group trial) with what was found, then the warnings grouped by
 /// kind, the atlas, and each run's (or group trial's) section.
 pub fn build(records: &[Record]) -> Result<Doc, String> {
-    let records = names::name_runs(records);
+    let named = names::name_runs(records);
+    // A paths comparison answers first: its sentence heads the report and
+    // its section comes before the runs'.
+    let (compared, records): (Vec<Record>, Vec<Record>) = named.into_iter().partition(|r| r.kind == Kind::Paths);
+    let comparisons = compared.iter().map(|r| r.paths().map(|b| (r, b))).collect::<Result<Vec<_>, String>>()?;
     let parts = group::parts(&records);
     let headlines = parts
         .iter()
@@ -54,6 +59,16 @@ pub fn build(records: &[Record]) -> Result<Doc, String> {
     let all: Vec<RunWarnings> = records.iter().enumerate().map(|(i, r)| run_warnings(i + 1, r)).collect();
     let warnings = warning::group(&all).into_iter().map(|g| WarningLine { kind: g.kind.id(), text: g.text }).collect();
     let mut doc = Doc { title: title(&records), headlines, warnings, ..Doc::default() };
+    if records.is_empty() {
+        if let Some((r, _)) = comparisons.first() {
+            doc.title = format!("blastdrop report: {} (paths compared)", r.file_name());
+        }
+    }
+    for (i, (r, b)) in comparisons.iter().enumerate() {
+        let n = records.len() + i + 1;
+        doc.headlines.insert(i, paths_part::headline(n, r, b));
+        doc.sections.push(paths_part::section(n, r, b));
+    }
     if let Some(s) = atlas_section(&records)? {
         doc.sections.push(s);
     }
@@ -103,7 +118,8 @@ fn atlas_section(records: &[Record]) -> Result<Option<Section>, String> {
         s.push(Block::Warnings(notes));
         return Ok(Some(s));
     }
-    let rows = atlas::rows(&usable)?;
+    let knees: Vec<&Record> = records.iter().filter(|r| r.kind == Kind::Knee).collect();
+    let rows = atlas::rows(&usable, &knees)?;
     let mut s = Section::new(2, "Atlas: one row per instance type or label");
     s.push(Block::Para(
         "Mpps on one queue and the wall are at the smallest unpaced frame size; the wall is where adding queues stopped helping, kpps per published Gb/s is the wall over the published bandwidth; the crossover is the first frame size whose Gb/s of frames came within 3% of the published figure; Gb/s columns are the best received Gb/s of frames at that size, against the published figure.".into(),

@@ -41,6 +41,8 @@ pub enum Kind {
     Replay,
     /// drop's own record (standalone, or the listening end of a ladder).
     Drop,
+    /// A `blast paths` comparison (its runs' records are beside it).
+    Paths,
 }
 
 impl Kind {
@@ -51,6 +53,7 @@ impl Kind {
             Kind::Single => "single run (sender-side only)",
             Kind::Replay => "capture replay",
             Kind::Drop => "drop (receiver)",
+            Kind::Paths => "paths compared",
         }
     }
 }
@@ -92,6 +95,7 @@ impl Record {
             (Some("blast"), Some("knee")) => Kind::Knee,
             (Some("blast"), Some("single")) => Kind::Single,
             (Some("blast"), Some("replay")) => Kind::Replay,
+            (Some("blast"), Some("paths")) => Kind::Paths,
             (Some("blast"), m) => return Err(ReadError::UnknownMode(p(), m.unwrap_or("none").to_string())),
             _ => return Err(ReadError::NotOurs(p())),
         };
@@ -127,6 +131,7 @@ impl Record {
             Kind::Single => Body::Single(Box::new(self.single()?)),
             Kind::Replay => Body::Replay(Box::new(self.replay()?)),
             Kind::Drop => Body::Drop(Box::new(self.drop()?)),
+            Kind::Paths => return Err(format!("{}: a paths comparison has a section of its own", self.file_name())),
         })
     }
 
@@ -134,6 +139,11 @@ impl Record {
     /// wrote it; or why it cannot be: a field missing or of another type.
     pub fn ladder(&self) -> Result<records::ladder::LadderBody, String> {
         self.typed::<records::ladder::LadderRecord>("ladder").map(|r| r.body)
+    }
+
+    /// The record read whole as a paths comparison's (`records::paths`).
+    pub fn paths(&self) -> Result<records::paths::PathsBody, String> {
+        self.typed::<records::paths::PathsRecord>("paths").map(|r| r.body)
     }
 
     /// The record read whole as a knee search's (`records::knee`).

@@ -41,7 +41,9 @@ pub use shorthand::size_mix_shorthand;
                   Without -l/--lcores, lcores are placed from the machine's topology (sysfs): the NIC's NUMA node first,\n\
                   one worker per physical core before any hyperthread sibling, the main lcore apart; the placement is printed.\n\n\
                   blast report RUN.json... --html FILE --markdown FILE: the records of earlier runs as one report,\n\
-                  and the atlas of several (blast report --help; docs/report.md).\n\n\
+                  and the atlas of several (blast report --help; docs/report.md).\n\
+                  blast paths --path NAME=FLAGS --path NAME=FLAGS --rate LIST -- FLAGS: one plan over several paths\n\
+                  (DPDK, AF_XDP, sockets), interleaved, compared only where both are below their knee (docs/paths.md).\n\n\
                   Ctrl-C or SIGTERM ends the run with its report and record; repeated signals are waited out (as\n\
                   `timeout` sends two) until 10 s after the first, when one more exits at once. Exit codes: 0 done,\n\
                   1 the run failed, 2 bad input, 3 a device did not answer a call within --device-timeout,\n\

@@ -41,14 +41,14 @@ use crate::fail::Failure;
 pub struct PathsArgs {
     /// A path: NAME=FLAGS, blast's flags for it (its --port or --socket, its --peer) and, after
     /// `--` inside FLAGS, its EAL arguments; quoted as a shell would (repeat it: two paths at least)
-    #[arg(long = "path", value_name = "NAME=FLAGS", required = true)]
+    #[arg(long = "path", value_name = "NAME=FLAGS")]
     pub paths: Vec<String>,
     /// NAME=COMMAND: a shell command that starts this path's drop; it is run before each of the
     /// path's runs, waited for until drop's control port answers, and stopped (SIGINT) after
     #[arg(long = "drop", value_name = "NAME=COMMAND")]
     pub drops: Vec<String>,
     /// The table's rates (total frames per second over all queues): 100k,400k,1M
-    #[arg(long, value_parser = blastdrop::session::parse::rate_list, value_name = "RATE[,RATE...]", required = true)]
+    #[arg(long, value_parser = blastdrop::session::parse::rate_list, value_name = "RATE[,RATE...]")]
     #[serde(skip)]
     pub rate: Option<blastdrop::session::parse::List<f64>>,
     /// The table's arrival shapes (even, burst:N, poisson); each path's knee is searched at each
@@ -56,7 +56,7 @@ pub struct PathsArgs {
     #[serde(skip)]
     pub shape: blastdrop::session::parse::List<pace::Shape>,
     /// How many times the table is run (each round goes over every path, in a rotated order);
-    /// each cell shows its median round by delivered Mpps
+    /// each cell shows its median round by delivered rate
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub rounds: u32,
     /// Search no knees: every ratio is then marked unknown (no knee to read it by)
@@ -67,7 +67,7 @@ pub struct PathsArgs {
     pub knee_args: String,
     /// The directory for every run's record and log, and the comparison (made if missing)
     #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
     /// The comparison's record [default: DIR/paths.json]
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -121,6 +121,12 @@ pub fn main(argv: Vec<std::ffi::OsString>) -> Result<(), Failure> {
     if crate::cli::generated_docs::<PathsArgs>(None, args.generate_man)? {
         return Ok(());
     }
+    let Some(out) = args.out.clone() else {
+        return Err(Failure::usage("blast paths needs --out DIR: the directory for every run's record and the comparison"));
+    };
+    if args.rate.is_none() {
+        return Err(Failure::usage("blast paths needs --rate LIST: the table's rates, e.g. --rate 100k,400k,1M"));
+    }
     let specs = specs(&args)?;
     let knee_args =
         shlex::split(&args.knee_args).ok_or_else(|| Failure::usage("--knee-args is not quoted as a shell would: close its quotes"))?;
@@ -129,17 +135,17 @@ pub fn main(argv: Vec<std::ffi::OsString>) -> Result<(), Failure> {
     if args.common.iter().any(|a| a == "--") {
         return Err(Failure::usage("EAL arguments belong to a path: give them after -- inside its --path NAME='FLAGS -- EAL ARGS'"));
     }
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| Failure::usage(format!("--out {}: cannot make it ({e}): name a directory blast may write", args.out.display())))?;
-    let json = args.json.clone().unwrap_or_else(|| args.out.join("paths.json"));
+    std::fs::create_dir_all(&out)
+        .map_err(|e| Failure::usage(format!("--out {}: cannot make it ({e}): name a directory blast may write", out.display())))?;
+    let json = args.json.clone().unwrap_or_else(|| out.join("paths.json"));
     crate::cli::check_outputs(&[("--json", Some(json.as_path()))])?;
     for s in &specs {
-        std::fs::create_dir_all(args.out.join(&s.plan.name)).map_err(|e| Failure::runtime(format!("{}: {e}", args.out.display())))?;
+        std::fs::create_dir_all(out.join(&s.plan.name)).map_err(|e| Failure::runtime(format!("{}: {e}", out.display())))?;
     }
     blastdrop::signals::install();
     let rates: Vec<f64> = args.rate.as_deref().cloned().unwrap_or_default();
     let shapes: Vec<String> = args.shape.iter().map(|s| s.to_string()).collect();
-    let runner = Runner { args: &args };
+    let runner = Runner { args: &args, out: &out };
     let mut runs: Vec<PathRun> = Vec::new();
     // The knees first, each shape's over every path in turn; then each
     // round of the table, every cell over every path, the order of the
@@ -169,7 +175,7 @@ pub fn main(argv: Vec<std::ffi::OsString>) -> Result<(), Failure> {
             }
         }
     }
-    let figures: Vec<paths::PathFigures> = specs.iter().map(|s| read::figures(&s.plan.name, &runs, &args.out)).collect();
+    let figures: Vec<paths::PathFigures> = specs.iter().map(|s| read::figures(&s.plan.name, &runs, &out)).collect();
     let comparison = paths::compare(&figures);
     print::table(&comparison, &figures);
     if args.sentence {
@@ -185,7 +191,7 @@ pub fn main(argv: Vec<std::ffi::OsString>) -> Result<(), Failure> {
         rounds: args.rounds,
         common_args: args.common.clone(),
         knee_args,
-        directory: args.out.display().to_string(),
+        directory: out.display().to_string(),
         runs,
         figures,
         comparison,
@@ -277,6 +283,7 @@ fn specs(args: &PathsArgs) -> Result<Vec<PathSpec>, Failure> {
 
 struct Runner<'a> {
     args: &'a PathsArgs,
+    out: &'a Path,
 }
 
 impl Runner<'_> {
@@ -293,7 +300,7 @@ impl Runner<'_> {
         };
         own.extend(self.args.common.iter().cloned());
         self.run(s, &base, own, &mut run);
-        blastdrop::say!("{}", print::progress(&run, &self.args.out));
+        blastdrop::say!("{}", print::progress(&run, self.out));
         run
     }
 
@@ -304,14 +311,14 @@ impl Runner<'_> {
         own.extend(knee_args.iter().cloned());
         let mut run = PathRun { path: s.plan.name.clone(), what: "knee".into(), shape: shape.into(), round: 1, ..Default::default() };
         self.run(s, &base, own, &mut run);
-        blastdrop::say!("{}", print::progress(&run, &self.args.out));
+        blastdrop::say!("{}", print::progress(&run, self.out));
         run
     }
 
     /// Runs blast once on path `s` with `own` flags, its drop around it if
     /// the path has a command for one; fills in `run`.
     fn run(&self, s: &PathSpec, base: &str, own: Vec<String>, run: &mut PathRun) {
-        let out = &self.args.out;
+        let out = self.out;
         (run.record, run.log) = (format!("{base}.json"), format!("{base}.log"));
         let _ = std::fs::remove_file(out.join(&run.record));
         let started = Instant::now();
@@ -361,10 +368,17 @@ fn last_error(log: &Path) -> Option<String> {
 /// Runs blast as a child with `argv`, its output to `log`; its exit code
 /// (None: a signal ended it). A run past `limit` is stopped.
 fn run_blast(argv: &[String], log: &Path, limit: Duration) -> Result<Option<i32>, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find blast itself: {e}"))?;
+    use std::os::unix::process::CommandExt;
+    // This very binary, even if its file was replaced since (an upgrade mid-run).
+    let exe = if Path::new("/proc/self/exe").exists() {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        std::env::current_exe().map_err(|e| format!("cannot find blast itself: {e}"))?
+    };
     let file = File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
     let err = file.try_clone().map_err(|e| e.to_string())?;
     let mut child = Command::new(exe)
+        .arg0("blast")
         .args(argv)
         .stdin(Stdio::null())
         .stdout(file)

@@ -129,6 +129,10 @@ fn knee(r: &PathRun, dir: &Path) -> Knee {
             k.ndr = res.ndr;
             k.pdr = res.pdr;
             k.tolerance_pct = res.delivery_tolerance_pct;
+            let trials = &rec.body.trials;
+            if res.knee_mpps.is_none() && !trials.is_empty() && trials.iter().all(|t| !t.pdr_pass && t.step.error.is_none()) {
+                k.fails_from_mpps = trials.iter().filter_map(|t| t.step.offered_mpps).reduce(f64::min);
+            }
         }
         Err(e) => k.error = Some(r.error.clone().unwrap_or(e)),
     }
