@@ -172,6 +172,16 @@ pub struct Ratios {
     pub cpu: Option<f64>,
 }
 
+impl Ratios {
+    /// "Mpps 1.0x, P50 6.5x, P99 9.1x, P99.9 2.6x, max 1.9x, CPU 0.4x": each
+    /// figure over the reference's, those both have.
+    pub fn text(&self) -> String {
+        let all =
+            [("Mpps", self.delivered), ("P50", self.p50), ("P99", self.p99), ("P99.9", self.p99_9), ("max", self.max), ("CPU", self.cpu)];
+        all.iter().filter_map(|(name, v)| v.map(|v| format!("{name} {}", times(v)))).collect::<Vec<_>>().join(", ")
+    }
+}
+
 /// One path's cell in a row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cell {
@@ -391,12 +401,14 @@ pub fn mpps(v: f64) -> String {
     }
 }
 
-/// "1.3x", "40x".
+/// "1.3x", "40x", "0.25x".
 pub fn times(v: f64) -> String {
     if v >= 10.0 {
         format!("{v:.0}x")
-    } else {
+    } else if v >= 1.0 {
         format!("{v:.1}x")
+    } else {
+        format!("{v:.2}x")
     }
 }
 
@@ -573,6 +585,7 @@ mod tests {
         assert_eq!(sock(2).standing, Standing::Past, "1.2 Mpps is above the socket path's 0.9");
         assert_eq!(sock(2).reading, Reading::PastKnee("socket".into()));
         assert!(sock(2).reading.text().contains("saturation, not a speed-up"), "{}", sock(2).reading.text());
+        assert_eq!(sock(1).ratios.text(), "Mpps 1.0x, P50 1.4x, P99 1.4x, P99.9 1.4x, max 1.4x", "no CPU figure: no CPU ratio");
         assert_eq!(c.rows[2].cells[0].reading, Reading::Reference);
         assert_eq!(
             c.sentence,

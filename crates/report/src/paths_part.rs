@@ -66,7 +66,7 @@ pub fn section(number: usize, r: &Record, b: &PathsBody) -> Section {
         "Every path at every rate: receiver-side Mpps, exact loss, latency percentiles, both ends' CPU seconds per million frames delivered",
         &[
             "rate Mpps", "shape", "path", "delivered Mpps", "loss %", "P50 us", "P99 us", "P99.9 us", "max us", "CPU s per M frames", "knee",
-            "P99 ratio", "reading",
+            "P99 ratio", "reading", "every ratio",
         ],
     );
     for row in &c.rows {
@@ -109,6 +109,7 @@ pub fn section(number: usize, r: &Record, b: &PathsBody) -> Section {
                 standing,
                 Cell::new(opt(cell.ratios.p99, times)),
                 reading,
+                Cell::new(if cell.path == c.reference { "-".to_string() } else { cell.ratios.text() }),
             ]);
         }
     }

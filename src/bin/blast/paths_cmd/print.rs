@@ -81,7 +81,8 @@ pub fn table(c: &Comparison, figures: &[PathFigures]) {
                 opt(cell.ratios.p99, times),
                 match failed {
                     Some(e) => format!("failed: {e}"),
-                    None => cell.reading.text(),
+                    None if cell.path == c.reference => cell.reading.text(),
+                    None => format!("{} ({})", cell.reading.text(), cell.ratios.text()),
                 }
             );
             blastdrop::say!("{line}");
