@@ -190,6 +190,8 @@ pub struct Cell {
     pub point: Option<Point>,
     pub rounds: u32,
     pub knee_mpps: Option<f64>,
+    /// The knee is a lower bound (the search found no upper bound).
+    pub knee_at_least: bool,
     pub standing: Standing,
     pub ratios: Ratios,
     pub reading: Reading,
@@ -363,6 +365,7 @@ pub fn compare(paths: &[PathFigures]) -> Comparison {
                         ratios: ratios(pt.as_ref(), ref_point.as_ref()),
                         reading: reading(&p.name, &reference, &st, &ref_standing),
                         knee_mpps: knee.and_then(|k| k.knee_mpps),
+                        knee_at_least: knee.is_some_and(|k| k.at_least),
                         point: pt.clone(),
                         rounds: *rounds,
                         standing: st,
@@ -401,11 +404,21 @@ pub fn mpps(v: f64) -> String {
     }
 }
 
+/// A cell's knee as said beside it: "0.900", "at least 0.678", "-".
+pub fn knee_text(c: &Cell) -> String {
+    match c.knee_mpps {
+        Some(k) if c.knee_at_least => format!("at least {}", mpps(k)),
+        Some(k) => mpps(k),
+        None => "-".into(),
+    }
+}
+
 /// "1.3x", "40x", "0.25x".
 pub fn times(v: f64) -> String {
-    if v >= 10.0 {
+    // Where it rounds: 0.999 is "1.0x", as 1.001 is.
+    if v >= 9.95 {
         format!("{v:.0}x")
-    } else if v >= 1.0 {
+    } else if v >= 0.995 {
         format!("{v:.1}x")
     } else {
         format!("{v:.2}x")
@@ -654,6 +667,14 @@ mod tests {
         let c = compare(&p);
         let cell = &c.rows[0].cells[0];
         assert_eq!((cell.rounds, cell.point.as_ref().unwrap().round), (4, 1), "0.08, 0.09, 0.10: the middle is round 1");
+    }
+
+    #[test]
+    fn ratios_read_the_same_either_side_of_a_rounding_edge() {
+        assert_eq!(
+            (times(0.9999), times(1.001), times(0.83), times(9.96), times(40.2)),
+            ("1.0x".into(), "1.0x".into(), "0.83x".into(), "10x".into(), "40x".into())
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! that is past its knee.
 
 use plotters::prelude::*;
+use series::chart::{panel, Legend, Mark};
 
 use crate::{mpps, Comparison, Standing};
 
@@ -46,11 +47,11 @@ pub fn render_latency_svg(c: &Comparison, shape: &str) -> Result<Option<String>,
     if all.is_empty() {
         return Ok(None);
     }
-    let knees: Vec<(usize, &String, f64)> = lines
+    let knees: Vec<(usize, &String, f64, String)> = lines
         .iter()
         .filter_map(|(i, p, _)| {
-            let k = c.rows.iter().filter(|r| r.shape == shape).flat_map(|r| r.cells.iter()).find(|x| &x.path == *p)?.knee_mpps?;
-            Some((*i, *p, k))
+            let cell = c.rows.iter().filter(|r| r.shape == shape).flat_map(|r| r.cells.iter()).find(|x| &x.path == *p)?;
+            Some((*i, *p, cell.knee_mpps?, crate::knee_text(cell)))
         })
         .collect();
     let xs = all.iter().map(|p| p.0).chain(knees.iter().map(|k| k.2)).filter(|v| *v > 0.0);
@@ -62,9 +63,13 @@ pub fn render_latency_svg(c: &Comparison, shape: &str) -> Result<Option<String>,
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (900, 480)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (1100, 480)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
-        let mut chart = ChartBuilder::on(&root)
+        // The legend beside the chart, never over its points or knees.
+        let (plot_area, legend_area) = panel(&root, 280);
+        let mut legend = Legend::new("paths");
+        let (y_from, y_to) = (10f64.powf(y_lo.log10().floor()), 10f64.powf(y_hi.log10().ceil()));
+        let mut chart = ChartBuilder::on(&plot_area)
             .caption(
                 format!("P99 latency against offered rate, shape {shape}: each dashed line is a path's knee, a hollow point is past it"),
                 ("sans-serif", 18),
@@ -72,13 +77,15 @@ pub fn render_latency_svg(c: &Comparison, shape: &str) -> Result<Option<String>,
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(64)
-            .build_cartesian_2d((x_lo / 1.5..x_hi * 1.5).log_scale(), (y_lo / 1.5..y_hi * 1.5).log_scale())
+            .build_cartesian_2d((x_lo / 1.5..x_hi * 1.5).log_scale(), (y_from..y_to).log_scale())
             .map_err(|e| err(&e))?;
         chart
             .configure_mesh()
             .x_desc("offered rate, Mpps (log)")
             .y_desc("P99 latency, us (log)")
+            .y_labels(12)
             .x_label_formatter(&|v| mpps(*v))
+            .y_label_formatter(&|v| if *v >= 10.0 { format!("{v:.0}") } else { format!("{v:.1}") })
             .draw()
             .map_err(|e| err(&e))?;
         for (i, name, line) in &lines {
@@ -90,11 +97,8 @@ pub fn render_latency_svg(c: &Comparison, shape: &str) -> Result<Option<String>,
                     .and_then(|r| r.cells.iter().find(|cell| &cell.path == *name))
                     .is_some_and(|cell| cell.standing == Standing::Past)
             };
-            chart
-                .draw_series(LineSeries::new(line.iter().copied(), color.stroke_width(2)))
-                .map_err(|e| err(&e))?
-                .label(name.to_string())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            chart.draw_series(LineSeries::new(line.iter().copied(), color.stroke_width(2))).map_err(|e| err(&e))?;
+            legend.push(Mark::Line(color), name.to_string());
             // A point past the path's knee is hollow: its latency is the path's saturation.
             chart
                 .draw_series(line.iter().map(|&(x, y)| {
@@ -103,21 +107,20 @@ pub fn render_latency_svg(c: &Comparison, shape: &str) -> Result<Option<String>,
                 }))
                 .map_err(|e| err(&e))?;
         }
-        for (i, name, k) in &knees {
+        for (i, name, k, said) in &knees {
             let color = path_color(*i);
-            let (lo, hi) = (y_lo / 1.5, y_hi * 1.5);
+            let (lo, hi) = (y_from, y_to);
             let steps = 24;
             let dashes = (0..steps).step_by(2).map(|s| {
                 let at = |s: usize| lo * (hi / lo).powf(s as f64 / steps as f64);
                 PathElement::new(vec![(*k, at(s)), (*k, at(s + 1))], color.stroke_width(1))
             });
-            chart
-                .draw_series(dashes)
-                .map_err(|e| err(&e))?
-                .label(format!("{name} knee: {} Mpps", mpps(*k)))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y)], color.stroke_width(1)));
+            chart.draw_series(dashes).map_err(|e| err(&e))?;
+            legend.push(Mark::Dashed(color), format!("{name} knee: {said} Mpps"));
         }
-        chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(&e))?;
+        legend.push(Mark::Note, "filled point: below the knee".to_string());
+        legend.push(Mark::Note, "hollow point: past the knee".to_string());
+        legend.draw(&legend_area).map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
     }
     Ok(Some(svg))
@@ -133,6 +136,10 @@ mod tests {
         assert_eq!(p99_line(&c, "even", "socket"), vec![(0.1, 26.0), (0.8, 30.0), (1.2, 1000.0)]);
         let svg = render_latency_svg(&c, "even").unwrap().unwrap();
         assert!(svg.contains("socket knee: 0.900 Mpps") && svg.contains("dpdk knee: 2.00 Mpps"), "{svg}");
+        let mut lower_bound = crate::tests::two();
+        lower_bound[0].knees[0].at_least = true;
+        let svg = render_latency_svg(&crate::compare(&lower_bound), "even").unwrap().unwrap();
+        assert!(svg.contains("dpdk knee: at least 2.00 Mpps"), "a lower bound is said to be one");
         let teal = "#008080";
         let brown = "#A0522D";
         assert!(svg.contains(teal) && svg.contains(brown), "a colour per path");

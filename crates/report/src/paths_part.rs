@@ -4,7 +4,7 @@
 //! that failed. Every figure is the comparison's own field (the same
 //! figures `blast paths` read from each run's record and printed).
 
-use paths::{mpps, times, Standing};
+use paths::{knee_text, mpps, times, Standing};
 use records::paths::PathsBody;
 
 use crate::doc::{Block, Cell, Headline, Section, Table};
@@ -74,8 +74,8 @@ pub fn section(number: usize, r: &Record, b: &PathsBody) -> Section {
             let p = cell.point.as_ref().filter(|p| p.error.is_none());
             let lat = |f: fn(&paths::Latency) -> f64| Cell::new(opt(p.and_then(|p| p.latency.as_ref()).map(f), |v| format!("{v:.1}")));
             let standing = match &cell.standing {
-                Standing::Below => Cell::new(format!("below ({})", opt(cell.knee_mpps, mpps))),
-                Standing::Past => Cell::new(format!("past ({})", opt(cell.knee_mpps, mpps))),
+                Standing::Below => Cell::new(format!("below ({})", knee_text(cell))),
+                Standing::Past => Cell::new(format!("past ({})", knee_text(cell))),
                 Standing::Unknown(why) => Cell::noted("unknown", why.clone()),
             };
             let reading = match cell.point.as_ref().and_then(|p| p.error.as_ref()) {

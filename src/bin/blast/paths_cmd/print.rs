@@ -43,7 +43,7 @@ pub fn table(c: &Comparison, figures: &[PathFigures]) {
             blastdrop::say!("");
             blastdrop::say!("shape {shape}:");
             blastdrop::say!(
-                "{:>9}  {:<10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}  reading",
+                "{:>9}  {:<10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10} {:>15} {:>9}  reading",
                 "rate Mpps",
                 "path",
                 "delivered",
@@ -67,7 +67,7 @@ pub fn table(c: &Comparison, figures: &[PathFigures]) {
                 Standing::Unknown(_) => "?",
             };
             let line = format!(
-                "{:>9}  {:<10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}  {}",
+                "{:>9}  {:<10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10} {:>15} {:>9}  {}",
                 mpps(row.rate_mpps),
                 cell.path,
                 opt(p.and_then(|p| p.delivered_mpps), mpps),
@@ -77,7 +77,7 @@ pub fn table(c: &Comparison, figures: &[PathFigures]) {
                 lat(|l| l.p99_9_us),
                 lat(|l| l.max_us),
                 opt(p.and_then(|p| p.cpu.as_ref()).and_then(|c| c.seconds_per_million), |v| format!("{v:.2}")),
-                format!("{}:{}", standing, opt(cell.knee_mpps, mpps)),
+                format!("{}:{}{}", standing, if cell.knee_at_least { ">=" } else { "" }, opt(cell.knee_mpps, mpps)),
                 opt(cell.ratios.p99, times),
                 match failed {
                     Some(e) => format!("failed: {e}"),
