@@ -213,3 +213,56 @@ fn bad_paths_input_is_refused_in_one_line_before_any_run() {
     }
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing ran, nothing was written");
 }
+
+/// Ctrl-C (SIGINT to blast paths alone, as `kill -INT` sends it) in the
+/// middle of the table, twice: the run in progress ends with its record, its
+/// drop is stopped, the comparison of what finished is written and marked
+/// interrupted, the exit code is 130, and nothing is left running. Two
+/// paths over memif (no root), each drop started per run.
+#[test]
+fn ctrl_c_in_the_middle_ends_with_the_comparison_of_what_finished() {
+    let _g = heavy();
+    for round in 1..=2u64 {
+        let dir = scratch(&format!("paths-ctrl-c-{round}"));
+        let mut args = strings(&["paths", "--out", &dir.display().to_string(), "--no-knee", "--rate", "20k,40k,60k"]);
+        for name in ["one", "two"] {
+            let sock = dir.join(format!("{name}.sock")).display().to_string();
+            let port = free_port();
+            let eal = eal_base().join(" ");
+            args.push("--path".into());
+            args.push(format!(
+                "{name}=--port net_memif0 --peer 127.0.0.1:{port} -- {eal} --vdev=net_memif0,role=client,socket={sock},socket-abstract=no --lcores=0@0,1@0"
+            ));
+            args.push("--drop".into());
+            args.push(format!(
+                "{name}=exec {DROP} --listen 127.0.0.1:{port} --duration 300 --port net_memif0 -- {eal} --vdev=net_memif0,role=server,socket={sock},socket-abstract=no --lcores=0@1,1@1"
+            ));
+        }
+        args.extend(strings(&["--", "--size", "64", "--duration", "2", "--warmup", "0.3"]));
+        let mut p = spawn(BLAST, &args);
+        p.wait_for_line("paths: ", Duration::from_secs(60));
+        // Into the second or third run: a jitter of 0.3 to 1.5 s.
+        std::thread::sleep(Duration::from_millis(300 + 600 * round));
+        sigint(&p);
+        let out = p.finish(Duration::from_secs(40));
+        assert_eq!(out.status.code(), Some(EXIT_INTERRUPTED), "round {round}: {}\n{}", out.stdout, out.stderr);
+        let v = read_json(&dir.join("paths.json"));
+        assert_eq!(v["interrupted"], true, "round {round}");
+        let runs = v["runs"].as_array().unwrap();
+        assert!(runs.len() < 6, "round {round}: it stopped: {runs:?}");
+        assert!(runs.iter().any(|r| r["error"].is_null()), "round {round}: what finished before is kept: {runs:?}");
+        for r in runs.iter().filter(|r| r["error"].is_null()) {
+            let rec = read_json(&dir.join(r["record"].as_str().unwrap()));
+            assert_eq!(rec["steps"][0]["receiver"]["packets"], rec["steps"][0]["sent"]["packets"], "memif loses nothing: {r}");
+        }
+        // Nothing of the run is left: no blast child, no drop holding its port.
+        let dir_text = dir.display().to_string();
+        let left: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(&dir_text) && !c.contains(" paths --out "))
+            .collect();
+        assert!(left.is_empty(), "round {round}: left running: {left:?}");
+    }
+}

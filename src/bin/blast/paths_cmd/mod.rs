@@ -344,7 +344,9 @@ impl Runner<'_> {
         match run_blast(&argv, &out.join(&run.log), self.args.run_timeout) {
             Ok(code) => {
                 run.exit_code = code;
-                if code != Some(0) {
+                if code == Some(i32::from(blastdrop::signals::EXIT_INTERRUPTED)) {
+                    run.error = Some("interrupted by a signal: not a measurement".into());
+                } else if code != Some(0) {
                     run.error = Some(last_error(&out.join(&run.log)).unwrap_or_else(|| format!("blast exited with {code:?}")));
                 }
             }
@@ -394,6 +396,12 @@ fn run_blast(argv: &[String], log: &Path, limit: Duration) -> Result<Option<i32>
             Err(e) => return Err(format!("waiting for blast: {e}")),
         }
         let now = Instant::now();
+        // A signal to blast paths alone (kill, not a terminal's Ctrl-C,
+        // which reaches the child too) ends the run in progress with its record.
+        if blastdrop::signals::stopping() && signalled.is_none() {
+            signal(&child, nix::sys::signal::Signal::SIGINT);
+            signalled = Some(now);
+        }
         match signalled {
             None if now >= deadline => {
                 signal(&child, nix::sys::signal::Signal::SIGINT);
