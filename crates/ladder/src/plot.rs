@@ -129,18 +129,7 @@ pub fn verdict_words(class: VerdictClass) -> String {
     }
 }
 
-/// Series colours: muted, apart from the verdicts'.
-pub fn series_color(i: usize) -> RGBColor {
-    const C: [RGBColor; 6] = [
-        RGBColor(0, 128, 128),
-        RGBColor(160, 82, 45),
-        RGBColor(105, 105, 105),
-        RGBColor(107, 142, 35),
-        RGBColor(75, 0, 130),
-        RGBColor(188, 143, 143),
-    ];
-    C[i % C.len()]
-}
+pub use series::chart::series_color;
 
 /// The `i`th series' marker: its shape and outline colour (five shapes,
 /// six colours: thirty series before a pair repeats).

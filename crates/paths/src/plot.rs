@@ -3,22 +3,9 @@
 //! that is past its knee.
 
 use plotters::prelude::*;
-use series::chart::{panel, Legend, Mark};
+use series::chart::{panel, series_color as path_color, Legend, Mark};
 
 use crate::{mpps, Comparison, Standing};
-
-/// A path's colour: muted, apart from one another.
-pub fn path_color(i: usize) -> RGBColor {
-    const C: [RGBColor; 6] = [
-        RGBColor(0, 128, 128),
-        RGBColor(160, 82, 45),
-        RGBColor(75, 0, 130),
-        RGBColor(107, 142, 35),
-        RGBColor(105, 105, 105),
-        RGBColor(188, 143, 143),
-    ];
-    C[i % C.len()]
-}
 
 /// One line of the plot: a path's P99 at each rate of `shape` (points
 /// whose run failed or that have no latency are left out).

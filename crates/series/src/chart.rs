@@ -24,6 +24,20 @@ pub fn err<E: std::fmt::Display>(e: E) -> PlotError {
     PlotError(e.to_string())
 }
 
+/// Series colours (a ladder's frame sizes, a comparison's paths): muted,
+/// apart from the verdicts'.
+pub fn series_color(i: usize) -> RGBColor {
+    const C: [RGBColor; 6] = [
+        RGBColor(0, 128, 128),
+        RGBColor(160, 82, 45),
+        RGBColor(105, 105, 105),
+        RGBColor(107, 142, 35),
+        RGBColor(75, 0, 130),
+        RGBColor(188, 143, 143),
+    ];
+    C[i % C.len()]
+}
+
 /// One legend line's mark.
 pub enum Mark {
     Line(RGBColor),
