@@ -1,6 +1,6 @@
 //! `blast paths` on a veth pair between two namespaces the test creates:
-//! DPDK's af_packet and the kernel's sockets over the same pair, each
-//! path's drop started for each of its runs; a receiver slowed on purpose
+//! DPDK's af_packet, DPDK's AF_XDP and the kernel's sockets over the same
+//! pair, taking turns on it, each path's drop started for each of its runs; a receiver slowed on purpose
 //! on the sockets path (drop --rx-cost) gives it a knee low enough that
 //! the table's 10 kpps is past it; a third path whose drop is killed
 //! mid-run fails, named, and leaves the others' figures.
@@ -27,7 +27,7 @@ fn paths_compared_by_the_knee_rule_with_a_path_past_its_knee_and_one_failing() {
     let dir = scratch("paths");
     let mac = run("ip", &rx.exec("cat", strings(&["/sys/class/net/bd-b/address"])), Duration::from_secs(10)).stdout.trim().to_owned();
     let eal = eal_base().join(" ");
-    let (p1, p2, p3) = (free_port(), free_port(), free_port());
+    let (p1, p2, p3, p4) = (free_port(), free_port(), free_port(), free_port());
     let drop_in_rx = |port: u16, how: &str| {
         format!("exec ip netns exec {} taskset -c 1 {DROP} --listen 10.99.0.2:{port} --duration 300 --reflect {how}", rx.0)
     };
@@ -45,6 +45,10 @@ fn paths_compared_by_the_knee_rule_with_a_path_past_its_knee_and_one_failing() {
         ),
         "--drop",
         &format!("dpdk={}", drop_in_rx(p1, &format!("--port net_af_packet0 -- {eal} --vdev=net_af_packet0,iface=bd-b --lcores=0@1,1@1"))),
+        "--path",
+        &format!("af_xdp=--port net_af_xdp0 --dst-mac {mac} --peer 10.99.0.2:{p4} -- {eal} --vdev=net_af_xdp0,iface=bd-a --lcores=0@0,1@0"),
+        "--drop",
+        &format!("af_xdp={}", drop_in_rx(p4, &format!("--port net_af_xdp0 -- {eal} --vdev=net_af_xdp0,iface=bd-b --lcores=0@1,1@1"))),
         "--path",
         &format!("socket={socket_blast} --peer 10.99.0.2:{p2}"),
         "--drop",
@@ -77,17 +81,18 @@ fn paths_compared_by_the_knee_rule_with_a_path_past_its_knee_and_one_failing() {
     let v = read_json(&dir.join("paths.json"));
     assert_matches_schema(&v, "blast-paths");
     let c = &v["comparison"];
-    assert_eq!(c["reference"], "dpdk", "the highest knee: {c}");
+    let reference = c["reference"].as_str().unwrap();
+    assert!(["dpdk", "af_xdp"].contains(&reference), "the highest knee is a DPDK path's: {c}");
 
     // Interleaved: each table cell ran every path before the next cell,
     // and the first path of a cell turns from cell to cell.
     let table: Vec<&serde_json::Value> = v["runs"].as_array().unwrap().iter().filter(|r| r["what"] == "table").collect();
-    assert_eq!(table.len(), 6, "2 rates x 3 paths: {}", v["runs"]);
-    let firsts: Vec<&str> = table.chunks(3).map(|c| c[0]["path"].as_str().unwrap()).collect();
-    for cell in table.chunks(3) {
+    assert_eq!(table.len(), 8, "2 rates x 4 paths: {}", v["runs"]);
+    let firsts: Vec<&str> = table.chunks(4).map(|c| c[0]["path"].as_str().unwrap()).collect();
+    for cell in table.chunks(4) {
         let mut names: Vec<&str> = cell.iter().map(|r| r["path"].as_str().unwrap()).collect();
         names.sort();
-        assert_eq!(names, ["broken", "dpdk", "socket"], "a cell runs every path: {cell:?}");
+        assert_eq!(names, ["af_xdp", "broken", "dpdk", "socket"], "a cell runs every path: {cell:?}");
         assert!(cell.iter().all(|r| r["rate_mpps"] == cell[0]["rate_mpps"]));
     }
     assert_ne!(firsts[0], firsts[1], "the order turns from cell to cell");
@@ -123,18 +128,24 @@ fn paths_compared_by_the_knee_rule_with_a_path_past_its_knee_and_one_failing() {
         }
     }
     // The slowed socket receiver's knee is far under 10 kpps (a million cycles a frame); dpdk's is not.
-    let sock_knee = rows[0]["cells"][1]["knee_mpps"].as_f64().unwrap();
-    assert!(sock_knee < 0.007, "{}", rows[0]["cells"][1]);
     let at = |r: usize, path: &str| rows[r]["cells"].as_array().unwrap().iter().find(|c| c["path"] == path).unwrap().clone();
+    let sock_knee = at(0, "socket")["knee_mpps"].as_f64().unwrap();
+    assert!(sock_knee < 0.007, "{}", at(0, "socket"));
     assert_eq!(at(0, "socket")["reading"]["reading"], "both_below_knee", "500 pps is under both knees: {}", at(0, "socket"));
     let past = at(1, "socket");
     assert_eq!(past["standing"]["standing"], "past", "{past}");
     assert_eq!(past["reading"], serde_json::json!({"reading": "past_knee", "why": "socket"}), "{past}");
     assert!(past["point"]["loss_pct"].as_f64().unwrap() > 10.0, "past its knee it loses: {past}");
-    assert_eq!(at(1, "dpdk")["standing"]["standing"], "below", "{}", at(1, "dpdk"));
+    for fast in ["dpdk", "af_xdp"] {
+        assert_eq!(at(1, fast)["standing"]["standing"], "below", "{}", at(1, fast));
+        assert_eq!(at(0, fast)["point"]["loss_pct"], 0.0, "{}", at(0, fast));
+    }
+    // AF_XDP's runs name their XDP mode, as every AF_XDP record does.
+    let xdp = read_json(&dir.join(at(0, "af_xdp")["point"]["record"].as_str().unwrap()));
+    assert_eq!(xdp["environment"]["sender"]["port"]["driver"], "net_af_xdp", "{}", xdp["environment"]["sender"]["port"]);
     // The sentence reads the ratio below both knees as a comparison, and the one past the socket path's knee as its saturation.
     let sentence = c["sentence"].as_str().unwrap();
-    assert!(sentence.starts_with("Below every path's knee (at <= 0.0005 Mpps, even) dpdk's P99"), "{sentence}");
+    assert!(sentence.starts_with(&format!("Below every path's knee (at <= 0.0005 Mpps, even) {reference}'s P99")), "{sentence}");
     assert!(
         sentence.contains("at 0.010 Mpps (even) socket is past its knee") && sentence.contains("is its saturation, not a speed-up"),
         "{sentence}"
