@@ -475,13 +475,9 @@ fn sentence(reference: &str, rows: &[Row], failures: &[Failure]) -> String {
                         (false, true) => "higher",
                         (false, false) => "lower",
                     };
-                    Some(format!(
-                        "{reference}'s {what} is {} {word} than {}'s ({} against {})",
-                        times(by),
-                        c.path,
-                        unit(&what, theirs),
-                        unit(&what, mine)
-                    ))
+                    // Within 5%, a multiplier would say more than the figures do.
+                    let how = if by < 1.05 { "about the same as".to_string() } else { format!("{} {word} than", times(by)) };
+                    Some(format!("{reference}'s {what} is {how} {}'s ({} against {})", c.path, unit(&what, theirs), unit(&what, mine)))
                 })
                 .collect();
             parts.push(format!("below every path's knee (at <= {} Mpps, {}) {}", mpps(row.rate_mpps), row.shape, each.join("; ")));
@@ -606,6 +602,14 @@ mod tests {
              (22 us against 30 us); at 1.20 Mpps (even) socket is past its knee (0.900 Mpps) and the 40x in P99 (round trip on \
              blast's clock) is its saturation, not a speed-up."
         );
+    }
+
+    #[test]
+    fn figures_within_five_percent_are_said_to_be_about_the_same() {
+        let mut p = two();
+        p[1].points[1] = point(0.8, 0.8, 22.8, 1);
+        let c = compare(&p);
+        assert!(c.sentence.starts_with("Below every path's knee (at <= 0.800 Mpps, even) dpdk's P99 (round trip on blast's clock) is about the same as socket's (22 us against 23 us)"), "{}", c.sentence);
     }
 
     #[test]
