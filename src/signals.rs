@@ -1,5 +1,8 @@
-//! Ctrl-C and SIGTERM end a run with its final report: the handler only
-//! sets a flag the loops poll and counts the signals.
+//! Ctrl-C, SIGTERM and SIGHUP end a run with its final report: the handler
+//! only sets a flag the loops poll and counts the signals. SIGHUP is a
+//! terminal or an ssh session going away (blast paths starts a remote drop
+//! through `ssh -tt`): by default it would kill drop without closing its
+//! port, and an AF_XDP port would leave its XDP program on the interface.
 //!
 //! A second signal does not kill: `timeout`, and a shell's Ctrl-C with a
 //! process group, deliver the same signal twice (to the child and to its
@@ -72,7 +75,7 @@ pub fn install() {
     // the process before its record is written); no SA_RESTART, as before:
     // a blocking call a signal interrupts returns, and the loops see the flag.
     let action = SigAction::new(SigHandler::Handler(on_signal), SaFlags::empty(), SigSet::empty());
-    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
         // SAFETY: the handler does only async-signal-safe work.
         unsafe { sigaction(sig, &action) }.expect("install signal handler");
     }

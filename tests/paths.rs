@@ -277,3 +277,52 @@ fn ctrl_c_in_the_middle_ends_with_the_comparison_of_what_finished() {
         assert!(left.is_empty(), "round {round}: left running: {left:?}");
     }
 }
+
+/// A path whose --drop command never opens drop's port (it squats: a
+/// process that only sleeps) fails within --drop-timeout, round after
+/// round, its command is stopped, and the other path's runs go on exactly.
+#[test]
+fn a_drop_command_that_never_answers_fails_its_path_in_time_and_the_other_runs() {
+    let _g = heavy();
+    let dir = scratch("paths-squat");
+    let sock = dir.join("ok.sock").display().to_string();
+    let (port, dead) = (free_port(), free_port());
+    let eal = eal_base().join(" ");
+    let marker = format!("paths-squat-{}", std::process::id());
+    let mut args = strings(&["paths", "--out", &dir.display().to_string(), "--no-knee", "--rate", "20k,40k", "--drop-timeout", "2s"]);
+    args.push("--path".into());
+    args.push(format!(
+        "ok=--port net_memif0 --peer 127.0.0.1:{port} -- {eal} --vdev=net_memif0,role=client,socket={sock},socket-abstract=no --lcores=0@0,1@0"
+    ));
+    args.push("--drop".into());
+    args.push(format!(
+        "ok=exec {DROP} --listen 127.0.0.1:{port} --duration 300 --port net_memif0 -- {eal} --vdev=net_memif0,role=server,socket={sock},socket-abstract=no --lcores=0@1,1@1"
+    ));
+    args.push("--path".into());
+    args.push(format!("squat=--socket --peer 127.0.0.1:{dead}"));
+    args.push("--drop".into());
+    args.push(format!("squat=exec sh -c 'sleep 300; echo {marker}'"));
+    args.extend(strings(&["--", "--size", "64", "--duration", "1", "--warmup", "0.3"]));
+    let out = run(BLAST, &args, Duration::from_secs(120));
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", out.stdout, out.stderr);
+    let v = read_json(&dir.join("paths.json"));
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    for r in runs {
+        if r["path"] == "squat" {
+            let e = r["error"].as_str().unwrap();
+            assert!(e.contains("did not answer within 2s of its --drop command"), "{e}");
+            assert!(r["seconds"].as_f64().unwrap() < 20.0, "bounded by --drop-timeout and the stop: {r}");
+        } else {
+            assert!(r["error"].is_null(), "{r}");
+            let rec = read_json(&dir.join(r["record"].as_str().unwrap()));
+            assert_eq!(rec["steps"][0]["receiver"]["packets"], rec["steps"][0]["sent"]["packets"], "{r}");
+        }
+    }
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(&marker))
+        .count();
+    assert_eq!(left, 0, "the squatting command is stopped");
+}

@@ -49,6 +49,23 @@ fn drop_under_timeout_keeps_its_record_and_exits_130() {
     }
 }
 
+/// SIGHUP (a terminal or an ssh session gone) ends drop as SIGINT does,
+/// with its record and its port closed, twice.
+#[test]
+fn drop_hung_up_keeps_its_record_and_exits_130() {
+    let _g = heavy();
+    let dir = scratch("sig-hup");
+    for round in 0..2 {
+        let json = dir.join(format!("d{round}.json"));
+        let mut p = spawn(DROP, &drop_args(&json));
+        p.wait_for_line("[   1.0s] received", Duration::from_secs(30));
+        let _ = kill(Pid::from_raw(p.pid()), Signal::SIGHUP);
+        let out = p.finish(Duration::from_secs(30));
+        let v = assert_interrupted(&out, &json, "--- drop summary", round);
+        assert_eq!(v["summary"]["interrupted"], true, "round {round}");
+    }
+}
+
 #[test]
 fn drop_signalled_twice_through_its_group_keeps_its_record() {
     let _g = heavy();
