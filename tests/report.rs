@@ -131,11 +131,13 @@ fn assert_atlas_matches(md: &str, label: &str, record: &Path) {
     let published = v["config"]["published_gbps"].as_f64().unwrap();
     let wall = ceiling["ceiling"]["mpps"].as_f64().unwrap();
     let strip = |c: &str| c.split(" [").next().unwrap().to_string();
-    assert_eq!(row[1], format!("{published}"), "{row:?}");
-    assert_eq!(strip(row[2]), format!("{one:.3}"), "{row:?}");
-    assert_eq!(strip(row[3]), format!("{wall:.3}"), "{row:?}");
-    assert_eq!(row[4], ceiling["ceiling"]["queues"].to_string(), "{row:?}");
-    assert_eq!(row[5], format!("{:.0}", wall * 1000.0 / published), "{row:?}");
+    // The path: the sending port's driver (a label's paths are rows of their own).
+    assert_eq!(row[1], format!("DPDK {}", v["environment"]["sender"]["port"]["driver"].as_str().unwrap()), "{row:?}");
+    assert_eq!(row[2], format!("{published}"), "{row:?}");
+    assert_eq!(strip(row[3]), format!("{one:.3}"), "{row:?}");
+    assert_eq!(strip(row[4]), format!("{wall:.3}"), "{row:?}");
+    assert_eq!(row[5], ceiling["ceiling"]["queues"].to_string(), "{row:?}");
+    assert_eq!(row[6], format!("{:.0}", wall * 1000.0 / published), "{row:?}");
     let x = &v["analysis"]["crossover"];
     let first = match x["first_size"].as_u64() {
         // memif carries more than a published 1 Gb/s: that figure is not its limit.
@@ -143,9 +145,10 @@ fn assert_atlas_matches(md: &str, label: &str, record: &Path) {
         Some(s) => format!("{s} B"),
         None => "none of its sizes".to_string(),
     };
-    assert_eq!(strip(row[6]), first, "{row:?}");
+    assert_eq!(strip(row[7]), first, "{row:?}");
+    assert_eq!(row[10], "no knee search", "no knee search was given with this label: {row:?}");
     // Each figure's verdict is a footnote naming the record it came from.
-    let note: usize = row[3].split(" [").nth(1).unwrap().trim_end_matches(']').parse().unwrap();
+    let note: usize = row[4].split(" [").nth(1).unwrap().trim_end_matches(']').parse().unwrap();
     let file = record.file_name().unwrap().to_string_lossy();
     assert!(md.lines().any(|l| l.starts_with(&format!("{note}. ")) && l.contains(&*file)), "footnote {note} names {file}:\n{md}");
 }
