@@ -53,6 +53,11 @@ fn point(r: &PathRun, dir: &Path) -> Point {
             return p;
         }
     };
+    // Counts that do not add up give no figure here, as in the report's headline.
+    if let Some(e) = &step.accounting_error {
+        p.error = Some(format!("its counts do not add up: {e}"));
+        return p;
+    }
     p.sent_mpps = step.sent.mpps;
     p.delivered_mpps = step.received.as_ref().map(|r| r.mpps);
     p.loss_pct = step.loss_pct;
