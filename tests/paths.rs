@@ -225,6 +225,32 @@ fn bad_paths_input_is_refused_in_one_line_before_any_run() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing ran, nothing was written");
 }
 
+/// A path over memif named `name` (its socket in `dir`) for blast paths:
+/// its --path, and a --drop that starts drop as the memif server each run.
+fn memif_path(args: &mut Vec<String>, dir: &std::path::Path, name: &str) {
+    let sock = dir.join(format!("{name}.sock")).display().to_string();
+    let port = free_port();
+    let eal = eal_base().join(" ");
+    args.push("--path".into());
+    args.push(format!(
+        "{name}=--port net_memif0 --peer 127.0.0.1:{port} -- {eal} --vdev=net_memif0,role=client,socket={sock},socket-abstract=no --lcores=0@0,1@0"
+    ));
+    args.push("--drop".into());
+    args.push(format!(
+        "{name}=exec {DROP} --listen 127.0.0.1:{port} --duration 300 --port net_memif0 -- {eal} --vdev=net_memif0,role=server,socket={sock},socket-abstract=no --lcores=0@1,1@1"
+    ));
+}
+
+/// The command lines of processes still running that contain `text`.
+fn running_with(text: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(text))
+        .collect()
+}
+
 /// Ctrl-C (SIGINT to blast paths alone, as `kill -INT` sends it) in the
 /// middle of the table, twice: the run in progress ends with its record, its
 /// drop is stopped, the comparison of what finished is written and marked
@@ -237,17 +263,7 @@ fn ctrl_c_in_the_middle_ends_with_the_comparison_of_what_finished() {
         let dir = scratch(&format!("paths-ctrl-c-{round}"));
         let mut args = strings(&["paths", "--out", &dir.display().to_string(), "--no-knee", "--rate", "20k,40k,60k"]);
         for name in ["one", "two"] {
-            let sock = dir.join(format!("{name}.sock")).display().to_string();
-            let port = free_port();
-            let eal = eal_base().join(" ");
-            args.push("--path".into());
-            args.push(format!(
-                "{name}=--port net_memif0 --peer 127.0.0.1:{port} -- {eal} --vdev=net_memif0,role=client,socket={sock},socket-abstract=no --lcores=0@0,1@0"
-            ));
-            args.push("--drop".into());
-            args.push(format!(
-                "{name}=exec {DROP} --listen 127.0.0.1:{port} --duration 300 --port net_memif0 -- {eal} --vdev=net_memif0,role=server,socket={sock},socket-abstract=no --lcores=0@1,1@1"
-            ));
+            memif_path(&mut args, &dir, name);
         }
         args.extend(strings(&["--", "--size", "64", "--duration", "2", "--warmup", "0.3"]));
         let mut p = spawn(BLAST, &args);
@@ -268,12 +284,7 @@ fn ctrl_c_in_the_middle_ends_with_the_comparison_of_what_finished() {
         }
         // Nothing of the run is left: no blast child, no drop holding its port.
         let dir_text = dir.display().to_string();
-        let left: Vec<String> = std::fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-            .filter(|c| c.contains(&dir_text) && !c.contains(" paths --out "))
-            .collect();
+        let left: Vec<String> = running_with(&dir_text).into_iter().filter(|c| !c.contains(" paths --out ")).collect();
         assert!(left.is_empty(), "round {round}: left running: {left:?}");
     }
 }
@@ -285,19 +296,10 @@ fn ctrl_c_in_the_middle_ends_with_the_comparison_of_what_finished() {
 fn a_drop_command_that_never_answers_fails_its_path_in_time_and_the_other_runs() {
     let _g = heavy();
     let dir = scratch("paths-squat");
-    let sock = dir.join("ok.sock").display().to_string();
-    let (port, dead) = (free_port(), free_port());
-    let eal = eal_base().join(" ");
+    let dead = free_port();
     let marker = format!("paths-squat-{}", std::process::id());
     let mut args = strings(&["paths", "--out", &dir.display().to_string(), "--no-knee", "--rate", "20k,40k", "--drop-timeout", "2s"]);
-    args.push("--path".into());
-    args.push(format!(
-        "ok=--port net_memif0 --peer 127.0.0.1:{port} -- {eal} --vdev=net_memif0,role=client,socket={sock},socket-abstract=no --lcores=0@0,1@0"
-    ));
-    args.push("--drop".into());
-    args.push(format!(
-        "ok=exec {DROP} --listen 127.0.0.1:{port} --duration 300 --port net_memif0 -- {eal} --vdev=net_memif0,role=server,socket={sock},socket-abstract=no --lcores=0@1,1@1"
-    ));
+    memif_path(&mut args, &dir, "ok");
     args.push("--path".into());
     args.push(format!("squat=--socket --peer 127.0.0.1:{dead}"));
     args.push("--drop".into());
@@ -319,10 +321,6 @@ fn a_drop_command_that_never_answers_fails_its_path_in_time_and_the_other_runs()
             assert_eq!(rec["steps"][0]["receiver"]["packets"], rec["steps"][0]["sent"]["packets"], "{r}");
         }
     }
-    let left = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .filter(|c| String::from_utf8_lossy(c).contains(&marker))
-        .count();
+    let left = running_with(&marker).len();
     assert_eq!(left, 0, "the squatting command is stopped");
 }

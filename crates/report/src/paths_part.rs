@@ -8,14 +8,11 @@ use paths::{knee_text, mpps, times, Standing};
 use records::paths::PathsBody;
 
 use crate::doc::{Block, Cell, Headline, Section, Table};
+use crate::fmt::{opt, us};
 use crate::record::Record;
 
 pub fn headline(number: usize, r: &Record, b: &PathsBody) -> Headline {
     Headline { runs: format!("run {number} {}", r.file_name()), text: b.comparison.sentence.clone() }
-}
-
-fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    v.map_or("-".into(), f)
 }
 
 pub fn section(number: usize, r: &Record, b: &PathsBody) -> Section {
@@ -72,7 +69,7 @@ pub fn section(number: usize, r: &Record, b: &PathsBody) -> Section {
     for row in &c.rows {
         for cell in &row.cells {
             let p = cell.point.as_ref().filter(|p| p.error.is_none());
-            let lat = |f: fn(&paths::Latency) -> f64| Cell::new(opt(p.and_then(|p| p.latency.as_ref()).map(f), |v| format!("{v:.1}")));
+            let lat = |f: fn(&paths::Latency) -> f64| Cell::new(opt(p.and_then(|p| p.latency.as_ref()).map(f), us));
             let standing = match &cell.standing {
                 Standing::Below => Cell::new(format!("below ({})", knee_text(cell))),
                 Standing::Past => Cell::new(format!("past ({})", knee_text(cell))),
