@@ -15,8 +15,8 @@ use crate::backend::Backend;
 use crate::group_session;
 use crate::handshake::handshake;
 use crate::lines::{send, LineReader, TICK};
-use crate::message::error;
-use crate::session::{session, SessionState};
+use crate::message::{error, Response};
+use crate::session::{session, SessionEnd, SessionState};
 use crate::shared::{ServerConfig, Shared};
 
 /// Accepts connections until `stop` is set, each on its own thread: the
@@ -119,7 +119,7 @@ fn connection(stream: TcpStream, peer: String, shared: &Shared) {
     tracing::info!("control: {peer} authenticated; session started");
     let guest = admitted.guest;
     let mut st = SessionState::new(admitted.group);
-    let why = session(&mut reader, &mut writer, &peer, shared, &mut st);
+    let SessionEnd { why, bye } = session(&mut reader, &mut writer, &peer, shared, &mut st);
     shared.backend().session_ended(&peer, &why);
     // The holder's run ends with its session; a group's with its last member.
     let group_over = st.member.map(|m| group_session::leave(shared, m, &why));
@@ -133,5 +133,8 @@ fn connection(stream: TcpStream, peer: String, shared: &Shared) {
         None => {}
     }
     drop(holder);
+    if let Some(id) = bye {
+        let _ = send(&mut writer, id, &Response::Bye);
+    }
     tracing::info!("control: {peer} done ({why})");
 }

@@ -29,9 +29,19 @@ impl SessionState {
     }
 }
 
-/// Serves an authenticated session until it ends. Returns why it ended.
-pub(crate) fn session(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared: &Shared, st: &mut SessionState) -> String {
+/// How a session ended.
+pub(crate) struct SessionEnd {
+    pub(crate) why: String,
+    /// The id of the client's bye, whose answer the server sends only once
+    /// the session is released: a client told "bye" may start the next run
+    /// at once and must not be told drop is busy with its own last one.
+    pub(crate) bye: Option<u64>,
+}
+
+/// Serves an authenticated session until it ends.
+pub(crate) fn session(reader: &mut LineReader, writer: &mut TcpStream, peer: &str, shared: &Shared, st: &mut SessionState) -> SessionEnd {
     let cfg = &shared.cfg;
+    let mut bye = None;
     let info = shared.backend().info();
     let mut last_heard = Instant::now();
     let why = loop {
@@ -53,17 +63,18 @@ pub(crate) fn session(reader: &mut LineReader, writer: &mut TcpStream, peer: &st
             },
             _ => (0, error(format!("message longer than {MAX_LINE} bytes"))),
         };
+        if matches!(reply, Response::Bye) {
+            bye = Some(id);
+            break "client said bye".into();
+        }
         if let Err(e) = send(writer, id, &reply) {
             break format!("write failed: {e}");
-        }
-        if matches!(reply, Response::Bye) {
-            break "client said bye".into();
         }
     };
     if let Some(w) = st.windows.abandon(&mut *shared.backend(), &why) {
         tracing::warn!("control: {peer} went away with measured window {w} open ({why}): it is recorded as incomplete");
     }
-    why
+    SessionEnd { why, bye }
 }
 
 /// Routes a request: a group member's go through the group's barriers; a

@@ -134,6 +134,23 @@ impl Raw {
             }
         }
     }
+    /// A connection past its hello, opened again while drop is still
+    /// releasing the last client's session (it answers "busy" and closes
+    /// until then: a client that checked drop was free and left can race
+    /// the next one).
+    fn served(addr: &str) -> Raw {
+        let deadline = Instant::now() + Duration::from_secs(8);
+        loop {
+            let mut raw = Raw::open(addr);
+            let mut s = String::new();
+            let hello = raw.w.write_all(b"{\"v\":2,\"id\":1,\"type\":\"hello\"}\n");
+            if hello.is_ok() && raw.r.read_line(&mut s).is_ok() && s.contains(r#""type":"challenge""#) {
+                return raw;
+            }
+            assert!(Instant::now() < deadline, "drop never served a new client; last answer {s:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
     /// hello and auth with `secret` (None: an empty proof).
     fn authenticate(&mut self, secret: Option<&Secret>) -> serde_json::Value {
         let c = self.send(r#"{"v":2,"id":1,"type":"hello"}"#);
@@ -147,6 +164,19 @@ fn client(srv: &Server, secret: Option<&Secret>) -> Result<Client, ClientError> 
     let mut c = Client::connect(&srv.addr, Duration::from_secs(2))?;
     c.handshake(secret, Duration::from_secs(3))?;
     Ok(c)
+}
+
+/// A client served once drop has released the last session (a client
+/// that went without a bye frees drop only once drop notices).
+fn served_client(srv: &Server) -> Client {
+    let deadline = Instant::now() + Duration::from_secs(8);
+    loop {
+        match client(srv, None) {
+            Ok(c) => return c,
+            Err(e) => assert!(Instant::now() < deadline, "never served: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn wait_until(what: &str, cond: impl Fn() -> bool) {
@@ -252,8 +282,8 @@ fn a_client_gone_while_drop_waits_for_its_port_frees_drop_at_once() {
     let srv = Server::start(quick());
     srv.log.lock().unwrap().port_down = true;
     for round in 1..=3 {
-        let mut raw = Raw::open(&srv.addr);
-        assert_eq!(raw.authenticate(None)["type"], "hello", "round {round}");
+        let mut raw = Raw::served(&srv.addr);
+        assert_eq!(raw.send(r#"{"v":2,"id":2,"type":"auth","proof":""}"#)["type"], "hello", "round {round}");
         raw.w.write_all(b"{\"v\":2,\"id\":3,\"type\":\"start_window\"}\n").unwrap();
         std::thread::sleep(Duration::from_millis(50));
         let gone = Instant::now();
@@ -264,6 +294,18 @@ fn a_client_gone_while_drop_waits_for_its_port_frees_drop_at_once() {
     }
     let log = srv.log.lock().unwrap();
     assert_eq!((log.started, log.abandoned), (0, 0), "no window opened for a client that went");
+}
+
+/// drop answers a bye only once the session is released, so the next run
+/// (a ladder's next blast, blast paths' next cell) is served at once,
+/// never told drop is busy with the run that just said bye.
+#[test]
+fn a_client_told_bye_is_followed_at_once() {
+    let srv = Server::start(quick());
+    for round in 1..=30 {
+        let mut c = client(&srv, None).unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert!(matches!(c.call(Request::Bye, Duration::from_secs(2)).unwrap(), Response::Bye));
+    }
 }
 
 #[test]
@@ -363,7 +405,7 @@ fn a_client_vanishing_mid_step_abandons_the_window_and_the_server_carries_on() {
         assert!(matches!(c.call(Request::StartWindow { streams: None }, Duration::from_secs(2)).unwrap(), Response::WindowStarted { .. }));
     } // dropped: the connection closes with the window open
     wait_until("window abandoned", || srv.log.lock().unwrap().abandoned == 1);
-    let mut c = client(&srv, None).unwrap();
+    let mut c = served_client(&srv);
     assert!(matches!(c.call(Request::StartWindow { streams: None }, Duration::from_secs(2)).unwrap(), Response::WindowStarted { .. }));
 }
 
