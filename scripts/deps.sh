@@ -42,6 +42,8 @@ blastdrop_deps() {
         command -v tshark >/dev/null 2>&1 || need+=(tshark)
         # clang's BPF target and libbpf's headers build the XDP UDP port filter (deploy/xdp, tests/af_xdp.rs).
         command -v clang >/dev/null 2>&1 || need+=(clang)
+        # A venv for RFC 9971's reference implementation (PyPI MLRsearch, pinned), the oracle of tests/mlr.rs.
+        python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
         [ -f /usr/include/bpf/bpf_helpers.h ] || need+=(libbpf-dev)
     fi
     if [ "${#need[@]}" -gt 0 ]; then

@@ -81,7 +81,7 @@ fn events_to_stdout_tick_every_second_and_end() {
 #[test]
 fn the_schemas_in_docs_are_what_the_types_generate() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/schema");
-    let mut kinds: Vec<(&str, Vec<String>, String)> = ["single", "ladder", "knee", "replay", "paths", "not-started", "events"]
+    let mut kinds: Vec<(&str, Vec<String>, String)> = ["single", "ladder", "knee", "mlr", "replay", "paths", "not-started", "events"]
         .iter()
         .map(|k| {
             let name = if matches!(*k, "events" | "not-started") { k.to_string() } else { format!("blast-{k}") };

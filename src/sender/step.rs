@@ -85,7 +85,8 @@ impl Sender {
         let before = self.read_counters();
         let kernel_before = self.sockets.as_ref().map(|s| s.kernel_reading(p.queues));
         let cpu_before = crate::host::CpuTimes::now();
-        let trial = self.run_phase(&plan, p, p.duration, None, hooks)?;
+        // A count ends a windowed trial too: a back-to-back burst is one.
+        let trial = self.run_phase(&plan, p, p.duration, p.count, hooks)?;
         let host_steal_pct = crate::host::CpuTimes::steal_pct(cpu_before, crate::host::CpuTimes::now());
         // Frames accepted but still in a ring are lost if the window closes now.
         std::thread::sleep(self.cfg.drain);

@@ -91,6 +91,8 @@ pub struct KneeBody {
     pub result: KneeResult,
     pub trials: Vec<Trial>,
     pub latency_under_load: Vec<LoadPoint>,
+    /// With --back-to-back: the burst test, the NDR as its throughput.
+    pub back_to_back: Option<crate::b2b::BackToBack>,
     pub interrupted: bool,
     /// Every trial's sent figures per interval (--interval), one series for
     /// the search, and what was found in it (rates step with the trials).

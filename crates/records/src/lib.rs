@@ -8,12 +8,14 @@
 //! kind, written and read by the same code. No EAL and no protocol here, so
 //! that what reads a record depends on neither.
 
+pub mod b2b;
 pub mod drop;
 pub mod environment;
 pub mod figures;
 mod header;
 pub mod knee;
 pub mod ladder;
+pub mod mlr;
 pub mod not_started;
 pub mod paths;
 pub mod plan;

@@ -14,6 +14,7 @@ fn environments(b: &Body) -> (&Environment, Option<Option<&PeerInfo>>) {
     match b {
         Body::Ladder(l) => (&l.environment.sender, Some(l.environment.receiver.as_ref())),
         Body::Knee(k) => (&k.environment.sender, Some(k.environment.receiver.as_ref())),
+        Body::Mlr(k) => (&k.environment.sender, Some(k.environment.receiver.as_ref())),
         Body::Replay(x) => (&x.environment, Some(x.receiver_environment.as_ref())),
         Body::Single(x) => (&x.environment, None),
         Body::Drop(d) => (&d.environment, None),
@@ -260,6 +261,7 @@ fn interrupted(b: &Body) -> bool {
     match b {
         Body::Ladder(l) => l.interrupted,
         Body::Knee(k) => k.interrupted,
+        Body::Mlr(k) => k.interrupted,
         Body::Single(x) => x.summary.interrupted,
         Body::Replay(x) => x.summary.interrupted,
         Body::Drop(d) => d.summary.interrupted,

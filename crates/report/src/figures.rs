@@ -22,6 +22,7 @@ pub fn warnings(r: &Record) -> Vec<Warning> {
             }
             w
         }
+        Body::Mlr(k) => k.trials.iter().enumerate().flat_map(|(i, t)| step(&t.step, Place::Trial(i + 1))).collect(),
         Body::Single(b) => {
             let m = &b.summary;
             let short = (m.limit == "sender" && m.offered_mpps.is_some()).then(|| verdict_cell(m.limit.clone(), Some(&m.verdict), None));
@@ -38,6 +39,7 @@ pub fn places(r: &Record) -> (&'static str, usize) {
     match r.body() {
         Ok(Body::Ladder(l)) => ("step", l.steps.len()),
         Ok(Body::Knee(k)) => ("trial", k.trials.len()),
+        Ok(Body::Mlr(k)) => ("trial", k.trials.len()),
         _ => ("step", 0),
     }
 }

@@ -22,6 +22,7 @@ pub fn of_run(number: usize, r: &Record) -> Headline {
         Err(e) => format!("no figure: {e}"),
         Ok(Body::Ladder(l)) => ladder(&l),
         Ok(Body::Knee(k)) => knee(&k),
+        Ok(Body::Mlr(k)) => crate::mlr_part::headline(&k),
         Ok(Body::Single(b)) => single(r, &b),
         Ok(Body::Replay(b)) => replay(&b),
         Ok(Body::Drop(d)) => drop(r, &d),

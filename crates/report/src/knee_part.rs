@@ -2,7 +2,7 @@
 //! latency under load, and the loss-against-rate plot.
 
 use ladder::{KneePoint, LatencyPoint, StepRecord};
-use records::knee::{KneeBody, KneeResult};
+use records::knee::{KneeBody, KneeResult, LoadPoint};
 
 use crate::doc::{Block, Cell, Section, Table};
 use crate::fmt::{capacity, mpps, opt, pct, step_limit_cell, us, written};
@@ -33,11 +33,49 @@ pub fn blocks(r: &Record, k: &KneeBody, s: &mut Section) -> Result<(), String> {
     t.row(vec!["committable (70% of the knee)".into(), opt(res.committable_mpps, capacity).into(), "".into(), "".into()]);
     s.push(Block::Table(t));
     s.push(Block::Table(trial_table(k)));
-    if let Some(t) = under_load(k) {
+    if let Some(t) = under_load(&k.latency_under_load, "the knee") {
         s.push(Block::Table(t));
+    }
+    if let Some(b) = &k.back_to_back {
+        back_to_back(b, s);
     }
     s.push(plot(r, k)?);
     Ok(())
+}
+
+/// The back-to-back test's summary (RFC 9004 section 6.5's figures) and
+/// where it deviates from RFC 9004.
+pub fn back_to_back(b: &records::b2b::BackToBack, s: &mut Section) {
+    let m = &b.summary;
+    let mut t = Table::new(
+        format!("Back-to-back frames (RFC 2544 26.4, RFC 9004): {} repetition(s); throughput: {}", b.repetitions, b.throughput_from),
+        &[
+            "average frames",
+            "min",
+            "max",
+            "sd",
+            "burst rate Mpps",
+            "throughput Mpps",
+            "implied buffer, us",
+            "corrected buffer, us",
+            "in words",
+        ],
+    );
+    t.row(vec![
+        format!("{:.1}", m.average_frames).into(),
+        m.min_frames.to_string().into(),
+        m.max_frames.to_string().into(),
+        format!("{:.1}", m.stddev_frames).into(),
+        mpps(m.max_rate_fps / 1e6).into(),
+        capacity(m.throughput_fps / 1e6).into(),
+        us(m.implied_buffer_time_s * 1e6).into(),
+        opt(m.corrected_buffer_time_s.map(|c| c * 1e6), us).into(),
+        b.text.clone().into(),
+    ]);
+    s.push(Block::Table(t));
+    let mut said = vec![("maximum rate".to_string(), b.max_rate_from.clone())];
+    said.extend(b.deviations.iter().map(|d| ("deviates".to_string(), d.clone())));
+    s.push(Block::Facts(said));
 }
 
 fn limit_above(res: &KneeResult) -> Cell {
@@ -74,15 +112,17 @@ fn trial_table(k: &KneeBody) -> Table {
     t
 }
 
-fn under_load(k: &KneeBody) -> Option<Table> {
-    if k.latency_under_load.is_empty() {
+/// Latency at shares of `of` (the knee, a goal's conditional throughput).
+pub fn under_load(points: &[LoadPoint], of: &str) -> Option<Table> {
+    if points.is_empty() {
         return None;
     }
+    let share = format!("share of {of}");
     let mut t = Table::new(
-        "Latency under load: round trip at shares of the knee, microseconds",
-        &["share of knee", "offered Mpps", "P50", "P99", "P99.9", "max", "samples"],
+        format!("Latency under load: round trip at shares of {of}, microseconds"),
+        &[share.as_str(), "offered Mpps", "P50", "P99", "P99.9", "max", "samples"],
     );
-    for v in &k.latency_under_load {
+    for v in points {
         let (s, l) = (&v.step, v.step.latency.as_ref());
         t.row(vec![
             format!("{}%", v.share_pct).into(),

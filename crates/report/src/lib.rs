@@ -26,6 +26,7 @@ pub mod html;
 mod knee_part;
 mod ladder_part;
 pub mod markdown;
+mod mlr_part;
 mod names;
 mod other_part;
 mod overtime;
@@ -147,6 +148,10 @@ fn run_section(n: usize, r: &Record, repeat_warnings: bool) -> Result<Section, S
         Body::Ladder(l) => {
             ladder_part::blocks(r, &l, &mut s)?;
             (ladder_part::sentences(r, &l), OverTime { series: None, analysis: None, steps: l.step_series })
+        }
+        Body::Mlr(k) => {
+            mlr_part::blocks(&k, &mut s);
+            (mlr_part::sentences(&k), OverTime { series: k.series, analysis: k.series_analysis, steps: Vec::new() })
         }
         Body::Knee(k) => {
             knee_part::blocks(r, &k, &mut s)?;

@@ -43,6 +43,8 @@ pub enum Kind {
     Drop,
     /// A `blast paths` comparison (its runs' records are beside it).
     Paths,
+    /// An RFC 9971 search (`--search mlr`).
+    Mlr,
 }
 
 impl Kind {
@@ -50,6 +52,7 @@ impl Kind {
         match self {
             Kind::Ladder => "ladder",
             Kind::Knee => "knee search",
+            Kind::Mlr => "RFC 9971 search",
             Kind::Single => "single run (sender-side only)",
             Kind::Replay => "capture replay",
             Kind::Drop => "drop (receiver)",
@@ -62,6 +65,7 @@ impl Kind {
 pub enum Body {
     Ladder(Box<records::ladder::LadderBody>),
     Knee(Box<records::knee::KneeBody>),
+    Mlr(Box<records::mlr::MlrBody>),
     Single(Box<records::single::SingleBody>),
     Replay(Box<records::replay::ReplayBody>),
     Drop(Box<records::drop::DropBody>),
@@ -96,6 +100,7 @@ impl Record {
             (Some("blast"), Some("single")) => Kind::Single,
             (Some("blast"), Some("replay")) => Kind::Replay,
             (Some("blast"), Some("paths")) => Kind::Paths,
+            (Some("blast"), Some("mlr")) => Kind::Mlr,
             (Some("blast"), m) => return Err(ReadError::UnknownMode(p(), m.unwrap_or("none").to_string())),
             _ => return Err(ReadError::NotOurs(p())),
         };
@@ -128,6 +133,7 @@ impl Record {
         Ok(match self.kind {
             Kind::Ladder => Body::Ladder(Box::new(self.ladder()?)),
             Kind::Knee => Body::Knee(Box::new(self.knee()?)),
+            Kind::Mlr => Body::Mlr(Box::new(self.mlr()?)),
             Kind::Single => Body::Single(Box::new(self.single()?)),
             Kind::Replay => Body::Replay(Box::new(self.replay()?)),
             Kind::Drop => Body::Drop(Box::new(self.drop()?)),
@@ -149,6 +155,11 @@ impl Record {
     /// The record read whole as a knee search's (`records::knee`).
     pub fn knee(&self) -> Result<records::knee::KneeBody, String> {
         self.typed::<records::knee::KneeRecord>("knee search").map(|r| r.body)
+    }
+
+    /// The record read whole as an RFC 9971 search's (`records::mlr`).
+    pub fn mlr(&self) -> Result<records::mlr::MlrBody, String> {
+        self.typed::<records::mlr::MlrRecord>("RFC 9971 search").map(|r| r.body)
     }
 
     /// The record read whole as a single run's (`records::single`).
@@ -175,7 +186,7 @@ impl Record {
 /// Where a record keeps its own host's environment, for its label.
 fn env_root(kind: Kind) -> &'static str {
     match kind {
-        Kind::Ladder | Kind::Knee => "environment/sender",
+        Kind::Ladder | Kind::Knee | Kind::Mlr => "environment/sender",
         _ => "environment",
     }
 }

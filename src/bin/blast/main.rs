@@ -82,6 +82,7 @@ fn run(args: Args) -> Result<(), Failure> {
             "single" => single::schema(),
             "ladder" => ladder_run::schema(),
             "knee" => knee_run::schema(),
+            "mlr" => knee_run::mlr_schema(),
             "replay" => replay::schema(),
             "paths" => paths_cmd::schema(),
             "not-started" => blastdrop::unfinished::schema(),

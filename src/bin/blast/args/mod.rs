@@ -2,6 +2,7 @@
 //! to, serialize.rs how they are written into a record, shorthand.rs reads
 //! `--size imix` before clap does.
 
+pub mod goal;
 mod serialize;
 mod shorthand;
 mod values;
@@ -16,6 +17,7 @@ use serde::Serialize;
 use blastdrop::session::parse::{self, List};
 use wire::MacAddr;
 
+pub use goal::SearchMethod;
 use serialize::{ser_display, ser_mix, ser_one_or_list, ser_sla, OneOrList};
 pub use shorthand::size_mix_shorthand;
 
@@ -158,6 +160,28 @@ pub struct Args {
     /// Stop narrowing when the interval is within this many percent of its top
     #[arg(long, default_value = "2%", value_name = "PCT", value_parser = parse::percent)]
     pub knee_precision: f64,
+    /// The knee's method: knee (blast's own: NDR and PDR, each confirmed by a full --duration
+    /// trial) or mlr (RFC 9971 MLRsearch: the --goal Search Goals, every load classified from all
+    /// its trials, docs/methodology.md) [default: knee]
+    #[arg(long, value_enum, value_name = "METHOD")]
+    pub search: Option<SearchMethod>,
+    /// An RFC 9971 Search Goal for --search mlr, once per goal:
+    /// NAME[:loss=PCT,exceed=RATIO,final=SECONDS,sum=SECONDS,initial=SECONDS,width=PCT]
+    /// [default: NDR (loss --loss) and PDR (loss --pdr-loss); each goal exceed 0.5, final 30s,
+    /// sum 60s (twice a final given alone), initial 1s, width 0.5%]
+    #[arg(long, value_parser = goal::goal_text, value_name = "GOAL")]
+    pub goal: Vec<String>,
+    /// After the knee search, the back-to-back frame test (RFC 2544 26.4, RFC 9004) this many
+    /// times: the longest burst at the sender's unpaced rate that crosses with no loss, searched
+    /// whole each time, averaged, with the buffer time corrected by the search's zero-loss result
+    #[arg(long, value_name = "REPETITIONS", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub back_to_back: Option<u32>,
+    /// The longest burst the back-to-back test sends, as time at the unpaced rate (RFC 9004 asks
+    /// for up to 30s; a burst that passes at this limit makes the result a lower bound)
+    #[arg(long, default_value = "2s", value_parser = parse::duration)]
+    #[serde(serialize_with = "blastdrop::units::ser_secs")]
+    #[schemars(with = "f64")]
+    pub burst_limit: Duration,
     /// Print the result as one committable sentence with every qualifier
     #[arg(long)]
     pub sentence: bool,
@@ -286,7 +310,7 @@ pub struct Args {
     pub generate_completions: Option<clap_complete::Shell>,
     /// Print the JSON schema of a record (single, ladder, knee, replay), of the record of a run a device
     /// call ended (not-started), or of an --events line (events) and exit
-    #[arg(long, value_name = "KIND", hide = true, value_parser = ["single", "ladder", "knee", "replay", "not-started", "events", "paths"])]
+    #[arg(long, value_name = "KIND", hide = true, value_parser = ["single", "ladder", "knee", "mlr", "replay", "not-started", "events", "paths"])]
     #[serde(skip)]
     pub generate_schema: Option<String>,
     /// Print this tool's man page (roff) and exit

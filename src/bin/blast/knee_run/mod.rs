@@ -4,6 +4,8 @@
 //! its trials, print.rs prints them and the results, record.rs keeps the
 //! JSON record.
 
+mod b2b;
+mod mlr;
 mod print;
 mod record;
 mod search;
@@ -15,9 +17,10 @@ use blastdrop::sender::Sender;
 use blastdrop::session::Started;
 use knee::{Goal, Qualifiers};
 
-use crate::mode::Knee;
+use crate::mode::{Knee, Method};
 use crate::peer;
 use crate::settings::Settings;
+pub use mlr::schema as mlr_schema;
 pub use record::schema;
 use record::{knee_result, KneeBody, KneeRecord};
 use search::Trials;
@@ -32,6 +35,9 @@ pub fn run(settings: &Settings, m: &Knee, started: &Started, sender: &mut Sender
     peer::prepare_step(p, sender, m.rx_queues, m.size).map_err(Failure::runtime)?;
     // Configured now, so the qualifiers carry the MTU in force.
     sender.set_queues(m.queues)?;
+    if let Method::Mlr(goals) = &m.method {
+        return mlr::run(settings, m, goals, started, sender, p, &peer_info);
+    }
 
     let began = Instant::now();
     let mut trials = Trials::new(settings, m, sender, p);
@@ -44,8 +50,16 @@ pub fn run(settings: &Settings, m: &Knee, started: &Started, sender: &mut Sender
     let mut under_load = Vec::new();
     if settings.traffic.reflect && !searched.interrupted && searched.failure.is_none() {
         if let Some(k) = searched.search.result(Goal::Pdr) {
-            under_load = trials.under_load(k, &mut searched.failure)?;
+            under_load = trials.under_load(k, &[10, 50, 90], 0.0, &mut searched.failure)?;
         }
+    }
+    let mut back_to_back = None;
+    if let (Some((reps, limit)), false, None) = (m.back_to_back, searched.interrupted, &searched.failure) {
+        let t =
+            searched.search.result(Goal::Ndr).map(|r| (r, "the NDR of this knee search (confirmed by a full-length trial)".to_string()));
+        let mut f = None;
+        back_to_back = b2b::run(&mut trials, reps, limit, t, &mut f)?;
+        searched.failure = f.map(records::step::StepFailure);
     }
     let n = trials.n;
 
@@ -66,6 +80,7 @@ pub fn run(settings: &Settings, m: &Knee, started: &Started, sender: &mut Sender
             result,
             trials: searched.trials,
             latency_under_load: under_load,
+            back_to_back,
             interrupted: searched.interrupted,
             series,
             series_analysis,

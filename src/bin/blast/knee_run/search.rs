@@ -56,8 +56,26 @@ impl<'a> Trials<'a> {
     }
 
     /// One measured trial: its record, why the search must stop, and whether it was interrupted.
-    fn measure(&mut self, rate: Option<f64>, d: Duration, shape: pace::Shape) -> Result<peer::Measured, Failure> {
+    pub(super) fn measure(&mut self, rate: Option<f64>, d: Duration, shape: pace::Shape) -> Result<peer::Measured, Failure> {
         let params = self.params(rate, d, shape);
+        let measured = peer::measure(self.sender, Some(&mut *self.peer), &params, self.n, 1)?;
+        self.n += 1;
+        Ok(measured)
+    }
+
+    /// A trial at the sender's unpaced rate.
+    pub(super) fn measure_unpaced(&mut self) -> Result<peer::Measured, Failure> {
+        self.measure(None, self.settings.timing.search_duration, pace::Shape::Open)
+    }
+
+    /// One back-to-back burst of `frames`, unpaced, from an idle path (no warm-up).
+    pub(super) fn measure_burst(&mut self, frames: u64) -> Result<peer::Measured, Failure> {
+        let params = StepParams {
+            count: Some(frames),
+            duration: None,
+            warmup: Duration::ZERO,
+            ..self.params(None, Duration::ZERO, pace::Shape::Open)
+        };
         let measured = peer::measure(self.sender, Some(&mut *self.peer), &params, self.n, 1)?;
         self.n += 1;
         Ok(measured)
@@ -129,15 +147,22 @@ impl<'a> Trials<'a> {
         Ok(Searched { search, trials, interrupted, failure })
     }
 
-    /// Latency under load at 10, 50 and 90% of the knee; a trial that
-    /// cannot run stops them, and says why in `failure`.
-    pub fn under_load(&mut self, knee: f64, failure: &mut Option<records::step::StepFailure>) -> Result<Vec<LoadPoint>, Failure> {
+    /// Latency under load at `shares` percent of `knee` (0: `floor`, a
+    /// trickle of probes); a trial that cannot run stops them, and says why
+    /// in `failure`.
+    pub fn under_load(
+        &mut self,
+        knee: f64,
+        shares: &[u32],
+        floor: f64,
+        failure: &mut Option<records::step::StepFailure>,
+    ) -> Result<Vec<LoadPoint>, Failure> {
         let mut points = Vec::new();
-        for share in [10u32, 50, 90] {
+        for &share in shares {
             if signals::stopping() {
                 break;
             }
-            let rate = knee * f64::from(share) / 100.0;
+            let rate = if share == 0 { floor } else { knee * f64::from(share) / 100.0 };
             let (rec, f, _) = self.measure(Some(rate), self.m.duration, self.m.shape)?;
             if let Some(e) = f {
                 *failure = Some(e.into());

@@ -4,7 +4,7 @@
 use crate::fail::Failure;
 use layout::StepLayout;
 
-use crate::args::Args;
+use crate::args::{Args, SearchMethod};
 
 /// A ladder: several steps, or a receiver to measure against.
 pub fn is_ladder(args: &Args) -> bool {
@@ -50,6 +50,12 @@ pub fn check(args: &Args) -> Result<(), Failure> {
     if args.sla.is_some() && !(args.find_knee && args.reflect) {
         return Err(Failure::usage(
             "--sla limits the knee's latency: use it with --find-knee and --reflect (drop --reflect on the other end)",
+        ));
+    }
+    check_search(args)?;
+    if args.back_to_back.is_some() && !args.find_knee {
+        return Err(Failure::usage(
+            "--back-to-back runs after a knee search, whose zero-loss result corrects it: add --find-knee (and --peer)",
         ));
     }
     if args.sentence && !args.find_knee {
@@ -106,6 +112,39 @@ fn check_knee(args: &Args) -> Result<(), Failure> {
     }
     if !(args.knee_precision > 0.0 && args.knee_precision < 50.0) {
         return Err(Failure::usage("--knee-precision is a percentage above 0 and below 50 (e.g. 2)"));
+    }
+    Ok(())
+}
+
+/// --search and --goal against the rest.
+fn check_search(args: &Args) -> Result<(), Failure> {
+    let mlr = args.search == Some(SearchMethod::Mlr);
+    if args.search.is_some() && !args.find_knee {
+        return Err(Failure::usage("--search picks the knee's method: use it with --find-knee (--find-knee --search mlr)"));
+    }
+    if !args.goal.is_empty() && !mlr {
+        return Err(Failure::usage("--goal is a Search Goal of RFC 9971's search: add --find-knee --search mlr"));
+    }
+    if !mlr {
+        return Ok(());
+    }
+    if args.sla.is_some() {
+        return Err(Failure::usage(
+            "--sla limits blast's own knee search; RFC 9971's goals are loss goals: leave out --sla or --search mlr",
+        ));
+    }
+    if args.plot.is_some() {
+        return Err(Failure::usage("--plot draws blast's own knee search; an RFC 9971 search has no plot yet: leave out --plot (--csv and --json keep every trial)"));
+    }
+    if args.duration.is_some() {
+        return Err(Failure::usage(
+            "--search mlr's trials last what its goals say: give their durations in --goal (NAME:final=SECONDS,sum=SECONDS,initial=SECONDS), not --duration",
+        ));
+    }
+    let mut names: Vec<String> = args.goal.iter().map(|g| g.split(':').next().unwrap_or("").trim().to_string()).collect();
+    names.sort();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Failure::usage(format!("--goal {} is given twice: give each goal a name of its own", w[0])));
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use crate::fail::Failure;
 use ladder::Ladder;
 use layout::StepLayout;
 
-use crate::args::Args;
+use crate::args::{goal, Args, SearchMethod};
 use checks::{check, check_replay, is_ladder};
 
 /// The length of a measured window when --duration is not given.
@@ -70,11 +70,23 @@ pub struct Knee {
     pub size: u32,
     pub flows: u32,
     pub shape: pace::Shape,
-    /// Each confirmation's length (search trials use --search-duration).
+    /// Each confirmation's length (search trials use --search-duration); for
+    /// --search mlr, each latency trial's: the last goal's final trial duration.
     pub duration: Duration,
     /// drop's RX queues.
     pub rx_queues: u16,
     pub mix: Option<wire::SizeMix>,
+    pub method: Method,
+    /// --back-to-back: repetitions, and the longest burst as time at the unpaced rate.
+    pub back_to_back: Option<(u32, Duration)>,
+}
+
+/// How the knee is searched.
+pub enum Method {
+    /// blast's own search (crates/knee).
+    Knee,
+    /// RFC 9971's, for these Search Goals (crates/mlr).
+    Mlr(Vec<mlr::Goal>),
 }
 
 impl Mode {
@@ -83,6 +95,7 @@ impl Mode {
         match self {
             Mode::Single(_) => "single",
             Mode::Ladder(_) => "ladder",
+            Mode::Knee(k) if matches!(k.method, Method::Mlr(_)) => "mlr",
             Mode::Knee(_) => "knee",
             Mode::Replay(_) => "replay",
         }
@@ -132,8 +145,26 @@ fn knee(args: &Args) -> Knee {
         size: args.sizes()[0],
         flows: args.flows.unwrap_or(u32::from(queues)),
         shape: args.shape.as_ref().map_or(pace::Shape::Burst(args.burst as u32), |s| s[0]),
-        duration: args.duration.unwrap_or(DEFAULT_DURATION),
+        // An RFC 9971 search's latency runs last its final goal's final trials.
+        duration: match args.search {
+            Some(SearchMethod::Mlr) => goals(args).last().map_or(DEFAULT_DURATION, |g| Duration::from_secs_f64(g.final_trial_duration)),
+            _ => args.duration.unwrap_or(DEFAULT_DURATION),
+        },
         rx_queues: args.rx_queues.unwrap_or(queues),
         mix: args.size_mix.clone(),
+        back_to_back: args.back_to_back.map(|n| (n, args.burst_limit)),
+        method: match args.search {
+            Some(SearchMethod::Mlr) => Method::Mlr(goals(args)),
+            _ => Method::Knee,
+        },
     }
+}
+
+/// --search mlr's goals: those given, or NDR and PDR at --loss and --pdr-loss.
+fn goals(args: &Args) -> Vec<mlr::Goal> {
+    if args.goal.is_empty() {
+        let named = |name: &str, pct: f64| mlr::Goal { loss_ratio: pct / 100.0, ..goal::goal(name).expect("a bare name is a goal") };
+        return vec![named("NDR", args.loss), named("PDR", args.pdr_loss)];
+    }
+    args.goal.iter().map(|g| goal::goal(g).expect("clap checked each --goal")).collect()
 }
