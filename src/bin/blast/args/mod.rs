@@ -152,12 +152,14 @@ pub struct Args {
     #[serde(serialize_with = "ser_sla")]
     #[schemars(with = "Option<String>")]
     pub sla: Option<latency::Sla>,
-    /// Length of each search trial (confirmations use --duration)
+    /// Length of each search trial (confirmations use --duration); --search mlr's trials last what
+    /// its goals say, and it uses this only to measure the unpaced top
     #[arg(long, default_value = "1s", value_parser = parse::duration)]
     #[serde(serialize_with = "blastdrop::units::ser_secs")]
     #[schemars(with = "f64")]
     pub search_duration: Duration,
-    /// Stop narrowing when the interval is within this many percent of its top
+    /// Stop narrowing when the interval is within this many percent of its top (blast's own search;
+    /// --search mlr narrows to each goal's width)
     #[arg(long, default_value = "2%", value_name = "PCT", value_parser = parse::percent)]
     pub knee_precision: f64,
     /// The knee's method: knee (blast's own: NDR and PDR, each confirmed by a full --duration
