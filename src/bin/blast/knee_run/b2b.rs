@@ -49,14 +49,11 @@ pub fn run(
                 break 'reps;
             }
             let (rec, f, _) = trials.measure_burst(frames)?;
-            let lost = match (f, rec.lost, &rec.accounting_error) {
-                (Some(e), _, _) => Err(e.to_string()),
-                (None, _, Some(e)) => Err(format!("its counts do not add up ({e})")),
-                (None, None, None) => Err("drop gave no exact count of its frames".into()),
-                (None, Some(l), None) if rec.sent.packets != frames => {
+            let lost = match f.map_or_else(|| super::search::exact_lost(&rec), |e| Err(e.to_string())) {
+                Ok(l) if rec.sent.packets != frames => {
                     Err(format!("the sender sent {} of its {frames} frames ({l} lost)", rec.sent.packets))
                 }
-                (None, Some(l), None) => Ok(l),
+                other => other,
             };
             let lost = match lost {
                 Ok(l) => l,

@@ -75,11 +75,9 @@ pub fn run(
             break;
         }
         // The classification needs every trial's exact loss: without it, no result.
-        let lost = match (rec.lost, &rec.accounting_error) {
-            (_, Some(e)) => Err(format!("its counts do not add up ({e})")),
-            (None, None) => Err("drop gave no exact per-stream account of its frames".to_string()),
-            (Some(_), None) if rec.sent.packets == 0 => Err("the sender sent no frames".to_string()),
-            (Some(l), None) => Ok(l),
+        let lost = match super::search::exact_lost(&rec) {
+            Ok(_) if rec.sent.packets == 0 => Err("the sender sent no frames".to_string()),
+            other => other,
         };
         let lost = match lost {
             Ok(l) => l,

@@ -23,6 +23,17 @@ pub struct Trials<'a> {
     pub n: usize,
 }
 
+/// A trial's exact loss, or why it has none: counts that do not add up, or
+/// no per-stream account from drop (RFC 9971's classes and RFC 9004's
+/// bursts are decided from exact counts only).
+pub(super) fn exact_lost(rec: &ladder::StepRecord) -> Result<u64, String> {
+    match (rec.lost, &rec.accounting_error) {
+        (_, Some(e)) => Err(format!("its counts do not add up ({e})")),
+        (None, None) => Err("drop gave no exact per-stream account of its frames".to_string()),
+        (Some(l), None) => Ok(l),
+    }
+}
+
 /// What the search found, and why it ended early, if it did.
 pub struct Searched {
     pub search: Search,
@@ -58,7 +69,12 @@ impl<'a> Trials<'a> {
     /// One measured trial: its record, why the search must stop, and whether it was interrupted.
     pub(super) fn measure(&mut self, rate: Option<f64>, d: Duration, shape: pace::Shape) -> Result<peer::Measured, Failure> {
         let params = self.params(rate, d, shape);
-        let measured = peer::measure(self.sender, Some(&mut *self.peer), &params, self.n, 1)?;
+        self.run(&params)
+    }
+
+    /// Runs `params` as the next trial.
+    fn run(&mut self, params: &StepParams) -> Result<peer::Measured, Failure> {
+        let measured = peer::measure(self.sender, Some(&mut *self.peer), params, self.n, 1)?;
         self.n += 1;
         Ok(measured)
     }
@@ -76,9 +92,7 @@ impl<'a> Trials<'a> {
             warmup: Duration::ZERO,
             ..self.params(None, Duration::ZERO, pace::Shape::Open)
         };
-        let measured = peer::measure(self.sender, Some(&mut *self.peer), &params, self.n, 1)?;
-        self.n += 1;
-        Ok(measured)
+        self.run(&params)
     }
 
     /// The top of the search: --rate, or what the sender sends unpaced.
