@@ -6,6 +6,8 @@
  * header stamped per packet: stream, sequence, and the wall-clock time of
  * the burst from one TSC read per burst), so drop counts it
  * exactly like blast, and it prints the same summary fields. DPDK only.
+ * Its send loop is ref_lane.c, the one blast links in as its C lanes
+ * (blast --cross-check): one source for both.
  *
  *   blast-ref [EAL args] -- [--port ID] [--queues N] [--size B] [--flows K]
  *             [--count N | --duration S] [--burst B] [--dst-mac M]
@@ -33,18 +35,17 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#include "ref_lane.h"
+
 #define PROBE_MAGIC 0x42445031u /* "BDP1" */
 #define HDRS (14 + 20 + 8)
 #define MAX_Q 128
 #define MAX_STREAMS_PER_Q 4096
 
-static volatile int stop;
-/* Wall-clock time (CLOCK_REALTIME ns) from the TSC: an anchor, then a multiply. */
-static uint64_t anchor_tsc, anchor_ns;
+static volatile uint8_t stop;
 /* This run's id, in every frame's IPv4 identification (as blast does), so
  * a receiver that outlives the run starts its streams afresh for the next. */
 static uint16_t run_id;
-static double ns_per_cycle;
 static struct {
 	uint16_t port, queues, burst, src_port, dst_port;
 	uint32_t size, flows;
@@ -55,15 +56,13 @@ static struct {
 	uint32_t src_ip, dst_ip;
 } cfg = { 0, 1, 32, 1024, 9, 64, 0, 0, 0, 0, {{0}}, {{2, 0, 0, 0, 0, 2}}, 0, 0 };
 
-struct lane {
-	uint16_t queue;
-	struct rte_mempool *pool;
-	uint64_t quota, sent, retries, busy, t0, t1;
-	uint32_t nstreams;
+/* A lane and its streams' ids, source ports and sequence numbers. */
+struct ref_queue {
+	struct ref_lane lane;
 	uint16_t ids[MAX_STREAMS_PER_Q], ports[MAX_STREAMS_PER_Q];
 	uint32_t seqs[MAX_STREAMS_PER_Q];
 } __rte_cache_aligned;
-static struct lane lanes[MAX_Q];
+static struct ref_queue lanes[MAX_Q];
 
 static void on_signal(int sig) { (void)sig; stop = 1; }
 
@@ -72,7 +71,7 @@ static void die(const char *msg) { fprintf(stderr, "blast-ref: error: %s\n", msg
 /* Writes the frame template for a queue's first stream into every mbuf. */
 static void write_template(struct rte_mempool *mp, void *arg, void *obj, unsigned i)
 {
-	struct lane *l = arg;
+	struct ref_queue *l = arg;
 	struct rte_mbuf *m = obj;
 	uint8_t *p = (uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM;
 	uint16_t len = cfg.size - 4;
@@ -98,69 +97,6 @@ static void write_template(struct rte_mempool *mp, void *arg, void *obj, unsigne
 	udp->dst_port = htons(cfg.dst_port);
 	udp->dgram_len = htons(len - 34);
 	memcpy(p + HDRS, &magic, 4);
-}
-
-static int send_loop(void *arg)
-{
-	struct lane *l = arg;
-	struct rte_mbuf *pkts[512];
-	uint16_t head = 0, tail = 0, len = cfg.size - 4;
-	uint32_t s = 0;
-	uint64_t remaining = l->quota, last;
-	int multi = l->nstreams > 1 && cfg.flows > 1;
-
-	l->t0 = last = rte_rdtsc();
-	while (!stop) {
-		if (head == tail) {
-			uint16_t n = remaining < cfg.burst ? remaining : cfg.burst;
-			uint64_t tsc;
-			if (n == 0)
-				break;
-			if (cfg.bare) {
-				if (rte_mempool_get_bulk(l->pool, (void **)pkts, n) != 0)
-					continue;
-				head = 0;
-				tail = n;
-				remaining -= n;
-				goto send;
-			}
-			if (rte_pktmbuf_alloc_bulk(l->pool, pkts, n) != 0)
-				continue;
-			tsc = rte_rdtsc();
-			tsc = rte_cpu_to_be_64(anchor_ns + (uint64_t)((double)(tsc - anchor_tsc) * ns_per_cycle));
-			for (uint16_t i = 0; i < n; i++) {
-				uint8_t *p = rte_pktmbuf_mtod(pkts[i], uint8_t *);
-				uint16_t id = htons(l->ids[s]);
-				uint32_t seq = htonl(l->seqs[s]++);
-				pkts[i]->data_len = len;
-				pkts[i]->pkt_len = len;
-				if (multi) {
-					uint16_t port = htons(l->ports[s]);
-					memcpy(p + 34, &port, 2);
-				}
-				memcpy(p + HDRS + 4, &id, 2);
-				memcpy(p + HDRS + 6, &seq, 4);
-				memcpy(p + HDRS + 10, &tsc, 8);
-				if (++s == l->nstreams)
-					s = 0;
-			}
-			head = 0;
-			tail = n;
-			remaining -= n;
-		}
-send:;
-		uint16_t sent = rte_eth_tx_burst(cfg.port, l->queue, pkts + head, tail - head);
-		head += sent;
-		l->sent += sent;
-		if (head < tail)
-			l->retries++;
-	}
-	if (head < tail)
-		rte_pktmbuf_free_bulk(pkts + head, tail - head);
-	l->t1 = rte_rdtsc();
-	l->busy = l->t1 - l->t0;
-	(void)last;
-	return 0;
 }
 
 static void parse(int argc, char **argv)
@@ -227,18 +163,28 @@ int main(int argc, char **argv)
 	rxpool = rte_pktmbuf_pool_create("ref_rx", 4095, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_eth_dev_socket_id(cfg.port));
 	streams = cfg.flows > cfg.queues ? cfg.flows : cfg.queues;
 	for (uint16_t q = 0; q < cfg.queues; q++) {
-		struct lane *l = &lanes[q];
-		l->queue = q;
-		for (uint32_t id = q; id < streams && l->nstreams < MAX_STREAMS_PER_Q; id += cfg.queues) {
-			l->ids[l->nstreams] = id;
-			l->ports[l->nstreams++] = cfg.src_port + id % cfg.flows;
+		struct ref_queue *l = &lanes[q];
+		struct ref_lane *lane = &l->lane;
+		lane->port = cfg.port;
+		lane->queue = q;
+		lane->burst = cfg.burst;
+		lane->len = cfg.size - 4;
+		lane->bare = cfg.bare;
+		lane->stop = &stop;
+		lane->ids = l->ids;
+		lane->ports = l->ports;
+		lane->seqs = l->seqs;
+		for (uint32_t id = q; id < streams && lane->nstreams < MAX_STREAMS_PER_Q; id += cfg.queues) {
+			l->ids[lane->nstreams] = id;
+			l->ports[lane->nstreams++] = cfg.src_port + id % cfg.flows;
 		}
-		l->quota = cfg.count ? cfg.count / cfg.queues + (q < cfg.count % cfg.queues) : UINT64_MAX;
+		lane->multi_flow = lane->nstreams > 1 && cfg.flows > 1;
+		lane->quota = cfg.count ? cfg.count / cfg.queues + (q < cfg.count % cfg.queues) : UINT64_MAX;
 		snprintf(name, sizeof(name), "ref_tx_%u", q);
-		l->pool = rte_pktmbuf_pool_create(name, 2047, 256, 0,
+		lane->pool = rte_pktmbuf_pool_create(name, 2047, 256, 0,
 				RTE_ALIGN_CEIL(RTE_PKTMBUF_HEADROOM + cfg.size - 4, 64), rte_eth_dev_socket_id(cfg.port));
-		if (!l->pool || !rxpool) die("cannot create mempools: give the EAL more memory (-m)");
-		rte_mempool_obj_iter(l->pool, write_template, l);
+		if (!lane->pool || !rxpool) die("cannot create mempools: give the EAL more memory (-m)");
+		rte_mempool_obj_iter(lane->pool, write_template, l);
 		if (rte_eth_tx_queue_setup(cfg.port, q, 1024, rte_eth_dev_socket_id(cfg.port), NULL) < 0 ||
 		    rte_eth_rx_queue_setup(cfg.port, q, 1024, rte_eth_dev_socket_id(cfg.port), NULL, rxpool) < 0)
 			die("cannot set up queues");
@@ -257,13 +203,16 @@ int main(int argc, char **argv)
 	{
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		anchor_tsc = rte_rdtsc();
-		anchor_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-		ns_per_cycle = 1e9 / (double)hz;
+		for (uint16_t q = 0; q < cfg.queues; q++) {
+			lanes[q].lane.anchor_tsc = rte_rdtsc();
+			lanes[q].lane.anchor_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+			lanes[q].lane.ns_per_cycle = 1e9 / (double)hz;
+			lanes[q].lane.stall_cycles = hz / 1000;
+		}
 	}
 	lcore = rte_get_next_lcore(-1, 1, 0);
 	for (uint16_t q = 0; q < cfg.queues; q++, lcore = rte_get_next_lcore(lcore, 1, 0))
-		rte_eal_remote_launch(send_loop, &lanes[q], lcore);
+		rte_eal_remote_launch(ref_lane_run, &lanes[q].lane, lcore);
 	if (cfg.duration > 0) {
 		uint64_t end = rte_rdtsc() + (uint64_t)(cfg.duration * hz);
 		while (!stop && rte_rdtsc() < end) rte_delay_us_sleep(10000); /* sleep: the main lcore may share a core with a worker */
@@ -271,9 +220,10 @@ int main(int argc, char **argv)
 	}
 	rte_eal_mp_wait_lcore();
 	for (uint16_t q = 0; q < cfg.queues; q++) {
-		sent += lanes[q].sent; retries += lanes[q].retries; busy += lanes[q].busy;
-		if (lanes[q].t0 < t0) t0 = lanes[q].t0;
-		if (lanes[q].t1 > t1) t1 = lanes[q].t1;
+		const struct ref_lane *l = &lanes[q].lane;
+		sent += l->sent; retries += l->retries; busy += l->t1 - l->t0;
+		if (l->t0 < t0) t0 = l->t0;
+		if (l->t1 > t1) t1 = l->t1;
 	}
 	double secs = (double)(t1 - t0) / hz;
 	printf("--- blast-ref summary (sender-side: frames accepted by tx_burst) ---\n");

@@ -99,6 +99,13 @@ impl WallClock {
         self.at(tsc)
     }
 
+    /// A fresh anchor as of `tsc`: (TSC, its wall-clock ns, ns per tick),
+    /// for a loop that converts on its own (blast's C lanes).
+    pub fn anchor(&mut self, tsc: u64) -> (u64, u64, f64) {
+        let ns = self.ns(tsc);
+        (tsc, ns, self.ns_per_cycle)
+    }
+
     /// The wall-clock time of `tsc` from the current anchor, without renewing it.
     #[inline(always)]
     pub fn at(&self, tsc: u64) -> u64 {

@@ -291,6 +291,12 @@ impl LaneCounters {
         }
     }
 
+    /// The frames and bytes slots, for a lane written in C (blast's C
+    /// lanes) to publish into with relaxed stores.
+    pub fn packets_and_bytes(&self) -> (&AtomicU64, &AtomicU64) {
+        (&self.values[0], &self.values[1])
+    }
+
     pub fn read(&self) -> Tally {
         Tally::from_array(std::array::from_fn(|i| self.values[i].load(Relaxed)))
     }

@@ -48,6 +48,10 @@ pub enum Error {
     /// --watch-xstat on sockets bound to a wildcard address: no interface to read.
     #[error("--socket {addr} is on every interface, so no interface's statistics can be watched: bind the interface's own address, or leave --watch-xstat out")]
     SocketWatchWithoutInterface { addr: std::net::SocketAddr },
+    /// A step asked of the C lanes that they cannot send (they are the
+    /// plain loop: unpaced, one frame size, built frames on a DPDK port).
+    #[error("blast's C lanes cannot send {what}: the cross-check runs unpaced steps of one frame size on a DPDK port only")]
+    CLanesCannot { what: &'static str },
     /// A socket lane that could not run.
     #[error("socket lane {queue}: {why}")]
     SocketLane { queue: u16, why: String },

@@ -163,3 +163,98 @@ fn drop_rx_cost_needs_a_known_core_clock() {
         assert!(ours[0].contains("--rx-cost 1000 is in core cycles, but this machine's core clock is unknown"), "{ours:?}");
     }
 }
+
+/// A cross-check's step as the record gives it: the C lanes' window on the
+/// same queues and size, unpaced, and a ratio that is the two windows'
+/// figures on the basis named (rounded as printed), judged as printed; or
+/// unknown, with the reason (here only a lane the host stood still).
+fn assert_cross_checked(step: &serde_json::Value) {
+    let x = &step["cross_check"];
+    let c = &x["c_lanes"];
+    assert!(c["error"].is_null(), "the C lanes' window failed: {x}");
+    assert!(c["sent"]["packets"].as_u64().is_some_and(|n| n > 0), "the C lanes sent nothing: {x}");
+    assert_eq!((&c["queues"], &c["size"], c["shape"].as_str()), (&step["queues"], &step["size"], Some("open")), "{x}");
+    let basis = x["basis"].as_str().unwrap();
+    let figure = |s: &serde_json::Value| if basis == "receiver" { s["received"]["mpps"].as_f64() } else { s["sent"]["mpps"].as_f64() };
+    if x["finding"] == "unknown" {
+        assert!(x["ratio"].is_null(), "{x}");
+        assert!(x["sentence"].as_str().unwrap().contains("stood still"), "unknown for a reason other than a stall: {x}");
+        return;
+    }
+    let ratio = x["ratio"].as_f64().unwrap();
+    let expect = (figure(step).unwrap() / figure(c).unwrap() * 100.0).round() / 100.0;
+    assert!((ratio - expect).abs() < 1e-9, "the ratio is the windows' {expect}: {x}");
+    let finding = match ratio {
+        r if r >= 0.95 => "not_blast",
+        r if r < 0.90 => "blast",
+        _ => "close",
+    };
+    assert_eq!(x["finding"], finding, "{x}");
+    assert!(x["sentence"].as_str().unwrap().contains(&format!("{ratio:.2}")) || finding == "blast", "{x}");
+}
+
+#[test]
+fn a_cross_checked_ladder_runs_every_step_on_the_c_lanes_too() {
+    let _g = heavy();
+    let dir = scratch("null-cross-check");
+    let (json, csv) = (dir.join("l.json"), dir.join("l.csv"));
+    let mut args = strings(&["--port", "net_null0", "--queues", "1,2", "--size", "64,1500", "--warmup", "0.1", "--duration", "0.5"]);
+    args.extend(strings(&["--cross-check", "--json", &json.display().to_string(), "--csv", &csv.display().to_string(), "--"]));
+    args.extend(eal_base());
+    // Two lanes on two CPUs (the first beside the main lcore, which sleeps).
+    args.extend(strings(&["--vdev=net_null0", "--lcores=0@0,1@0,2@1"]));
+    let out = run(BLAST, &args, Duration::from_secs(120));
+    assert!(out.status.success(), "blast failed: {}\n{}", out.stdout, out.stderr);
+    let v = read_json(&json);
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4);
+    for s in steps {
+        assert_eq!(s["cross_check"]["basis"], "sender", "no receiver: {s}");
+        assert_cross_checked(s);
+    }
+    assert!(out.stdout.contains("cross-check (each step again at once with blast-ref's C loop"), "{}", out.stdout);
+    let lines: Vec<&str> = out.stdout.lines().skip_while(|l| !l.starts_with("cross-check (")).collect();
+    for s in steps {
+        let c = s["cross_check"]["c_lanes"]["sent"]["mpps"].as_f64().unwrap();
+        let n = |k: &str| s[k].as_u64().unwrap();
+        let row = format!("{:>4} {:>3} {:>6} {:>6}", n("step") + 1, 1, n("queues"), n("size"));
+        let line = lines.iter().find(|l| l.starts_with(&row)).unwrap_or_else(|| panic!("no cross-check row {row:?}: {}", out.stdout));
+        assert!(line.contains(&format!("{c:.3}")), "the C loop's Mpps as the record has it: {line}");
+    }
+    // The CSV: the C loop's figure, the ratio and the finding per step.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name} column: {header:?}"));
+    for (row, s) in text.lines().skip(1).zip(steps) {
+        let f: Vec<&str> = row.split(',').collect();
+        let c: f64 = f[col("c_loop_sent_mpps")].parse().unwrap();
+        assert!((c - s["cross_check"]["c_lanes"]["sent"]["mpps"].as_f64().unwrap()).abs() < 1e-6, "{row}");
+        assert_eq!(f[col("cross_check")], s["cross_check"]["finding"].as_str().unwrap(), "{row}");
+        let ratio = s["cross_check"]["ratio"].as_f64().map_or(String::new(), |r| format!("{r:.2}"));
+        assert_eq!(f[col("blast_over_c_loop")], ratio, "{row}");
+    }
+    assert_matches_schema(&v, "blast-ladder");
+}
+
+#[test]
+fn a_cross_checked_count_is_sent_whole_by_the_c_lanes_too() {
+    let _g = heavy();
+    let dir = scratch("null-cross-count");
+    let json = dir.join("s.json");
+    let mut args = strings(&["--port", "net_null0", "--queues", "2", "--count", "100001", "--flows", "3", "--cross-check", "--json"]);
+    args.push(json.display().to_string());
+    args.push("--".into());
+    args.extend(eal_base());
+    args.extend(strings(&["--vdev=net_null0", "--lcores=0@0,1@0,2@1"]));
+    let out = run(BLAST, &args, Duration::from_secs(60));
+    assert!(out.status.success(), "blast failed: {}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("blast: cross-check: the same run again with the C lanes"), "{}", out.stdout);
+    let v = read_json(&json);
+    let x = &v["cross_check"];
+    assert_eq!(x["c_lanes"]["sent"]["packets"], 100001, "the C lanes honour the count: {x}");
+    assert_eq!(x["c_lanes"]["sender_opackets"], 100001, "and the port counted them: {x}");
+    assert_eq!(v["summary"]["sent"]["packets"], 100001);
+    let step = serde_json::json!({ "queues": 2, "size": 64, "sent": v["summary"]["sent"], "cross_check": x });
+    assert_cross_checked(&step);
+    assert_matches_schema(&v, "blast-single");
+}

@@ -335,6 +335,20 @@ fn pci_nics_bound_by_the_setup_script_carry_exact_ladders_over_each_models_pmd()
     assert_eq!(rc(&out, "igb-vfio-unpaced"), 0, "the unpaced ladder failed:\n{text}");
     let rec = record(&out, "igb-vfio-unpaced.json");
     let (sent, lost) = judge_steps(&rec, &IGB, "unpaced");
+    // --cross-check: every unpaced step ran again on the C lanes over the
+    // same igb queues, drop counting that window too.
+    for step in rec["steps"].as_array().unwrap() {
+        let x = &step["cross_check"];
+        let c = &x["c_lanes"];
+        assert!(c["sent"]["packets"].as_u64().is_some_and(|n| n > 0), "igb unpaced: the C lanes sent nothing: {x}");
+        assert!(c["received"]["packets"].is_u64(), "igb unpaced: drop did not count the C lanes' window: {x}");
+        assert_eq!(x["basis"], "receiver", "{x}");
+        assert!(x["sentence"].as_str().is_some_and(|s| !s.is_empty()), "{x}");
+        if x["finding"] != "unknown" {
+            let ratio = step["received"]["mpps"].as_f64().unwrap() / c["received"]["mpps"].as_f64().unwrap();
+            assert!((x["ratio"].as_f64().unwrap() - ratio).abs() <= 0.005 + 1e-9, "the ratio is the two windows': {x}");
+        }
+    }
     eprintln!(
         "igb unpaced: {sent} sent, {lost} lost; limits {:?}",
         rec["steps"].as_array().unwrap().iter().map(|s| s["limit"].clone()).collect::<Vec<_>>()

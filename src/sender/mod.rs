@@ -96,6 +96,9 @@ pub struct StepParams {
     /// Replay this capture instead of building frames (size, mix, rate
     /// and shape are then the capture's and its schedule's).
     pub replay: Option<Arc<crate::tx::replay::Replay>>,
+    /// Send with the C lanes (blast-ref's loop, `--cross-check`) instead
+    /// of blast's own: unpaced, one frame size, no reflection.
+    pub c_lanes: bool,
 }
 
 /// One port blast sends on, and what belongs to it alone.

@@ -60,6 +60,10 @@ impl Sender {
                     let lane = self.replay_lane(q, txq, slot.streams[0].id, r, replay_start, counters.clone());
                     lanes.launch(at, counters, move |stop| lane.run(stop))?
                 }
+                None if p.c_lanes => {
+                    let lane = self.c_lane(slot, txq, frame_len, counters.clone());
+                    lanes.launch(at, counters, move |stop| lane.run(stop))?
+                }
                 None => {
                     let lane = self.tx_lane(p, slot, txq, rxqs.next(), frame_len, counters.clone());
                     lanes.launch(at, counters, move |stop| lane.run(stop))?
@@ -187,6 +191,26 @@ impl Sender {
             clock: self.clock,
             counters,
             reflect,
+            slowdown_cycles: tx::test_slowdown(self.hz),
+        }
+    }
+
+    /// A C lane (blast-ref's loop) on `queue` for its slot of this step:
+    /// the same pool, frames, streams and counters a [`TxLane`] would have.
+    fn c_lane(&self, slot: layout::QueueSlot, queue: TxQueue, frame_len: u16, counters: Arc<LaneCounters>) -> tx::c_lane::CLane {
+        let (q, streams) = (slot.queue, slot.streams);
+        let first_seqs = streams.iter().map(|s| self.seqs[usize::from(s.id)]).collect();
+        tx::c_lane::CLane {
+            queue,
+            pool: self.pools[usize::from(q)].clone(),
+            streams,
+            first_seqs,
+            frame_len,
+            burst: self.cfg.burst,
+            quota: slot.quota,
+            tsc_hz: self.hz,
+            clock: self.clock,
+            counters,
         }
     }
 

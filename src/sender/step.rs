@@ -51,6 +51,9 @@ impl Sender {
     /// the trial is thus inside the receiver's window and nothing else is,
     /// so the two ends' counts compare exactly (RFC 2544's trial).
     pub fn run_step(&mut self, p: &StepParams, hooks: &mut dyn WindowHooks) -> Result<StepOutcome, Error> {
+        if p.c_lanes {
+            self.c_lanes_can(p)?;
+        }
         let plan = self.layout(p)?;
         self.set_queues(p.queues)?;
         if p.replay.is_none() && self.sockets.is_none() {
@@ -100,6 +103,24 @@ impl Sender {
         window.host_steal_pct = host_steal_pct;
         let closed = if trial.interrupted { Ok(()) } else { hooks.end(&window) };
         Ok(StepOutcome { warmup_sent, ..trial.into_outcome(Some(window), closed.err()) })
+    }
+
+    /// Refuses a step the C lanes cannot send.
+    fn c_lanes_can(&self, p: &StepParams) -> Result<(), Error> {
+        let what = if p.rate.is_some() {
+            "a paced rate"
+        } else if p.mix.is_some() {
+            "a size mix"
+        } else if p.reflect {
+            "probes to time (--reflect)"
+        } else if p.replay.is_some() {
+            "a capture"
+        } else if self.sockets.is_some() {
+            "on kernel sockets"
+        } else {
+            return Ok(());
+        };
+        Err(Error::CLanesCannot { what })
     }
 
     /// Where this step's streams stand now (None: more than an edge lists).

@@ -20,6 +20,7 @@ use crate::counters::{LaneCounters, StallWatch, Tally};
 use crate::error::Error;
 use crate::MAX_BURST;
 
+pub mod c_lane;
 pub mod outcome;
 pub mod replay;
 
@@ -58,6 +59,26 @@ pub struct TxLane {
     /// Reflect mode: this queue's RX queue, where drop --reflect sends the
     /// probes back; each one's round trip goes into the histogram.
     pub reflect: Option<Reflect>,
+    /// Cycles the lane spins per frame built, on purpose: the tests' knob
+    /// ([`test_slowdown`]) that makes blast's own loop the limit. 0 always
+    /// but in those tests.
+    pub slowdown_cycles: u64,
+}
+
+/// The tests' knob that slows blast's own send loop on purpose (never a
+/// flag): `BLASTDROP_TEST_SLOW_TX=<ns per frame>`, so that a cross-check
+/// (`--cross-check`) can be shown naming blast's loop the limit. Read
+/// once; said once on stderr when set, as its figures are not blast's.
+pub fn test_slowdown(hz: u64) -> u64 {
+    static NS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let ns = *NS.get_or_init(|| {
+        let ns = std::env::var("BLASTDROP_TEST_SLOW_TX").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        if ns > 0 {
+            tracing::warn!("BLASTDROP_TEST_SLOW_TX={ns}: blast's own send lanes spin {ns} ns a frame on purpose (a test knob): their figures are not blast's");
+        }
+        ns
+    });
+    (ns as f64 * hz as f64 / 1e9) as u64
 }
 
 /// What a lane needs to time reflected probes.
@@ -200,6 +221,18 @@ fn write_probe(frame: &mut [u8; HEAD], p: Probe) {
     p.stamp(probe.try_into().expect("HEAD ends at the probe's end"));
 }
 
+/// Spins until the TSC reads `until` (the tests' slowdown); returns the last read.
+#[cold]
+fn spin_until(until: u64) -> u64 {
+    loop {
+        let now = dpdk::rdtsc();
+        if now >= until {
+            return now;
+        }
+        std::hint::spin_loop();
+    }
+}
+
 /// A seed for queue `queue`'s Poisson gaps: each queue its own, each run its own.
 pub fn lane_seed(queue: u16) -> u64 {
     0x9e37_79b9_7f4a_7c15 ^ (u64::from(queue) << 32) ^ dpdk::rdtsc()
@@ -318,6 +351,10 @@ impl TxLane {
                 match &mix {
                     None => stamper.stamp_burst(&mut pkts, self.frame_len, clock.ns(tsc)),
                     Some(m) => pending_bytes = stamper.stamp_mixed(&mut pkts, m, &mut mix_pos, clock.ns(tsc)),
+                }
+                if self.slowdown_cycles > 0 {
+                    // Time spent on purpose is no stall.
+                    pace.stall.resume(spin_until(tsc + self.slowdown_cycles * pkts.len() as u64));
                 }
             }
             // Paced: a read either side of each tx_burst, how long the driver kept the lane.

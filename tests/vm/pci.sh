@@ -207,9 +207,10 @@ model_case() {
             rounds=3
             # Unpaced, the emulator drops frames no counter sees: that loss
             # must come out as a limit with its evidence, never `none`.
-            stage "$prefix: unpaced steps, 1 and 2 queues"
-            run "$prefix-unpaced" timeout 180 blast --port "$tx_a" --peer 127.0.0.1:7700 --queues 1,2 --rx-queues 2 --flows 4 \
-                --duration 3 --warmup 1 --dst-mac "$rx_mac" --json "$OUT/$prefix-unpaced.json" -- -a "$tx_a" --in-memory
+            # Each step cross-checked: the C lanes on the same igb queues.
+            stage "$prefix: unpaced steps, 1 and 2 queues, cross-checked with the C lanes"
+            run "$prefix-unpaced" timeout 240 blast --port "$tx_a" --peer 127.0.0.1:7700 --queues 1,2 --rx-queues 2 --flows 4 \
+                --duration 3 --warmup 1 --dst-mac "$rx_mac" --cross-check --json "$OUT/$prefix-unpaced.json" -- -a "$tx_a" --in-memory
         fi
         killed_rounds "$prefix" "$rounds" "$tx_a" "$rx_a" "$queues" "${ladder[@]}"
         if [ "$model" = virtio ] && has_model virtio-bypass; then

@@ -20,6 +20,6 @@ pub use plot::{
 };
 pub use records::ladder::{Ceiling, Crossover, SizeVerdict, ABOVE_PUBLISHED};
 pub use records::plan::{parse_list, DroppedQueues, Fit, Ladder, Order, PlanError, StepSpec};
-pub use records::step::{spread, AchievedShape, Aggregate, GroupStep, PortStep, Rates, Spread, StepRecord, StepStalls};
+pub use records::step::{spread, AchievedShape, Aggregate, CrossCheck, GroupStep, PortStep, Rates, Spread, StepRecord, StepStalls};
 pub use stalls::{bunched, BUNCHED_SHARE_NOTED};
 pub use table::{burstiness_rank, render_csv, render_table, CSV_HEADER};

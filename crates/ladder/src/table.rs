@@ -47,6 +47,50 @@ pub fn render_table(records: &[StepRecord]) -> String {
     if records.iter().any(|r| r.latency.is_some()) {
         s += &render_latency(records);
     }
+    if records.iter().any(|r| r.cross_check.is_some()) {
+        s += &render_cross_check(records);
+    }
+    s
+}
+
+/// The cross-checked steps (--cross-check): blast's window and the C
+/// lanes' window of each, both ends' figures, blast's over the C loop's on
+/// the basis named, and the finding; its sentence under the table.
+pub fn render_cross_check(records: &[StepRecord]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\ncross-check (each step again at once with blast-ref's C loop on the same queues, unpaced; blast/C on the basis named):"
+    );
+    let _ = writeln!(
+        s,
+        "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7}  finding",
+        "step", "run", "queues", "size", "blast sent", "blast recv", "C sent", "C recv", "basis", "blast/C"
+    );
+    let _ = writeln!(s, "{:>4} {:>3} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10}", "", "", "", "B", "Mpps", "Mpps", "Mpps", "Mpps");
+    for r in records.iter().filter(|r| r.error.is_none()) {
+        let Some(x) = &r.cross_check else { continue };
+        let _ = writeln!(
+            s,
+            "{:>4} {:>3} {:>6} {:>6} {:>10.3} {:>10} {:>10.3} {:>10} {:>8} {:>7}  {}",
+            r.step + 1,
+            r.run,
+            r.queues,
+            r.size,
+            r.sent.mpps,
+            opt(r.received.map(|x| x.mpps), 3),
+            x.c_lanes.sent.mpps,
+            opt(x.c_lanes.received.map(|x| x.mpps), 3),
+            if x.basis == records::step::Basis::Receiver { "receiver" } else { "sender" },
+            x.ratio_text(),
+            x.finding.as_str()
+        );
+    }
+    for r in records.iter().filter(|r| r.error.is_none()) {
+        if let Some(x) = &r.cross_check {
+            let _ = writeln!(s, "  step {} run {}: {}", r.step + 1, r.run, x.sentence);
+        }
+    }
     s
 }
 
@@ -261,6 +305,15 @@ struct CsvRow {
     p99_99_us: Option<f64>,
     #[serde(serialize_with = "six_opt")]
     max_us: Option<f64>,
+    /// --cross-check: the C lanes' window, its sent and received Mpps,
+    /// blast's figure over the C loop's (as printed) and the finding.
+    #[serde(serialize_with = "six_opt")]
+    c_loop_sent_mpps: Option<f64>,
+    #[serde(serialize_with = "six_opt")]
+    c_loop_received_mpps: Option<f64>,
+    #[serde(serialize_with = "two_opt")]
+    blast_over_c_loop: Option<f64>,
+    cross_check: Option<records::step::Finding>,
     port: String,
     error: Option<records::step::StepFailure>,
 }
@@ -287,7 +340,8 @@ fn two_opt<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Erro
 /// The CSV's header line (the row type's fields).
 pub const CSV_HEADER: &str = "step,run,queues,size_bytes,size_mix,flows,mtu,shape,offered_mpps,sent_mpps,sent_packets,received_mpps,received_packets,\
 received_wire_gbps,received_frame_gbps,loss_pct,mpps_per_queue,gain_mpps,sender_cycles_per_packet,sender_ns_per_packet,ring_full_retries,imissed,rx_nombuf,limit,\
-achieved_mpps,frames_per_send,gap_spread,latency_samples,p50_us,p90_us,p99_us,p99_9_us,p99_99_us,max_us,port,error";
+achieved_mpps,frames_per_send,gap_spread,latency_samples,p50_us,p90_us,p99_us,p99_9_us,p99_99_us,max_us,\
+c_loop_sent_mpps,c_loop_received_mpps,blast_over_c_loop,cross_check,port,error";
 
 fn step_row(records: &[StepRecord], r: &StepRecord) -> CsvRow {
     let lat = r.latency.filter(|l| l.count > 0);
@@ -326,6 +380,10 @@ fn step_row(records: &[StepRecord], r: &StepRecord) -> CsvRow {
         p99_9_us: lat.map(|l| l.p99_9_us),
         p99_99_us: lat.map(|l| l.p99_99_us),
         max_us: lat.map(|l| l.max_us),
+        c_loop_sent_mpps: r.cross_check.as_ref().map(|x| x.c_lanes.sent.mpps),
+        c_loop_received_mpps: r.cross_check.as_ref().and_then(|x| x.c_lanes.received.map(|rx| rx.mpps)),
+        blast_over_c_loop: r.cross_check.as_ref().and_then(|x| x.ratio),
+        cross_check: r.cross_check.as_ref().map(|x| x.finding),
         port: "all".into(),
         error: r.error.clone(),
     }
@@ -464,6 +522,38 @@ mod tests {
         assert!(lines[2].contains(",1.500000,"), "{}", lines[2]);
         assert!(lines[1].ends_with(",all,"), "{}", lines[1]);
         assert!(lines[3].ends_with("\"peer vanished, \"\"x\"\"\""), "{}", lines[3]);
+    }
+
+    /// A step cross-checked against the C loop, on the receiver's counts.
+    fn cross_checked(blast_mpps: f64, c_mpps: f64) -> StepRecord {
+        let mut r = rec(0, 1, blast_mpps);
+        r.lost = Some(0);
+        let mut c = rec(0, 1, c_mpps);
+        c.lost = Some(0);
+        r.cross_check = Some(records::step::CrossCheck::judge(&r, c));
+        r
+    }
+
+    #[test]
+    fn cross_checked_steps_get_their_own_table_and_csv_columns() {
+        let slow = cross_checked(1.0, 1.31);
+        let t = render_table(std::slice::from_ref(&slow));
+        let row = t.lines().find(|l| l.starts_with("   1   1      1     64      1.000")).unwrap_or_else(|| panic!("{t}"));
+        assert!(row.contains("     1.310 ") && row.contains("receiver    0.76  blast's loop"), "{row}");
+        assert!(t.contains("  step 1 run 1: the C loop carried 1.31x more (receiver-side): blast's loop is the limit at this step"), "{t}");
+        assert!(!render_table(&[rec(0, 1, 1.0)]).contains("cross-check"));
+        let c = render_csv(&[slow, rec(1, 2, 2.0)]);
+        let lines: Vec<&str> = c.lines().collect();
+        let header: Vec<&str> = lines[0].split(',').collect();
+        let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let f: Vec<&str> = lines[1].split(',').collect();
+        assert_eq!(
+            (f[at("c_loop_sent_mpps")], f[at("c_loop_received_mpps")], f[at("blast_over_c_loop")], f[at("cross_check")]),
+            ("1.310000", "1.310000", "0.76", "blast")
+        );
+        let g: Vec<&str> = lines[2].split(',').collect();
+        assert_eq!((g[at("blast_over_c_loop")], g[at("cross_check")]), ("", ""), "no --cross-check: empty");
+        assert_eq!(g.len(), header.len());
     }
 
     fn two_port_step() -> StepRecord {

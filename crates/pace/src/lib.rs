@@ -256,6 +256,12 @@ impl Default for ShapeStats {
 }
 
 impl ShapeStats {
+    /// Untimed counts of a loop that kept its own (blast's C lanes):
+    /// `sends` of `frames` in all, at most `max_frames` in one.
+    pub fn counted(sends: u64, frames: u64, max_frames: u32) -> ShapeStats {
+        ShapeStats { sends, frames, max_frames, ..ShapeStats::default() }
+    }
+
     /// Counts a send without timing it (unpaced: the gaps are the loop's own).
     #[inline(always)]
     pub fn count(&mut self, frames: u32) {

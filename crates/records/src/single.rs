@@ -99,6 +99,12 @@ pub struct SingleBody {
     /// Where the sent rate moved and held, allowance counters' onsets, and a
     /// credit bucket when the rate fell to a baseline and held it.
     pub series_analysis: Option<series::Analysis>,
+    /// --cross-check: the run again at once with the C lanes (blast-ref's
+    /// loop) on the same queues, sender-side, and whose ceiling it is.
+    /// Both windows are written as steps: `cross_check.c_lanes` the C
+    /// lanes', compared with this run's summary in the same terms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_check: Option<crate::step::CrossCheck>,
 }
 
 /// A single step's whole record: blast writes it with its flags as given

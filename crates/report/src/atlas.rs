@@ -43,6 +43,9 @@ pub struct Row {
     pub published_gbps: Option<f64>,
     pub one_queue: Option<Fig>,
     pub wall: Option<Fig>,
+    /// --cross-check at the wall's step: blast's figure over the C loop's,
+    /// and the finding (None: that step was not cross-checked).
+    pub wall_cross_check: Option<Cell>,
     /// The first size within 3% of the published figure, and per size what held it.
     pub crossover: Option<Cell>,
     pub at_1500: Option<Fig>,
@@ -147,6 +150,10 @@ fn row(label: &str, runs: &[&Record]) -> Result<Row, String> {
     let files = runs.iter().map(|r| r.file_name()).collect();
     let one_queue = first(runs, |r| step_fig(r, |q, s| q == 1 && s == basis.size, Measure::Mpps));
     let wall = first(runs, |r| wall(r, basis.size));
+    let wall_cross_check = wall.as_ref().and_then(|w| {
+        let r = runs.iter().find(|r| r.file_name() == w.file)?;
+        cross_check_at(r, w.at, basis.size)
+    });
     let crossover = first(runs, |r| {
         let x = r.j().at("analysis/crossover");
         (!x.is_null()).then(|| {
@@ -170,6 +177,7 @@ fn row(label: &str, runs: &[&Record]) -> Result<Row, String> {
         published_gbps: published,
         one_queue,
         wall,
+        wall_cross_check,
         crossover,
         at_1500,
         jumbo,
@@ -261,6 +269,18 @@ fn evidence(r: &Record, queues: u64, size: u64, label: String) -> Cell {
     c
 }
 
+/// The cross-check of the (first run of the) unpaced step at `queues` and
+/// `size`: the ratio as the record rounded it, its finding in the note.
+fn cross_check_at(r: &Record, queues: u64, size: u64) -> Option<Cell> {
+    let (_, _, step) = open_steps(r).into_iter().find(|(q, s, _)| *q == queues && *s == size)?;
+    let x = step.at("cross_check");
+    if x.is_null() {
+        return None;
+    }
+    let ratio = x.f64("ratio").map_or_else(|| "unknown".to_string(), |v| format!("{v:.2}"));
+    Some(Cell::noted(ratio, format!("{}: {}", r.file_name(), x.text("sentence"))))
+}
+
 fn wall(r: &Record, size: u64) -> Option<Fig> {
     let c = r
         .j()
@@ -310,6 +330,7 @@ fn table<'a>(b: &Basis, rows: impl Iterator<Item = &'a Row>, split: bool) -> Tab
             "Mpps, 1 queue",
             "wall Mpps",
             "wall at queues",
+            "blast/C loop at the wall",
             "kpps per published Gb/s",
             "crossover size",
             "Gb/s at 1500 B",
@@ -351,6 +372,7 @@ fn cells(r: &Row) -> Vec<Cell> {
         fig_cell(&r.one_queue, |f| mpps(f.value)),
         fig_cell(&r.wall, |f| mpps(f.value)),
         Cell::new(r.wall.as_ref().map_or("-".to_string(), |w| w.at.to_string())),
+        r.wall_cross_check.clone().unwrap_or_else(|| Cell::new("no --cross-check")),
         Cell::new(r.kpps_per_gbps().map_or("-".to_string(), |k| format!("{k:.0}"))),
         r.crossover.clone().unwrap_or_else(|| Cell::new("no --published-gbps")),
         fig_cell(&r.at_1500, of_published),
@@ -422,15 +444,32 @@ mod tests {
         assert_eq!(row.at_1500.as_ref().map(|f| (f.value, f.at)), Some((282.0, 1518)));
         assert_eq!(row.jumbo.as_ref().map(|f| (f.value, f.at)), Some((304.0, 9018)));
         let t = &tables(&rows)[0];
-        assert_eq!(t.rows[0][8].text, "282.00 at 1518 B (94.00% of published)");
-        assert_eq!(t.rows[0][9].text, "304.00 at 9018 B (101.33% of published)");
+        assert_eq!(t.rows[0][9].text, "282.00 at 1518 B (94.00% of published)");
+        assert_eq!(t.rows[0][10].text, "304.00 at 9018 B (101.33% of published)");
         // A port that carried more than the published figure (memif against
         // a published 100 Gb/s): the cell says the figure does not bound it.
         let memif =
             ladder("memif.json", Some("memif"), json!(1), Some(100.0), &[(1, 64, 2.0, 1.0, "sender"), (1, 1518, 25.6, 310.72, "sender")]);
         let tm = &tables(&super::rows(&[&memif], &[]).unwrap())[0];
-        assert_eq!(tm.rows[0][8].text, "310.72 at 1518 B (310.72% of published: above it, so that figure does not bound this port)");
-        assert_eq!(t.rows[0][8].note.as_deref(), Some("big.json: bw-out-allowance (sender): bw-out-allowance evidence at 16x1518"));
+        assert_eq!(tm.rows[0][9].text, "310.72 at 1518 B (310.72% of published: above it, so that figure does not bound this port)");
+        assert_eq!(t.rows[0][9].note.as_deref(), Some("big.json: bw-out-allowance (sender): bw-out-allowance evidence at 16x1518"));
+        assert_eq!(t.rows[0][6].text, "no --cross-check");
+    }
+
+    /// The wall's step cross-checked: the ratio as the record has it, the sentence in the note.
+    #[test]
+    fn the_walls_cross_check_is_its_ratio_and_sentence() {
+        let mut r = big();
+        let sentence = "the C loop carried 1.31x more (receiver-side): blast's loop is the limit at this step";
+        for s in r.json.pointer_mut("/steps").unwrap().as_array_mut().unwrap() {
+            if s["queues"] == 8 && s["size"] == 64 {
+                s["cross_check"] = json!({ "ratio": 0.76, "finding": "blast", "basis": "receiver", "sentence": sentence });
+            }
+        }
+        let rows = rows(&[&r], &[]).unwrap();
+        let t = &tables(&rows)[0];
+        assert_eq!(t.rows[0][6].text, "0.76");
+        assert_eq!(t.rows[0][6].note.as_deref(), Some(format!("big.json: {sentence}").as_str()));
     }
 
     #[test]
@@ -489,8 +528,8 @@ mod tests {
         let k = rows[1].knee.clone().unwrap();
         assert_eq!((k.text.as_str(), k.note.as_deref()), ("0.0123 at 64 B, even", Some("sk.json: PDR 0.0123 Mpps")));
         let t = &tables(&rows)[0];
-        assert_eq!((t.rows[1][1].text.as_str(), t.rows[1][10].text.as_str()), ("kernel UDP sockets", "0.0123 at 64 B, even"));
-        assert_eq!(t.rows[0][10].text, "no knee search");
+        assert_eq!((t.rows[1][1].text.as_str(), t.rows[1][11].text.as_str()), ("kernel UDP sockets", "0.0123 at 64 B, even"));
+        assert_eq!(t.rows[0][11].text, "no knee search");
     }
 
     #[test]

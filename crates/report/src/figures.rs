@@ -63,6 +63,9 @@ fn step(s: &StepRecord, at: Place) -> Vec<Warning> {
     if s.limit() == "sender" {
         w.push(Warning::new(Kind::SenderShort, at, step_limit_cell(s).note.unwrap_or_default()));
     }
+    if let Some(x) = s.cross_check.as_ref().filter(|x| x.finding == records::step::Finding::Blast) {
+        w.push(Warning::new(Kind::BlastLoopLimit, at, x.sentence.clone()));
+    }
     if let Some(b) = &s.shape_bunched {
         w.push(Warning::new(Kind::ShapeNotHeld, at, b.clone()));
     }
@@ -158,5 +161,34 @@ mod tests {
         let bound: Vec<&Warning> = w.iter().filter(|w| w.kind == Kind::KneeLowerBound).collect();
         assert_eq!(bound.len(), 1);
         assert_eq!(bound[0].text(), format!("the knee is a lower bound: {pdr}"));
+    }
+
+    /// A cross-check that found blast's own loop the limit is a warning of its
+    /// own, with the finding's sentence; one that did not is none.
+    #[test]
+    fn blasts_loop_found_the_limit_is_warned_of() {
+        let step = |blast: u64, c: u64| {
+            let at = |n: u64| StepRecord {
+                queues: 1,
+                size: 64,
+                sent: ladder::Rates::over(n, n * 64, 1.0),
+                received: Some(ladder::Rates::over(n, n * 64, 1.0)),
+                lost: Some(0),
+                ..Default::default()
+            };
+            let mut s = at(blast);
+            s.cross_check = Some(ladder::CrossCheck::judge(&s, at(c)));
+            s
+        };
+        let w = super::step(&step(1_000_000, 1_310_000), Place::Step { step: 0, repeat: 1 });
+        let x = w.iter().find(|w| w.kind == Kind::BlastLoopLimit).expect("a blast-loop-limit warning");
+        assert_eq!(
+            x.text(),
+            "step 1: blast's own send loop was the limit (--cross-check: the plain C loop on the same queues carried more, so those figures are blast's, not the path's): \
+             the C loop carried 1.31x more (receiver-side): blast's loop is the limit at this step"
+        );
+        assert!(super::step(&step(1_000_000, 1_010_000), Place::Step { step: 0, repeat: 1 })
+            .iter()
+            .all(|w| w.kind != Kind::BlastLoopLimit));
     }
 }

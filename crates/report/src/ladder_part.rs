@@ -24,6 +24,9 @@ pub fn blocks(r: &Record, l: &LadderBody, s: &mut Section) -> Result<(), String>
     if let Some(t) = latency_table(&l.steps) {
         s.push(Block::Table(t));
     }
+    if let Some(t) = cross_check_table(&l.steps) {
+        s.push(Block::Table(t));
+    }
     s.push(plot(r, l)?);
     Ok(())
 }
@@ -121,6 +124,47 @@ fn crossover_table(l: &LadderBody) -> Option<Table> {
     );
     for v in &c.sizes {
         t.row(vec![v.size.to_string().into(), gbps(v.gbps).into(), pct(100.0 * v.gbps / published).into(), v.held_by.clone().into()]);
+    }
+    Some(t)
+}
+
+/// The cross-checked steps (--cross-check): both windows' figures, blast's
+/// over the C loop's as the record rounded it, and the finding in words.
+fn cross_check_table(steps: &[StepRecord]) -> Option<Table> {
+    let checked: Vec<(&StepRecord, &ladder::CrossCheck)> =
+        steps.iter().filter(|s| s.error.is_none()).filter_map(|s| s.cross_check.as_ref().map(|x| (s, x))).collect();
+    if checked.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Cross-check: each step again at once with blast-ref's plain C send loop on the same queues (unpaced); blast/C on the basis named",
+        &[
+            "step",
+            "queues",
+            "size B",
+            "blast sent Mpps",
+            "blast received Mpps",
+            "C sent Mpps",
+            "C received Mpps",
+            "basis",
+            "blast/C",
+            "finding",
+        ],
+    );
+    for (s, x) in checked {
+        let c = &x.c_lanes;
+        t.row(vec![
+            Cell::new(if s.run > 1 { format!("{}.{}", s.step + 1, s.run) } else { (s.step + 1).to_string() }),
+            s.queues.to_string().into(),
+            s.size.to_string().into(),
+            mpps(s.sent.mpps).into(),
+            opt(s.received.map(|r| r.mpps), mpps).into(),
+            mpps(c.sent.mpps).into(),
+            opt(c.received.map(|r| r.mpps), mpps).into(),
+            x.basis.as_str().into(),
+            x.ratio_text().into(),
+            Cell::noted(x.finding.as_str(), x.sentence.clone()),
+        ]);
     }
     Some(t)
 }
@@ -297,6 +341,31 @@ mod tests {
         assert!(!l.analysis.receiver_side);
         let Block::Plot { svg, .. } = plot(&r, &l).unwrap() else { panic!("a plot") };
         assert!(svg.contains(&l.environment.sender.port.name), "the port's name in the title");
+    }
+
+    /// A real cross-checked ladder (blast to drop over memif, release
+    /// builds, 2026-12-05): the cross-check table's every cell is the
+    /// typed record's, the ratio as the record rounded it, the finding's
+    /// sentence in its note.
+    #[test]
+    fn a_real_cross_checked_ladders_table_is_its_records() {
+        let json: serde_json::Value = serde_json::from_str(include_str!("../testdata/ladder-cross-check.json")).unwrap();
+        let r = Record::from_json(Path::new("cc.json"), json, None).unwrap();
+        let l = r.ladder().unwrap();
+        let t = cross_check_table(&l.steps).expect("a cross-check table");
+        assert_eq!(t.rows.len(), l.steps.len());
+        for (row, s) in t.rows.iter().zip(&l.steps) {
+            let x = s.cross_check.as_ref().expect("every unpaced step cross-checked");
+            let col = |name: &str| &row[t.header.iter().position(|h| h == name).unwrap()];
+            assert_eq!(col("blast received Mpps").text, mpps(s.received.unwrap().mpps));
+            assert_eq!(col("C received Mpps").text, mpps(x.c_lanes.received.unwrap().mpps));
+            assert_eq!(col("C sent Mpps").text, mpps(x.c_lanes.sent.mpps));
+            assert_eq!(col("basis").text, "receiver-side");
+            assert_eq!(col("blast/C").text, x.ratio.map_or("-".to_string(), |v| format!("{v:.2}")));
+            assert_eq!(col("finding").text, x.finding.as_str());
+            assert_eq!(col("finding").note.as_deref(), Some(x.sentence.as_str()));
+        }
+        assert!(cross_check_table(&crate::tests::real_ladder_steps()).is_none(), "no --cross-check, no table");
     }
 
     /// The ladder's picture as drawn, read back from its SVG: each step's

@@ -292,6 +292,11 @@ mod tests {
         serde_json::from_str(include_str!("../testdata/ladder.json")).expect("the test ladder is JSON")
     }
 
+    /// The test ladder's steps, typed.
+    pub(crate) fn real_ladder_steps() -> Vec<ladder::StepRecord> {
+        serde_json::from_value(real_ladder()["steps"].clone()).expect("the test ladder's steps read as steps")
+    }
+
     /// A real knee search over memif with --reflect (11 trials; each
     /// histogram emptied to keep the file small).
     pub(crate) fn real_knee() -> Value {

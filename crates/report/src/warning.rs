@@ -32,6 +32,7 @@ pub enum Kind {
     Interrupted,
     CountersWentBackwards,
     SenderShort,
+    BlastLoopLimit,
     KneeLowerBound,
     TimingNotHeld,
     ShapeNotHeld,
@@ -55,6 +56,7 @@ impl Kind {
             Kind::Interrupted => "interrupted (Ctrl-C or SIGTERM)",
             Kind::CountersWentBackwards => "the device's counters went backwards",
             Kind::SenderShort => "the sender held back",
+            Kind::BlastLoopLimit => "blast's own send loop was the limit",
             Kind::KneeLowerBound => "the knee is a lower bound",
             Kind::TimingNotHeld => "the capture's timing did not hold",
             Kind::ShapeNotHeld => "arrival shape not held",
@@ -76,6 +78,9 @@ impl Kind {
             Kind::Interrupted => "what it had not reached is missing",
             Kind::CountersWentBackwards => "memif resets them when its peer leaves: the port counters are the last read before that",
             Kind::SenderShort => "the figures are the sender's limit, not the path's",
+            Kind::BlastLoopLimit => {
+                "--cross-check: the plain C loop on the same queues carried more, so those figures are blast's, not the path's"
+            }
             Kind::LlqOff => "ENA's fast TX path is not in use",
             Kind::LlqUnknown => "the PMD's log did not say",
             Kind::WriteCombiningOff => "TX is slow on the LLQ BAR without it",
@@ -94,6 +99,7 @@ impl Kind {
             Kind::Interrupted => "interrupted",
             Kind::CountersWentBackwards => "counters-went-backwards",
             Kind::SenderShort => "sender-short",
+            Kind::BlastLoopLimit => "blast-loop-limit",
             Kind::KneeLowerBound => "knee-lower-bound",
             Kind::TimingNotHeld => "timing-not-held",
             Kind::ShapeNotHeld => "shape-not-held",

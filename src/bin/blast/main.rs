@@ -10,6 +10,7 @@ mod args;
 #[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
+mod cross_check;
 mod knee_run;
 mod ladder_run;
 mod mode;

@@ -46,6 +46,8 @@ pub(crate) struct Traffic {
     pub rates: Vec<f64>,
     /// drop's RX queues per step (None: as many as the step's TX queues).
     pub rx_queues: Option<u16>,
+    /// --cross-check: steps measured again with the C lanes.
+    pub cross_check: bool,
 }
 
 impl Traffic {
@@ -130,6 +132,7 @@ impl<'a> Settings<'a> {
             traffic: Traffic {
                 flows: args.flows,
                 reflect: args.reflect,
+                cross_check: args.cross_check,
                 paced_rate: args.paced_rate(),
                 rates: args.rates(),
                 rx_queues: args.rx_queues,

@@ -89,6 +89,7 @@ pub fn explain(e: Error) -> Failure {
             "link of port {port} ({name}) still down after {waited:.0?}: is the peer running (drop, or the memif server)? raise --link-timeout to wait longer"
         )),
         Error::Layout(e) => layout(e),
+        e @ Error::CLanesCannot { .. } => Failure::usage(format!("--cross-check: {e}")),
         Error::RecordWrite { path: None, source } => Failure::runtime(format!("cannot write --json to stdout: {source}")),
         Error::RecordWrite { path: Some(path), source } => Failure::runtime(format!("cannot write --json {}: {source}", path.display())),
         Error::EventsWrite { path, source } => Failure::runtime(format!("cannot write --events {}: {source}", path.display())),

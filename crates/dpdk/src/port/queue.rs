@@ -45,6 +45,21 @@ impl<D> Queue<D> {
         self.queue
     }
 
+    /// The port this queue belongs to.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Whether bursts on this queue must run guarded (the device may unmap its ring).
+    pub fn guarded(&self) -> bool {
+        self.guarded
+    }
+
+    /// A burst made outside this handle (blast's C lanes) faulted.
+    pub fn mark_faulted(&mut self) {
+        self.faulted = true;
+    }
+
     /// A burst faulted: the device unmapped the ring (its peer left).
     pub fn faulted(&self) -> bool {
         self.faulted

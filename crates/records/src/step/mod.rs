@@ -6,11 +6,13 @@
 
 use std::fmt;
 
+mod cross_check;
 mod rates;
 mod record;
 mod spread;
 mod stalls;
 
+pub use cross_check::{Basis, CrossCheck, Finding, BLAST_BELOW, NOT_BLAST_FROM};
 pub use rates::Rates;
 pub use record::{AchievedShape, Aggregate, GroupStep, PortStep, StepRecord};
 pub use spread::{spread, Spread};

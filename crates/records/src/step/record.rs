@@ -116,6 +116,10 @@ pub struct StepRecord {
     pub broken_attempt: Option<String>,
     /// The step could not be measured, and why.
     pub error: Option<StepFailure>,
+    /// --cross-check: the step measured again at once with the C lanes
+    /// (blast-ref's loop) on the same queues, and whose ceiling it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_check: Option<super::CrossCheck>,
     /// With several ports: each port's share of the step (the totals above
     /// are their sums); empty with one port.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -136,6 +136,12 @@ pub struct Args {
     /// sync: both stamps are this host's)
     #[arg(long)]
     pub reflect: bool,
+    /// Measure every unpaced step, and every step whose verdict is `sender`, a second time at once
+    /// with the plain C send loop of blast-ref linked in (its C lanes: same port, queues, pools,
+    /// frames and counters, unpaced) and give blast's figure over the C loop's: whether the
+    /// ceiling is blast's own loop (ladders and single runs of built frames on a DPDK port)
+    #[arg(long)]
+    pub cross_check: bool,
     /// Search the knee at fixed queues, size and shape (needs --peer): the no-drop rate (NDR, loss
     /// <= --loss) and the partial-drop rate (PDR, loss <= --pdr-loss), short trials while searching,
     /// full --duration trials to confirm, then latency at 10, 50 and 90% of the knee with --reflect

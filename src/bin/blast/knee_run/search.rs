@@ -63,6 +63,7 @@ impl<'a> Trials<'a> {
             shape,
             reflect: self.settings.traffic.reflect,
             replay: None,
+            c_lanes: false,
         }
     }
 

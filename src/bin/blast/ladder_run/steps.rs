@@ -46,17 +46,20 @@ pub fn run(
                     break 'runs;
                 }
             }
-            let (rec, step_failure, interrupted) = measure_step(settings, sender, peer.as_deref_mut(), &params, (i, run), step);
+            let (mut rec, step_failure, mut interrupted) = measure_step(settings, sender, peer.as_deref_mut(), &params, (i, run), step);
             if step_failure.is_some() {
                 failure = step_failure;
             }
-            print::print_row(&rec);
             if let Some(t) = sender.timeline_mut() {
                 t.step_done(&rec);
             }
             if let Some(s) = step_series(sender, i, run) {
                 series.push(s);
             }
+            if settings.traffic.cross_check && failure.is_none() && !interrupted && crate::cross_check::wanted(&rec) {
+                (failure, interrupted) = crate::cross_check::run(sender, peer.as_deref_mut(), &params, &mut rec);
+            }
+            print::print_row(&rec);
             records.push(rec);
             if failure.is_some() || interrupted {
                 break 'runs;
@@ -92,6 +95,7 @@ fn step_params(settings: &Settings, m: &LadderRun, step: &StepSpec) -> StepParam
         shape: step.shape,
         reflect: settings.traffic.reflect,
         replay: None,
+        c_lanes: false,
     }
 }
 

@@ -53,6 +53,9 @@ pub fn check(args: &Args) -> Result<(), Failure> {
         ));
     }
     check_search(args)?;
+    if args.cross_check {
+        check_cross_check(args)?;
+    }
     if args.back_to_back.is_some() && !args.find_knee {
         return Err(Failure::usage(
             "--back-to-back runs after a knee search, whose zero-loss result corrects it: add --find-knee (and --peer)",
@@ -190,6 +193,24 @@ pub fn check_replay(args: &Args) -> Result<(), Failure> {
     }
     // Output files are checked now, whatever the timing, not after the replay.
     crate::cli::check_outputs(&[("--json", args.json.as_deref()), ("--events", args.events.as_deref())])
+}
+
+/// --cross-check: what the C lanes cannot send, each named. They are the
+/// plain loop: unpaced, one frame size, built frames on a DPDK port.
+fn check_cross_check(args: &Args) -> Result<(), Failure> {
+    let given = [
+        ("--socket", args.socket),
+        ("--pcap", args.pcap.is_some()),
+        ("--size-mix", args.size_mix.is_some()),
+        ("--reflect", args.reflect),
+        ("--find-knee", args.find_knee),
+        ("--group", args.group.is_some()),
+    ];
+    crate::fail::not_supported_yet(
+        "--cross-check runs steps again with the plain C send loop, which sends built frames of one size, unpaced, and times no probes",
+        &given,
+        "",
+    )
 }
 
 /// blast --socket: what the socket lanes cannot do (yet), each named.

@@ -54,8 +54,9 @@ pub fn measure(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams
         }
         (None, None) => rec.error = Some(StepFailure::Interrupted.into()),
     }
-    // Every measured step, a knee's trials too, as it ends.
-    blastdrop::events::emit("step", &rec);
+    // Every measured step, a knee's trials too, as it ends; a C lanes'
+    // window (--cross-check) as its own event, not as a step of the run.
+    blastdrop::events::emit(if params.c_lanes { "cross_check_window" } else { "step" }, &rec);
     Ok((rec, failure, outcome.interrupted))
 }
 

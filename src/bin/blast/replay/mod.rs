@@ -78,6 +78,7 @@ fn params(queues: u16, largest: u32, duration: Option<std::time::Duration>, wind
         shape: pace::Shape::Open,
         reflect: false,
         replay: Some(replay),
+        c_lanes: false,
     }
 }
 
