@@ -133,6 +133,11 @@ enum EventKind {
     Tick(TickEvent),
     /// blast: each measured ladder step and knee trial.
     Step(Box<ladder::StepRecord>),
+    /// blast --cross-check: each C lanes' window, measured as its step was,
+    /// after that step's own `step` event (written as the step ended,
+    /// before the cross-check: the record's step has the finding).
+    #[serde(rename = "cross_check_window")]
+    CrossCheckWindow(Box<ladder::StepRecord>),
     /// drop --listen: each window served.
     Window(Box<control::WindowFigures>),
     /// Always last.

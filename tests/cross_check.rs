@@ -71,11 +71,15 @@ fn a_cross_checked_memif_ladder_has_drop_count_both_windows_exactly() {
             assert!((r - (expect * 100.0).round() / 100.0).abs() < 1e-9, "{x}");
             ratios += 1;
         } else {
-            // Two lanes share blast's one CPU here: the host, not a loop, sets that figure.
+            // Two lanes share blast's one CPU here: where their stalls could
+            // move the finding, the host, not a loop, set the figures.
             assert!(x["sentence"].as_str().unwrap().contains("stood still"), "{x}");
         }
     }
-    assert!(ratios >= 2, "the one-queue steps (a CPU each end) give a ratio: {}", out.stdout);
+    // A busy machine can stand every window still enough to withhold every
+    // ratio (each unknown is checked above to be the stalls'): how many were
+    // given is said, and the slowed-on-purpose test below needs its ratio.
+    eprintln!("{ratios} of {} steps judged; the rest unknown for their stalls", steps.len());
     assert!(out.stdout.contains("blast: step 1: cross-check: "), "{}", out.stdout);
     assert_matches_schema(&v, "blast-ladder");
 }
@@ -95,9 +99,8 @@ fn blasts_loop_slowed_on_purpose_is_named_the_limit_everywhere() {
     assert_eq!(x["finding"], "blast", "{x}");
     assert!(x["ratio"].as_f64().unwrap() < 0.5, "{x}");
     let sentence = x["sentence"].as_str().unwrap();
-    assert!(
-        sentence.starts_with("the C loop carried ") && sentence.ends_with("x more (receiver-side): blast's loop is the limit at this step")
-    );
+    assert!(sentence.starts_with("the C loop carried ") && sentence.contains("x more (receiver-side"), "{sentence}");
+    assert!(sentence.ends_with("): blast's loop is the limit at this step"), "{sentence}");
     // The step's own verdict says so: its limit is the sender, and which loop.
     assert_eq!(s["limit"], "sender", "{s}");
     let evidence = s["verdict"]["limits"][0]["evidence"].as_str().unwrap();
@@ -124,54 +127,79 @@ fn blasts_loop_slowed_on_purpose_is_named_the_limit_everywhere() {
     assert!(h.contains("Cross-check: each step again at once"), "the cross-check table");
 }
 
-/// drop killed with -9 while a cross-checked ladder runs, twice, at two
-/// moments: blast ends with a clear error, and no step written carries a
-/// ratio from a window that did not finish.
+/// drop killed with -9 while the C lanes run (their warm-up, then their
+/// window), twice each: blast ends with a clear error, the C lanes' fault
+/// on the vanished ring is caught, and the step says its cross-check is
+/// unknown; no step carries a ratio from a window that did not finish.
 #[test]
-fn a_drop_killed_mid_cross_check_leaves_no_false_ratio() {
+fn a_drop_killed_under_the_c_lanes_leaves_no_false_ratio() {
     let _g = heavy();
-    for (round, after_ms) in [(1, 1800u64), (2, 2600)] {
+    for (round, after_ms) in [(1, 150u64), (2, 700), (3, 150), (4, 700)] {
         let dir = scratch(&format!("cross-check-killed-{round}"));
         let (mut drop, addr, sock) = listening_drop(&dir, "k", 1, &[]);
         let json = dir.join("l.json");
         let args = memif_blast_args(
             &sock,
             1,
-            &[
-                "--peer",
-                &addr,
-                "--size",
-                "64,128,256",
-                "--warmup",
-                "0.2",
-                "--duration",
-                "1",
-                "--cross-check",
-                "--json",
-                json.to_str().unwrap(),
-            ],
+            &["--peer", &addr, "--size", "64,128", "--warmup", "0.3", "--duration", "1", "--cross-check", "--json", json.to_str().unwrap()],
         );
-        let blast = spawn(BLAST, &args);
+        let mut blast = spawn(BLAST, &args);
+        blast.wait_for_line("step 1: cross-check: the same step again with the C lanes", Duration::from_secs(60));
         std::thread::sleep(Duration::from_millis(after_ms));
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(drop.pid()), nix::sys::signal::Signal::SIGKILL);
         let _ = drop.try_status();
         let out = blast.finish(Duration::from_secs(120));
         assert!(!out.status.success(), "round {round}: blast went on without its receiver: {}", out.stdout);
-        assert!(out.stderr.lines().filter(|l| l.contains("error")).count() >= 1, "round {round}: {}", out.stderr);
+        assert!(out.stderr.contains("ladder stopped after 1 step(s)"), "round {round}: {}", out.stderr);
         assert!(!out.stderr.contains("panicked"), "round {round}: {}", out.stderr);
         let v = read_json(&json);
+        let steps = v["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 1, "round {round}: {}", out.stdout);
+        assert_exact(&steps[0]);
+        let x = &steps[0]["cross_check"];
+        assert_eq!(x["finding"], "unknown", "round {round}: {x}");
+        assert!(x["ratio"].is_null(), "{x}");
+        assert!(x["sentence"].as_str().unwrap().starts_with("unknown: the C lanes' window failed: "), "round {round}: {x}");
+    }
+}
+
+/// The host takes the lanes' CPU (two busy loops pinned beside their
+/// lcore, at a higher priority), twice: the C lanes count their stalls as
+/// blast's do, and a finding the stalls could have moved is unknown; one
+/// they could not says it stands despite them.
+#[test]
+fn a_host_that_takes_the_cpu_makes_the_finding_unknown_not_false() {
+    let _g = heavy();
+    if !is_root() {
+        return skip_or_fail("a_host_that_takes_the_cpu_makes_the_finding_unknown_not_false", "nice -10 needs root");
+    }
+    for round in 1..=2 {
+        let dir = scratch(&format!("cross-check-hogs-{round}"));
+        let json = dir.join("l.json");
+        let mut args = strings(&["--port", "net_null0", "--queues", "1", "--size", "64,1500", "--warmup", "0.1", "--duration", "0.5"]);
+        args.extend(strings(&["--cross-check", "--json", json.to_str().unwrap(), "--"]));
+        args.extend(eal_base());
+        args.extend(strings(&["--vdev=net_null0", "--lcores=0@0,1@1"]));
+        let hogs = Hogs::pinned(2, 1);
+        let out = run(BLAST, &args, Duration::from_secs(120));
+        drop(hogs);
+        assert!(out.status.success(), "round {round}: {}\n{}", out.stdout, out.stderr);
+        let v = read_json(&json);
+        let mut c_stalled = 0;
         for s in v["steps"].as_array().unwrap() {
             let x = &s["cross_check"];
-            if x.is_null() {
-                continue;
-            }
-            if x["ratio"].is_null() {
-                assert_eq!(x["finding"], "unknown", "{x}");
-            } else {
-                assert_exact(s);
-                assert_exact(&x["c_lanes"]);
+            let c = &x["c_lanes"];
+            c_stalled += c["stalls"]["sender"]["count"].as_u64().unwrap();
+            let stalled = |r: &serde_json::Value| r["stalls"]["sender"]["total_ms"].as_f64().unwrap() > 0.0;
+            let sentence = x["sentence"].as_str().unwrap();
+            if x["finding"] == "unknown" {
+                assert!(sentence.contains("stood still"), "round {round}: unknown for another reason: {x}");
+            } else if stalled(s) || stalled(c) {
+                // Judged despite the stalls: only where they could not move it, and said.
+                assert!(sentence.contains("not enough to change the finding"), "round {round}: {x}");
             }
         }
+        assert!(c_stalled > 0, "round {round}: the C lanes count the host's stalls as blast's lanes do: {}", out.stdout);
     }
 }
 

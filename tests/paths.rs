@@ -196,6 +196,14 @@ fn bad_paths_input_is_refused_in_one_line_before_any_run() {
             "the flags after --: --json is set by blast paths",
         ),
         (vec!["--rate", "1k", "--out", &o, "--path", a, "--path", b, "--knee-args", "--find-knee"], "--knee-args: --find-knee is set"),
+        (
+            vec!["--rate", "1k", "--out", &o, "--path", a, "--path", b, "--knee-args", "--search mlr"],
+            "--knee-args: --search is not for blast paths",
+        ),
+        (
+            vec!["--rate", "1k", "--out", &o, "--path", a, "--path", b, "--knee-args", "--back-to-back=3"],
+            "--knee-args: --back-to-back is not for blast paths",
+        ),
         (vec!["--rate", "1k", "--out", &o, "--path", a, "--path", a], "--path a is given twice"),
         (vec!["--rate", "1k", "--out", &o, "--path", a, "--path", b, "--drop", "c=drop --listen x"], "--drop c: no --path has that name"),
         (

@@ -25,6 +25,7 @@ fn sender_limited(rec: &StepRecord) -> bool {
 /// too), and whether it was interrupted.
 pub fn run(sender: &mut Sender, peer: Option<&mut Peer>, params: &StepParams, rec: &mut StepRecord) -> (Option<StepFailure>, bool) {
     let c_params = StepParams { rate: None, shape: pace::Shape::Open, c_lanes: true, ..params.clone() };
+    blastdrop::say!("blast: step {}: cross-check: the same step again with the C lanes (blast-ref's loop), unpaced", rec.step + 1);
     let (c_rec, failure, interrupted) = match peer::measure(sender, peer, &c_params, rec.step, rec.run) {
         Ok(m) => m,
         Err(f) => {

@@ -21,6 +21,10 @@ pub struct CrossCheck {
     /// blast's figure over the C lanes' on `basis`, rounded to two places
     /// as it is printed (None: unknown, `sentence` says why).
     pub ratio: Option<f64>,
+    /// A paced step's rate in Mpps, where the C loop (unpaced) carried more:
+    /// its figure is counted up to that pace, as blast was asked no more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_counted_up_to_mpps: Option<f64>,
     pub finding: Finding,
     /// The finding in words, with the ratio as printed.
     pub sentence: String,
@@ -52,9 +56,6 @@ pub enum Finding {
 pub const NOT_BLAST_FROM: f64 = 0.95;
 /// Below this ratio (as printed) blast's loop is the limit.
 pub const BLAST_BELOW: f64 = 0.90;
-/// A window whose lanes stood still for more than this share of it
-/// measured the host, not a loop.
-const STALL_SHARE: f64 = 0.02;
 
 impl Finding {
     pub fn as_str(&self) -> &'static str {
@@ -84,6 +85,7 @@ impl CrossCheck {
             c_lanes: Box::new(c),
             basis,
             ratio: None,
+            c_counted_up_to_mpps: None,
             finding: Finding::Unknown,
             sentence: format!("unknown: {why}"),
         };
@@ -94,32 +96,53 @@ impl CrossCheck {
             Basis::Receiver => r.received.map_or(0.0, |x| x.mpps),
             Basis::Sender => r.sent.mpps,
         };
-        let (b, k) = (figure(blast), figure(&c));
+        // A paced step was asked for its pace alone: the unpaced C loop's
+        // figure counts up to it.
+        let (b, c_figure) = (figure(blast), figure(&c));
+        let cap = blast.offered_mpps.filter(|&o| c_figure > o);
+        let k = cap.unwrap_or(c_figure);
         let what = if basis == Basis::Receiver { "carried" } else { "sent" };
         if k <= 0.0 || b <= 0.0 {
             let whose = if k <= 0.0 { "the C lanes" } else { "blast's lanes" };
             return unknown(format!("{whose} {what} nothing in their window"), c);
         }
-        let ratio = (b / k * 100.0).round() / 100.0;
-        let verb = what;
-        let side = basis.as_str();
-        let (finding, sentence) = if ratio >= NOT_BLAST_FROM {
-            (
-                Finding::NotBlast,
-                format!("blast's loop {verb} {ratio:.2} of what the C loop did on the same queues ({side}): the ceiling is not blast's"),
-            )
-        } else if ratio < BLAST_BELOW {
-            (Finding::Blast, format!("the C loop {verb} {:.2}x more ({side}): blast's loop is the limit at this step", k / b))
-        } else {
-            (
-                Finding::Close,
+        // Lanes the host stood still carried less than they could have: the
+        // ratio could have been anywhere between C's loss and blast's. A
+        // finding stands only where that whole span falls on its side of the
+        // lines it is drawn at.
+        let ((sb, ms_b), (sc, ms_c)) = (stall_share(blast), stall_share(&c));
+        let raw = b / k;
+        let (lo, hi) = (round2(raw * (1.0 - sc)), round2(raw / (1.0 - sb).max(f64::MIN_POSITIVE)));
+        let stood_still =
+            format!("lanes stood still for {} in blast's window and {} in the C lanes'", super::ms_text(ms_b), super::ms_text(ms_c));
+        if sb >= MOST || sc >= MOST || band(lo) != band(hi) {
+            return unknown(
                 format!(
-                    "blast's loop {verb} {ratio:.2} of what the C loop did on the same queues ({side}): within {:.0}%, too close to name either loop the limit",
-                    (1.0 - BLAST_BELOW) * 100.0
+                    "{stood_still} (the host took their CPU): enough to move blast/C anywhere from {lo:.2} to {hi:.2}, across a line the finding is drawn at: the host, not a loop, set the figures"
                 ),
-            )
+                c,
+            );
+        }
+        let ratio = round2(raw);
+        let mut side = match cap {
+            Some(o) => format!("{}; the C loop counted up to the step's pace of {o:.3} Mpps", basis.as_str()),
+            None => basis.as_str().to_string(),
         };
-        CrossCheck { c_lanes: Box::new(c), basis, ratio: Some(ratio), finding, sentence }
+        if sb > 0.0 || sc > 0.0 {
+            side = format!("{side}; {stood_still}, not enough to change the finding");
+        }
+        let finding = band(ratio);
+        let sentence = match finding {
+            Finding::NotBlast => {
+                format!("blast's loop {what} {ratio:.2} of what the C loop did on the same queues ({side}): the ceiling is not blast's")
+            }
+            Finding::Blast => format!("the C loop {what} {:.2}x more ({side}): blast's loop is the limit at this step", k / b),
+            _ => format!(
+                "blast's loop {what} {ratio:.2} of what the C loop did on the same queues ({side}): within {:.0}%, too close to name either loop the limit",
+                (1.0 - BLAST_BELOW) * 100.0
+            ),
+        };
+        CrossCheck { c_lanes: Box::new(c), basis, ratio: Some(ratio), c_counted_up_to_mpps: cap, finding, sentence }
     }
 
     /// The ratio as the table prints it ("0.99", "-" when unknown).
@@ -139,15 +162,38 @@ fn unusable(whose: &str, r: &StepRecord, basis: Basis) -> Option<String> {
     if basis == Basis::Receiver && r.lost.is_none() {
         return Some(format!("drop gave no exact per-stream account of {whose} window"));
     }
-    let stalls = r.stalls.as_ref()?;
+    None
+}
+
+/// A window's lanes stood still for most of it: no figure of it is a loop's.
+const MOST: f64 = 0.5;
+
+/// `x` rounded to two places, as the ratio is printed.
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// The side of the lines a ratio (as printed) falls on.
+fn band(ratio: f64) -> Finding {
+    if ratio >= NOT_BLAST_FROM {
+        Finding::NotBlast
+    } else if ratio < BLAST_BELOW {
+        Finding::Blast
+    } else {
+        Finding::Close
+    }
+}
+
+/// The share of a window its lanes stood still (the worse end's: the
+/// stalls of all its lanes over as many windows), and those stalls in ms.
+fn stall_share(r: &StepRecord) -> (f64, f64) {
+    let Some(stalls) = r.stalls.as_ref() else { return (0.0, 0.0) };
     let worst = [Some(&stalls.sender), stalls.receiver.as_ref()].into_iter().flatten().map(|s| s.total_ms).fold(0.0, f64::max);
-    let window_ms = r.sent.seconds * 1e3;
-    (window_ms > 0.0 && worst > window_ms * STALL_SHARE).then(|| {
-        format!(
-            "a lane stood still for {} in {whose} window (the host took its CPU): the host, not a loop, set that figure",
-            super::ms_text(worst)
-        )
-    })
+    let lanes_ms = r.sent.seconds * 1e3 * f64::from(r.queues.max(1));
+    if lanes_ms <= 0.0 {
+        return (0.0, worst);
+    }
+    ((worst / lanes_ms).min(1.0), worst)
 }
 
 #[cfg(test)]
@@ -191,6 +237,22 @@ mod tests {
     }
 
     #[test]
+    fn a_paced_step_is_judged_against_its_pace_not_the_unpaced_c_loop() {
+        // Asked for 1 Mpps, blast sent 0.8; the unpaced C loop 2.0: it
+        // counts as 1.0, so blast carried 0.80 of it.
+        let paced = StepRecord { offered_mpps: Some(1.0), ..step(800_000, None) };
+        let x = CrossCheck::judge(&paced, step(2_000_000, None));
+        assert_eq!((x.ratio, x.c_counted_up_to_mpps, x.finding), (Some(0.8), Some(1.0), Finding::Blast));
+        assert_eq!(
+            x.sentence,
+            "the C loop sent 1.25x more (sender-side; the C loop counted up to the step's pace of 1.000 Mpps): blast's loop is the limit at this step"
+        );
+        // The C loop no faster than blast: the cores' limit, not blast's loop.
+        let x = CrossCheck::judge(&paced, step(810_000, None));
+        assert_eq!((x.ratio, x.c_counted_up_to_mpps, x.finding), (Some(0.99), None, Finding::NotBlast));
+    }
+
+    #[test]
     fn the_same_path_ceiling_is_not_blasts_even_when_c_sent_more() {
         // C offered more, the path dropped it: both carried the same.
         let x = CrossCheck::judge(&step(1_000_000, Some(800_000)), step(1_500_000, Some(805_000)));
@@ -209,16 +271,33 @@ mod tests {
         assert!(CrossCheck::judge(&step(7, Some(7)), no_account).sentence.contains("no exact per-stream account"));
         let nothing = CrossCheck::judge(&step(7, Some(7)), step(0, Some(0)));
         assert_eq!(nothing.sentence, "unknown: the C lanes carried nothing in their window");
-        // 30 ms standing still in a 1 s window: the host's figure.
-        let stalled = StepRecord {
+        // 30 ms standing still in blast's 1 s window, blast at 0.93 of the
+        // C loop: unstalled it could have been 0.96, across the line at 0.95.
+        let stalled = |n: u64, ms: f64| StepRecord {
             stalls: Some(StepStalls {
-                sender: LaneStalls { count: 1, total_ms: 30.0, longest_ms: 30.0, ..Default::default() },
+                sender: LaneStalls { count: 1, total_ms: ms, longest_ms: ms, ..Default::default() },
                 ..Default::default()
             }),
-            ..step(500, Some(500))
+            ..step(n, Some(n))
         };
-        let x = CrossCheck::judge(&stalled, step(1_000, Some(1_000)));
-        assert_eq!(x.finding, Finding::Unknown);
-        assert!(x.sentence.contains("in blast's window (the host took its CPU)"), "{}", x.sentence);
+        let x = CrossCheck::judge(&stalled(930, 30.0), step(1_000, Some(1_000)));
+        assert_eq!((x.ratio, x.finding), (None, Finding::Unknown));
+        assert_eq!(
+            x.sentence,
+            "unknown: lanes stood still for 30.0 ms in blast's window and 0.0 ms in the C lanes' (the host took their CPU): \
+             enough to move blast/C anywhere from 0.93 to 0.96, across a line the finding is drawn at: the host, not a loop, set the figures"
+        );
+        // The same stall where it cannot move the finding: it stands, and says so.
+        let x = CrossCheck::judge(&stalled(500, 30.0), step(1_000, Some(1_000)));
+        assert_eq!((x.ratio, x.finding), (Some(0.5), Finding::Blast));
+        assert!(
+            x.sentence.contains(
+                "; lanes stood still for 30.0 ms in blast's window and 0.0 ms in the C lanes', not enough to change the finding)"
+            ),
+            "{}",
+            x.sentence
+        );
+        // Standing still for most of a window: nothing of it is a loop's.
+        assert_eq!(CrossCheck::judge(&step(500, Some(500)), stalled(1_000, 600.0)).finding, Finding::Unknown);
     }
 }

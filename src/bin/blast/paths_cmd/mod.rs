@@ -132,6 +132,7 @@ pub fn main(argv: Vec<std::ffi::OsString>) -> Result<(), Failure> {
         shlex::split(&args.knee_args).ok_or_else(|| Failure::usage("--knee-args is not quoted as a shell would: close its quotes"))?;
     check_flags("the flags after --", &args.common)?;
     check_flags("--knee-args", &knee_args)?;
+    check_knee_method(&knee_args)?;
     if args.common.iter().any(|a| a == "--") {
         return Err(Failure::usage("EAL arguments belong to a path: give them after -- inside its --path NAME='FLAGS -- EAL ARGS'"));
     }
@@ -226,6 +227,21 @@ fn check_flags(where_: &str, flags: &[String]) -> Result<(), Failure> {
         if OWN_FLAGS.contains(&name) {
             return Err(Failure::usage(format!(
                 "{where_}: {name} is set by blast paths for each run (its --rate, --shape, --json; the knee searches' --find-knee): leave it out"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What blast paths reads from each knee run is blast's own knee record:
+/// an RFC 9971 search, a back-to-back test or a cross-check would write
+/// another record, or more than the comparison uses.
+fn check_knee_method(flags: &[String]) -> Result<(), Failure> {
+    for f in flags {
+        let name = f.split('=').next().unwrap_or(f);
+        if ["--search", "--goal", "--back-to-back", "--burst-limit", "--cross-check"].contains(&name) {
+            return Err(Failure::usage(format!(
+                "--knee-args: {name} is not for blast paths, whose knee runs use blast's own search (its knee record is what the comparison reads): leave it out"
             )));
         }
     }
