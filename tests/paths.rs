@@ -124,7 +124,13 @@ fn paths_compared_by_the_knee_rule_with_a_path_past_its_knee_and_one_failing() {
             );
             let knee = read_json(&dir.join(format!("{}/knee-even.json", cell["path"].as_str().unwrap())));
             assert_eq!(cell["knee_mpps"], knee["result"]["knee_mpps"], "{cell}");
-            assert!(p["cpu"]["seconds_per_million"].as_f64().unwrap() > 0.0, "{cell}");
+            // The CPU's cost, or, where a side's CPU time could not be
+            // counted (no /proc/stat tick fell to a socket lane's CPU at
+            // 500 pps), none: never a made-up figure.
+            match p["cpu"]["seconds_per_million"].as_f64() {
+                Some(v) => assert!(v > 0.0, "{cell}"),
+                None => assert!(p["cpu"]["sender"]["known"] == false || p["cpu"]["receiver"]["known"] == false, "{cell}"),
+            }
         }
     }
     // The slowed socket receiver's knee is far under 10 kpps (a million cycles a frame); dpdk's is not.
@@ -136,10 +142,25 @@ fn paths_compared_by_the_knee_rule_with_a_path_past_its_knee_and_one_failing() {
     assert_eq!(past["standing"]["standing"], "past", "{past}");
     assert_eq!(past["reading"], serde_json::json!({"reading": "past_knee", "why": "socket"}), "{past}");
     assert!(past["point"]["loss_pct"].as_f64().unwrap() > 10.0, "past its knee it loses: {past}");
+    // A fast path stands below its knee at 10 kpps; on a loaded 2-CPU
+    // machine (CI) a knee search whose confirmations the host held back
+    // finds no knee and says so ("unknown"): honest, never a false
+    // standing, but one of the two fast paths must still stand below.
+    let mut below = 0;
     for fast in ["dpdk", "af_xdp"] {
-        assert_eq!(at(1, fast)["standing"]["standing"], "below", "{}", at(1, fast));
+        let cell = at(1, fast);
+        match cell["standing"]["standing"].as_str() {
+            Some("below") => below += 1,
+            Some("unknown") => {
+                let why = cell["standing"]["why"].as_str().unwrap_or_default();
+                assert!(why.starts_with("no knee found (none confirmed"), "{cell}");
+                assert_eq!(cell["reading"]["reading"], "unknown", "{cell}");
+            }
+            _ => panic!("a fast path at 10 kpps is below its knee or, its knee not found, unknown: {cell}"),
+        }
         assert_eq!(at(0, fast)["point"]["loss_pct"], 0.0, "{}", at(0, fast));
     }
+    assert!(below >= 1, "neither fast path found its knee: {}", serde_json::json!(rows));
     // AF_XDP's runs name their XDP mode, as every AF_XDP record does.
     let xdp = read_json(&dir.join(at(0, "af_xdp")["point"]["record"].as_str().unwrap()));
     assert_eq!(xdp["environment"]["sender"]["port"]["driver"], "net_af_xdp", "{}", xdp["environment"]["sender"]["port"]);

@@ -26,6 +26,10 @@ pub fn run(
     let mut series = Vec::new();
     let total_steps = m.ladder.steps.len() * settings.timing.repeat as usize;
     let per_step = settings.timing.warmup + m.duration + settings.sender.drain;
+    // The first estimate: every step's window, and with --cross-check the C
+    // lanes' window of each unpaced one (a paced one only if its sender falls short).
+    let cross_checked = if settings.traffic.cross_check { m.ladder.steps.iter().filter(|s| s.rate.is_none()).count() } else { 0 };
+    let windows = ((m.ladder.steps.len() + cross_checked) * settings.timing.repeat as usize) as u32;
     let began = Instant::now();
     let mut records: Vec<StepRecord> = Vec::new();
     let mut failure: Option<StepFailure> = None;
@@ -35,8 +39,7 @@ pub fn run(
                 break 'runs;
             }
             let done = records.len();
-            let left =
-                if done == 0 { per_step * (total_steps as u32) } else { began.elapsed() / done as u32 * (total_steps - done) as u32 };
+            let left = if done == 0 { per_step * windows } else { began.elapsed() / done as u32 * (total_steps - done) as u32 };
             print::progress(done + 1, total_steps, step, run, settings.timing.repeat, left);
             let params = step_params(settings, m, step);
             if let Some(p) = peer.as_deref_mut() {
