@@ -183,14 +183,19 @@ fn a_path_that_carries_the_top_is_irregular_and_latency_is_measured_at_fixed_sha
     let v = read_json(&json);
     assert_matches_schema(&v, "blast-mlr");
     let g = &v["goals"][0];
-    // memif carries 20k frames/s: the top passes, and the result says "at least".
+    // memif carries 20k frames/s: the top passes, and the result says "at
+    // least". On a loaded machine (CI) the sender may carry a little less
+    // than the top on its first trial (19,736 once): the search is then
+    // capped there and says so ("the sender carried no more"), never more.
     assert_eq!(g["irregular"], "no_upper_bound", "{g}");
-    assert_eq!(g["relevant_lower_bound"].as_f64(), Some(20_000.0), "{g}");
-    assert!(
-        g["text"].as_str().unwrap().contains("at least 0.0200 Mpps")
-            && g["text"].as_str().unwrap().contains("the top of the search passed"),
-        "{g}"
-    );
+    let lower = g["relevant_lower_bound"].as_f64().unwrap();
+    let text = g["text"].as_str().unwrap();
+    if lower == 20_000.0 {
+        assert!(text.contains("at least 0.0200 Mpps") && text.contains("the top of the search passed"), "{g}");
+    } else {
+        assert!((19_000.0..20_000.0).contains(&lower), "the sender fell short of the top by at most 5%: {g}");
+        assert!(text.contains("at least ") && text.contains("the sender carried no more"), "{g}");
+    }
     assert_eq!(v["ended"], "done");
     // Latency at 0 (the search's minimum load), 10, 50 and 90% of the conditional throughput, each with its clock.
     let ct = g["conditional_throughput"].as_f64().unwrap();
